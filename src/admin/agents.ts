@@ -1,0 +1,97 @@
+import { AppError } from '../domain/errors.js';
+import { variableNamePattern } from '../domain/outboundCallRequest.js';
+import type { AgentRecord, AgentVariable, NewAgent, Store } from '../store/types.js';
+
+export const agentLimits = {
+  nameMaxChars: 200,
+  promptMaxChars: 20_000,
+  firstMessageMaxChars: 2_000,
+  variablesMax: 50,
+  variableDefaultMaxChars: 1_000,
+} as const;
+
+export interface AgentInput {
+  name: string;
+  prompt: string;
+  firstMessage?: string;
+  /** `NAME` or `NAME=DEFAULT`, as the command line takes them. */
+  variables?: AgentVariable[];
+  active?: boolean;
+}
+
+/** Parses `NAME` or `NAME=DEFAULT`. */
+export function parseVariableDeclaration(text: string): AgentVariable {
+  const separator = text.indexOf('=');
+  const name = separator === -1 ? text : text.slice(0, separator);
+  const defaultValue = separator === -1 ? null : text.slice(separator + 1);
+  if (!variableNamePattern.test(name)) {
+    throw new AppError('validation_error', `"${name.slice(0, 70)}" is not a valid variable name (letters, digits, _)`);
+  }
+  return { name, default: defaultValue, description: '' };
+}
+
+function checkLength(field: string, value: string, maxChars: number, required: boolean): void {
+  if (required && value.trim().length === 0) throw new AppError('validation_error', `${field} must not be empty`);
+  if (value.length > maxChars) throw new AppError('validation_error', `${field} must be at most ${maxChars} characters`);
+}
+
+/** Validates and stores a new agent with the embedded defaults (script brain, 600 s, 20 s). */
+export async function createAgent(store: Store, accountId: string, input: AgentInput): Promise<AgentRecord> {
+  checkLength('name', input.name, agentLimits.nameMaxChars, true);
+  checkLength('prompt', input.prompt, agentLimits.promptMaxChars, true);
+  checkLength('first message', input.firstMessage ?? '', agentLimits.firstMessageMaxChars, false);
+  const variables = input.variables ?? [];
+  if (variables.length > agentLimits.variablesMax) {
+    throw new AppError('validation_error', `an agent declares at most ${agentLimits.variablesMax} variables`);
+  }
+  const seen = new Set<string>();
+  for (const variable of variables) {
+    if (seen.has(variable.name)) throw new AppError('validation_error', `variable ${variable.name} is declared twice`);
+    seen.add(variable.name);
+    if ((variable.default ?? '').length > agentLimits.variableDefaultMaxChars) {
+      throw new AppError('validation_error', `the default of ${variable.name} is too long`);
+    }
+  }
+  const agent: NewAgent = {
+    accountId,
+    name: input.name.trim(),
+    active: input.active ?? true,
+    prompt: input.prompt,
+    firstMessage: input.firstMessage ?? '',
+    variables,
+    extraction: [],
+    brain: 'script',
+    script: null,
+    settings: {},
+    maxDurationS: 600,
+    silenceTimeoutS: 20,
+  };
+  return store.agents.create(agent);
+}
+
+export async function setAgentActive(
+  store: Store,
+  accountId: string,
+  agentId: string,
+  active: boolean,
+): Promise<AgentRecord> {
+  const agent = await store.agents.setActive(accountId, agentId, active);
+  if (!agent) throw new AppError('not_found', `no agent ${agentId} in this account`);
+  return agent;
+}
+
+export function describeAgent(agent: AgentRecord) {
+  return {
+    agent_id: agent.id,
+    name: agent.name,
+    active: agent.active,
+    prompt: agent.prompt,
+    first_message: agent.firstMessage,
+    variables: agent.variables,
+    brain: agent.brain,
+    max_duration_s: agent.maxDurationS,
+    silence_timeout_s: agent.silenceTimeoutS,
+    created_at: agent.createdAt,
+    updated_at: agent.updatedAt,
+  };
+}

@@ -1,0 +1,28 @@
+import { AppError } from '../domain/errors.js';
+import { isE164 } from '../domain/phone.js';
+import type { PhoneNumberRecord, Store } from '../store/types.js';
+
+export const sandboxRoute = 'sandbox';
+
+export async function addPhoneNumber(
+  store: Store,
+  accountId: string,
+  number: string,
+  route: string = sandboxRoute,
+): Promise<PhoneNumberRecord> {
+  if (!isE164(number)) throw new AppError('invalid_phone', `${number.slice(0, 40)} is not an E.164 number such as +14155550123`);
+  if (route !== sandboxRoute) {
+    throw new AppError('validation_error', `unknown route "${route.slice(0, 40)}": only "sandbox" exists until trunks are configured`);
+  }
+  return store.numbers.add({ accountId, number, route });
+}
+
+export async function removePhoneNumber(store: Store, accountId: string, number: string): Promise<void> {
+  if (!(await store.numbers.remove(accountId, number))) {
+    throw new AppError('not_found', `${number.slice(0, 40)} is not configured in this account`);
+  }
+}
+
+export function describePhoneNumber(record: PhoneNumberRecord) {
+  return { number: record.number, route: record.route, created_at: record.createdAt };
+}

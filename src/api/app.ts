@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { AppError } from '../domain/errors.js';
+import type { RateLimiter } from '../limits/rateLimiter.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import { createAccountRateLimit } from './accountRateLimit.js';
+import { createAuthenticator } from './auth.js';
+import { registerCallRoutes } from './calls.js';
+import { installErrorHandlers, sendError } from './errors.js';
+import { registerHealthRoutes } from './health.js';
+import { maxBodyBytes } from './jsonBody.js';
+import { OpenApiCollector } from './openapi.js';
+
+export interface AppDependencies {
+  store: Store;
+  config: Pick<Config, 'ratePolicy' | 'authFailurePolicy' | 'publicUrl' | 'trustProxy'>;
+  logger: Logger;
+  limiter: RateLimiter;
+  version: string;
+}
+
+/**
+ * Builds the HTTP application without listening, so tests and the server share one code path.
+ */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { store, config, logger, limiter } = deps;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: maxBodyBytes,
+    trustProxy: config.trustProxy,
+    requestIdHeader: false,
+    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+    frameworkErrors: (_error, _request, reply) => {
+      sendError(reply, new AppError('validation_error', 'malformed request'));
+    },
+  });
+
+  app.decorateRequest('auth', null);
+  // Bodies arrive as raw bytes; the route checks Content-Type and parses JSON itself, after
+  // authentication and the rate limit (DESIGN §1 fixes that order).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  installErrorHandlers(app);
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // One line per request. The query string is left out: recording links carry signatures there.
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?', 1)[0],
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        accountId: request.auth?.account.id,
+      },
+      'request',
+    );
+  });
+
+  const openApi = new OpenApiCollector();
+  app.addHook('onRoute', openApi.onRoute);
+
+  registerHealthRoutes(app, store);
+  app.get('/v1/openapi.json', { config: { public: true } }, async () =>
+    openApi.document(`${config.publicUrl}`, deps.version),
+  );
+
+  const authenticate = createAuthenticator({ store, limiter, authFailurePolicy: config.authFailurePolicy });
+  const limitAccount = createAccountRateLimit(limiter, config.ratePolicy);
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', authenticate);
+      api.addHook('onRequest', limitAccount);
+      registerCallRoutes(api, store);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify';
+import { createOutboundCall } from '../calls/createOutboundCall.js';
+import type { CallStatus } from '../domain/callStatus.js';
+import { AppError } from '../domain/errors.js';
+import { isIdOf } from '../domain/ids.js';
+import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
+import type { Store } from '../store/types.js';
+import type { AuthContext } from './auth.js';
+import { toCallResource, toCreatedCall } from './callResource.js';
+import { readJsonBody } from './jsonBody.js';
+import {
+  callIdParamsSchema,
+  callListQuerySchema,
+  callListSchema,
+  callResourceSchema,
+  createdCallSchema,
+  errorResponses,
+  outboundCallRequestSchema,
+} from './schemas.js';
+
+function authOf(request: { auth: AuthContext | null }): AuthContext {
+  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
+  return request.auth;
+}
+
+/** The calls resource: the specification's one operation and the read extensions. */
+export function registerCallRoutes(app: FastifyInstance, store: Store): void {
+  app.post(
+    '/calls/outbound',
+    {
+      schema: {
+        summary: 'Queue an outbound AI call',
+        description:
+          'Authenticates, rate-limits, validates and durably queues a call; answers at once with its call_id. ' +
+          'Each successful request creates a new call: there is no de-duplication.',
+        operationId: 'createOutboundCall',
+        tags: ['calls'],
+        response: { 200: createdCallSchema, ...errorResponses(400, 401, 404, 422, 429, 500) },
+      },
+      config: { requestBody: outboundCallRequestSchema },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const body = readJsonBody(request);
+      const outbound = parseOutboundCallRequest(body);
+      const call = await createOutboundCall(store, caller, outbound);
+      request.log.info({ callId: call.id, accountId: caller.account.id }, 'call queued');
+      return toCreatedCall(call);
+    },
+  );
+
+  app.get<{ Params: { call_id: string } }>(
+    '/calls/:call_id',
+    {
+      schema: {
+        summary: 'Get a call (extension)',
+        operationId: 'getCall',
+        tags: ['calls'],
+        params: callIdParamsSchema,
+        response: { 200: callResourceSchema, ...errorResponses(400, 401, 404, 429, 500) },
+      },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const callId = request.params.call_id;
+      const call = isIdOf('call', callId) ? await store.calls.get(caller.account.id, callId) : null;
+      if (!call) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
+      return toCallResource(call);
+    },
+  );
+
+  app.get<{ Querystring: { limit: number; status?: CallStatus; cursor?: string } }>(
+    '/calls',
+    {
+      schema: {
+        summary: 'List calls, newest first (extension)',
+        operationId: 'listCalls',
+        tags: ['calls'],
+        querystring: callListQuerySchema,
+        response: { 200: callListSchema, ...errorResponses(400, 401, 429, 500) },
+      },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const { limit, status, cursor } = request.query;
+      if (cursor !== undefined && !isIdOf('call', cursor)) {
+        throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
+      }
+      const query = { limit: limit + 1, ...(status ? { status } : {}), ...(cursor ? { before: cursor } : {}) };
+      const rows = await store.calls.list(caller.account.id, query);
+      const page = rows.slice(0, limit);
+      const hasMore = rows.length > limit;
+      return {
+        data: page.map(toCallResource),
+        has_more: hasMore,
+        next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
+      };
+    },
+  );
+}

@@ -1,0 +1,46 @@
+import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { OutboundCallRequest } from '../domain/outboundCallRequest.js';
+import type { AccountRecord, CallRecord, Store } from '../store/types.js';
+
+/**
+ * DESIGN §1 steps 6 to 9, after the request has been authenticated, rate-limited and shaped:
+ * the agent (404), the caller ID (400), the declared variables (400), then one durable
+ * transaction that re-checks the key and writes the call with its dispatch job.
+ */
+export async function createOutboundCall(
+  store: Store,
+  caller: { account: AccountRecord; apiKeyId: string },
+  request: OutboundCallRequest,
+  now: () => Date = () => new Date(),
+): Promise<CallRecord> {
+  const accountId = caller.account.id;
+  const agent = await store.agents.get(accountId, request.agent_id);
+  if (!agent || !agent.active) {
+    throw new AppError('not_found', `agent ${request.agent_id} does not exist or is inactive`);
+  }
+  const number = await store.numbers.get(accountId, request.from_number);
+  if (!number) {
+    throw new AppError('validation_error', 'from_number is not a phone number configured in this account');
+  }
+  if (request.variables) {
+    const declared = new Set(agent.variables.map((variable) => variable.name));
+    for (const name of Object.keys(request.variables)) {
+      if (!declared.has(name)) throw new AppError('validation_error', `variables.${name} is not declared by the agent`);
+    }
+  }
+  const created = await store.calls.createQueued({
+    id: newId('call'),
+    accountId,
+    agentId: agent.id,
+    apiKeyId: caller.apiKeyId,
+    fromNumber: request.from_number,
+    toNumber: request.to_number,
+    firstMessage: request.first_message ?? null,
+    context: request.context ?? null,
+    variables: request.variables ?? null,
+    createdAt: now().toISOString(),
+  });
+  if (!created) throw new AppError('unauthorized', invalidApiKeyMessage);
+  return created;
+}

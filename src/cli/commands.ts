@@ -1,0 +1,136 @@
+import { createAgent, describeAgent, parseVariableDeclaration, setAgentActive } from '../admin/agents.js';
+import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js';
+import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
+import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
+import type { AccountRecord } from '../store/types.js';
+import { type CommandContext, parseOptions, print, requiredOption, resolveAccount, UsageError } from './context.js';
+
+type Verb = (context: CommandContext, args: string[]) => Promise<void>;
+
+function describeAccount(account: AccountRecord) {
+  return {
+    account_id: account.id,
+    name: account.name,
+    default: account.isDefault,
+    rate_limit: account.ratePolicy ? formatRatePolicy(account.ratePolicy) : null,
+    max_live_calls: account.maxLiveCalls,
+    created_at: account.createdAt,
+  };
+}
+
+const accounts: Record<string, Verb> = {
+  async create(context, args) {
+    const { values } = parseOptions(args, {
+      name: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'max-live-calls': { type: 'string' },
+    });
+    const name = requiredOption(values, 'name').trim();
+    if (name.length === 0 || name.length > 200) throw new UsageError('--name must be 1 to 200 characters');
+    const rateText = values['rate-limit'] as string | undefined;
+    const ratePolicy = rateText === undefined ? null : parseRatePolicy(rateText);
+    if (rateText !== undefined && !ratePolicy) throw new UsageError('--rate-limit must look like 100/10s');
+    const liveText = values['max-live-calls'] as string | undefined;
+    if (liveText !== undefined && !/^[1-9][0-9]{0,4}$/.test(liveText)) {
+      throw new UsageError('--max-live-calls must be a whole number from 1 to 99999');
+    }
+    const account = await context.store.accounts.create({
+      name,
+      ratePolicy,
+      ...(liveText ? { maxLiveCalls: Number(liveText) } : {}),
+    });
+    print(context, describeAccount(account));
+  },
+  async list(context, args) {
+    parseOptions(args, {});
+    print(context, { accounts: (await context.store.accounts.list()).map(describeAccount) });
+  },
+};
+
+const keys: Record<string, Verb> = {
+  async create(context, args) {
+    const { values } = parseOptions(args, { name: { type: 'string' } });
+    const account = await resolveAccount(context);
+    const { record, key } = await createApiKey(context.store, account.id, requiredOption(values, 'name'));
+    print(context, { id: record.id, name: record.name, key, created_at: record.createdAt });
+    if (!context.json) context.out.stderr('Store this key now: it is shown only once.\n');
+  },
+  async list(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    print(context, { keys: (await context.store.apiKeys.list(account.id)).map(describeApiKey) });
+  },
+  async revoke(context, args) {
+    const { positionals } = parseOptions(args, {}, ['key id']);
+    const account = await resolveAccount(context);
+    print(context, describeApiKey(await revokeApiKey(context.store, account.id, positionals[0] as string)));
+  },
+};
+
+const agents: Record<string, Verb> = {
+  async create(context, args) {
+    const { values } = parseOptions(args, {
+      name: { type: 'string' },
+      prompt: { type: 'string' },
+      'first-message': { type: 'string' },
+      variable: { type: 'string', multiple: true },
+      inactive: { type: 'boolean' },
+    });
+    const account = await resolveAccount(context);
+    const agent = await createAgent(context.store, account.id, {
+      name: requiredOption(values, 'name'),
+      prompt: requiredOption(values, 'prompt'),
+      ...(typeof values['first-message'] === 'string' ? { firstMessage: values['first-message'] } : {}),
+      variables: ((values.variable as string[] | undefined) ?? []).map(parseVariableDeclaration),
+      active: values.inactive !== true,
+    });
+    print(context, describeAgent(agent));
+  },
+  async list(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    print(context, { agents: (await context.store.agents.list(account.id)).map(describeAgent) });
+  },
+  async activate(context, args) {
+    const { positionals } = parseOptions(args, {}, ['agent id']);
+    const account = await resolveAccount(context);
+    print(context, describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, true)));
+  },
+  async deactivate(context, args) {
+    const { positionals } = parseOptions(args, {}, ['agent id']);
+    const account = await resolveAccount(context);
+    print(context, describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, false)));
+  },
+};
+
+const numbers: Record<string, Verb> = {
+  async add(context, args) {
+    const { values, positionals } = parseOptions(args, { route: { type: 'string' } }, ['phone number']);
+    const account = await resolveAccount(context);
+    const route = (values.route as string | undefined) ?? 'sandbox';
+    print(context, describePhoneNumber(await addPhoneNumber(context.store, account.id, positionals[0] as string, route)));
+  },
+  async list(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    print(context, { numbers: (await context.store.numbers.list(account.id)).map(describePhoneNumber) });
+  },
+  async remove(context, args) {
+    const { positionals } = parseOptions(args, {}, ['phone number']);
+    const account = await resolveAccount(context);
+    const number = positionals[0] as string;
+    await removePhoneNumber(context.store, account.id, number);
+    print(context, { number, removed: true });
+  },
+};
+
+/** The administrative verbs, by group. `serve` lives in main.ts: it is not a store edit. */
+export const commandGroups: Record<string, Record<string, Verb>> = { accounts, keys, agents, numbers };
+
+export async function runCommand(context: CommandContext, group: string, verb: string | undefined, args: string[]) {
+  const verbs = commandGroups[group];
+  if (!verbs) throw new UsageError(`unknown command "${group}"`);
+  const run = verb ? verbs[verb] : undefined;
+  if (!run) throw new UsageError(`${group} takes one of: ${Object.keys(verbs).join(', ')}`);
+  await run(context, args);
+}

@@ -1,0 +1,90 @@
+import { parseArgs } from 'node:util';
+import { AppError } from '../domain/errors.js';
+import type { AccountRecord, Store } from '../store/types.js';
+
+/** A usage mistake: printed as one line, exit status 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface CliOutput {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export interface CommandContext {
+  store: Store;
+  json: boolean;
+  accountId: string | undefined;
+  out: CliOutput;
+}
+
+export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
+
+/** Strict option parsing: unknown options and stray arguments are usage errors. */
+export function parseOptions(args: string[], options: OptionSpec, positionalNames: string[] = []) {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] ?? 'bad arguments');
+  }
+  if (parsed.positionals.length > positionalNames.length) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[positionalNames.length]}"`);
+  }
+  if (parsed.positionals.length < positionalNames.length) {
+    throw new UsageError(`missing ${positionalNames[parsed.positionals.length]}`);
+  }
+  return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals: parsed.positionals };
+}
+
+export function requiredOption(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.length === 0) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** The account a verb acts on: `--account ID`, or the default account (made on first use). */
+export async function resolveAccount(context: CommandContext): Promise<AccountRecord> {
+  if (context.accountId === undefined) return context.store.accounts.getOrCreateDefault();
+  const account = await context.store.accounts.get(context.accountId);
+  if (!account) throw new AppError('not_found', `no account ${context.accountId.slice(0, 64)}`);
+  return account;
+}
+
+/** Prints one JSON object with --json, or aligned `key: value` lines / a table for people. */
+export function print(context: CommandContext, value: Record<string, unknown>): void {
+  if (context.json) {
+    context.out.stdout(`${JSON.stringify(value)}\n`);
+    return;
+  }
+  const lists = Object.values(value).filter(Array.isArray);
+  if (Object.keys(value).length === 1 && lists.length === 1) {
+    const rows = lists[0] as Record<string, unknown>[];
+    if (rows.length === 0) {
+      context.out.stdout('(none)\n');
+      return;
+    }
+    for (const row of rows) context.out.stdout(`${formatLine(row)}\n`);
+    return;
+  }
+  const width = Math.max(...Object.keys(value).map((key) => key.length));
+  for (const [key, entry] of Object.entries(value)) {
+    context.out.stdout(`${key.padEnd(width)}  ${formatValue(entry)}\n`);
+  }
+}
+
+function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '-';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function formatLine(row: Record<string, unknown>): string {
+  return Object.values(row)
+    .map((entry) => formatValue(entry))
+    .join('  ');
+}

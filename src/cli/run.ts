@@ -1,0 +1,85 @@
+import { ConfigError, loadConfig } from '../config.js';
+import { isAppError } from '../domain/errors.js';
+import { createLogger } from '../logger.js';
+import { startService } from '../server.js';
+import { SqliteStore } from '../store/sqlite/sqliteStore.js';
+import { runCommand } from './commands.js';
+import { type CliOutput, UsageError } from './context.js';
+
+export const usage = `Usage: callwright <command> [options]
+
+  serve                                    run the API (and, later, workers and dashboard)
+  accounts create --name NAME [--rate-limit 100/10s] [--max-live-calls N]
+  accounts list
+  keys create --name NAME                  prints the key once; store it
+  keys list
+  keys revoke KEY_ID
+  agents create --name N --prompt TEXT [--first-message TEXT] [--variable NAME[=DEFAULT]]... [--inactive]
+  agents list | activate AGENT_ID | deactivate AGENT_ID
+  numbers add +E164 [--route sandbox]
+  numbers list | remove +E164
+
+Global options: --json (one JSON object on stdout), --account ACCOUNT_ID (default: the default account)
+Environment: PORT, HOST, CALLWRIGHT_DATA_DIR, CALLWRIGHT_PUBLIC_URL, CALLWRIGHT_RATE_LIMIT, LOG_LEVEL
+`;
+
+/** Pulls the global options out of the argument list, wherever they stand. */
+function splitGlobalOptions(argv: string[]) {
+  const rest: string[] = [];
+  let json = false;
+  let help = false;
+  let accountId: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--json') json = true;
+    else if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--account') {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new UsageError('--account needs an account id');
+      accountId = value;
+      i++;
+    } else if (arg.startsWith('--account=')) accountId = arg.slice('--account='.length);
+    else rest.push(arg);
+  }
+  return { rest, json, help, accountId };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** Runs one command line; resolves to the exit status. Errors are one line on stderr. */
+export async function runCli(argv: string[], out: CliOutput): Promise<number> {
+  let store: SqliteStore | undefined;
+  try {
+    const { rest, json, help, accountId } = splitGlobalOptions(argv);
+    const [group, verb, ...args] = rest;
+    if (help || group === undefined || group === 'help') {
+      out.stdout(usage);
+      return group === undefined && !help ? 2 : 0;
+    }
+    const config = loadConfig();
+    if (group === 'serve') {
+      if (verb !== undefined) throw new UsageError(`serve takes no argument "${verb}"`);
+      const logger = createLogger(config.logLevel);
+      await startService(config, logger, { handleSignals: true });
+      return 0;
+    }
+    store = SqliteStore.open(config.sqlitePath);
+    await runCommand({ store, json, accountId, out }, group, verb, args);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.stderr(`callwright: ${oneLine(error.message)} (see callwright --help)\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError || isAppError(error)) {
+      out.stderr(`callwright: ${oneLine(error.message)}\n`);
+      return 1;
+    }
+    out.stderr(`callwright: unexpected error: ${oneLine(String((error as Error)?.message ?? error))}\n`);
+    return 1;
+  } finally {
+    await store?.close();
+  }
+}

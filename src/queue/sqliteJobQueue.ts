@@ -1,0 +1,81 @@
+import type { SqliteDatabase } from '../store/sqlite/database.js';
+import type { Job, JobQueue, NewJob } from './types.js';
+
+interface JobRow {
+  id: number;
+  queue: string;
+  payload: string;
+  attempts: number;
+  run_at_ms: number;
+}
+
+/** The embedded queue: a `jobs` table in the service's SQLite file, next to the rows it serves. */
+export class SqliteJobQueue implements JobQueue {
+  private readonly insertStatement;
+  private readonly claimStatement;
+  private readonly completeStatement;
+  private readonly retryStatement;
+  private readonly depthStatement;
+  private readonly db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.db = db;
+    this.insertStatement = db.prepare(
+      'INSERT INTO jobs (queue, payload, run_at_ms, created_at) VALUES (?, ?, ?, ?)',
+    );
+    this.claimStatement = db.prepare(
+      `UPDATE jobs SET locked_by = ?, locked_until_ms = ?, attempts = attempts + 1
+       WHERE id IN (
+         SELECT id FROM jobs
+         WHERE queue = ? AND run_at_ms <= ? AND (locked_until_ms IS NULL OR locked_until_ms < ?)
+         ORDER BY run_at_ms, id LIMIT ?)
+       RETURNING id, queue, payload, attempts, run_at_ms`,
+    );
+    this.completeStatement = db.prepare('DELETE FROM jobs WHERE id = ?');
+    this.retryStatement = db.prepare(
+      'UPDATE jobs SET run_at_ms = ?, locked_by = NULL, locked_until_ms = NULL WHERE id = ?',
+    );
+    this.depthStatement = db.prepare(
+      'SELECT COUNT(*) AS count, MIN(run_at_ms) AS oldest FROM jobs WHERE queue = ?',
+    );
+  }
+
+  /** Inserts a job; synchronous so a store can call it inside its own transaction. */
+  insertWithinTransaction(job: NewJob): string {
+    if (!this.db.inTransaction) throw new Error('insertWithinTransaction needs an open transaction');
+    const result = this.insertStatement.run(
+      job.queue,
+      JSON.stringify(job.payload),
+      job.runAtMs,
+      new Date().toISOString(),
+    );
+    return String(result.lastInsertRowid);
+  }
+
+  async claim(queue: string, workerId: string, limit: number, leaseMs: number): Promise<Job[]> {
+    const nowMs = Date.now();
+    const rows = this.claimStatement.all(workerId, nowMs + leaseMs, queue, nowMs, nowMs, limit) as JobRow[];
+    return rows
+      .map((row) => ({
+        id: String(row.id),
+        queue: row.queue,
+        payload: JSON.parse(row.payload) as Record<string, unknown>,
+        attempts: row.attempts,
+        runAtMs: row.run_at_ms,
+      }))
+      .sort((a, b) => a.runAtMs - b.runAtMs || Number(a.id) - Number(b.id));
+  }
+
+  async complete(jobId: string): Promise<void> {
+    this.completeStatement.run(Number(jobId));
+  }
+
+  async retryAt(jobId: string, runAtMs: number): Promise<void> {
+    this.retryStatement.run(runAtMs, Number(jobId));
+  }
+
+  async depth(queue: string): Promise<{ count: number; oldestRunAtMs: number | null }> {
+    const row = this.depthStatement.get(queue) as { count: number; oldest: number | null };
+    return { count: row.count, oldestRunAtMs: row.oldest };
+  }
+}

@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { sqliteMigrations } from './migrations.js';
+
+export type SqliteDatabase = Database.Database;
+
+/**
+ * Opens (creating if needed) the SQLite file and brings its schema up to date.
+ * WAL with synchronous=FULL: a committed transaction survives a power cut, not only a crash;
+ * the cost of the fsync is shared between requests by group commit (see groupCommit.ts).
+ */
+export function openSqliteDatabase(path: string): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: SqliteDatabase): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+  const applied = new Set(
+    db
+      .prepare('SELECT version FROM schema_migrations')
+      .all()
+      .map((row) => (row as { version: number }).version),
+  );
+  const newlyApplied: number[] = [];
+  for (const migration of sqliteMigrations) {
+    if (applied.has(migration.version)) continue;
+    // IMMEDIATE takes the write lock first, so two processes starting together cannot both migrate.
+    db.transaction(() => {
+      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
+      if (again) return;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+      newlyApplied.push(migration.version);
+    }).immediate();
+  }
+  return newlyApplied;
+}

@@ -1,0 +1,105 @@
+/**
+ * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
+ * edited; a change is a new entry. Timestamps are ISO 8601 UTC text (they sort as time).
+ */
+export const sqliteMigrations: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'core',
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        is_default INTEGER NOT NULL DEFAULT 0,
+        rate_limit_requests INTEGER,
+        rate_limit_window_s INTEGER,
+        max_live_calls INTEGER NOT NULL DEFAULT 10,
+        created_at TEXT NOT NULL
+      );
+      CREATE UNIQUE INDEX accounts_one_default ON accounts (is_default) WHERE is_default = 1;
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE,
+        prefix TEXT NOT NULL,
+        last4 TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT
+      );
+      CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at);
+
+      CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT NOT NULL,
+        active INTEGER NOT NULL DEFAULT 1,
+        prompt TEXT NOT NULL,
+        first_message TEXT NOT NULL DEFAULT '',
+        variables TEXT NOT NULL DEFAULT '[]',
+        extraction TEXT NOT NULL DEFAULT '[]',
+        brain TEXT NOT NULL DEFAULT 'script',
+        script TEXT,
+        settings TEXT NOT NULL DEFAULT '{}',
+        max_duration_s INTEGER NOT NULL DEFAULT 600,
+        silence_timeout_s INTEGER NOT NULL DEFAULT 20,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX agents_by_account ON agents (account_id, created_at);
+
+      CREATE TABLE phone_numbers (
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        number TEXT NOT NULL,
+        route TEXT NOT NULL DEFAULT 'sandbox',
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, number)
+      );
+
+      CREATE TABLE calls (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        agent_id TEXT NOT NULL REFERENCES agents (id),
+        api_key_id TEXT REFERENCES api_keys (id),
+        from_number TEXT NOT NULL,
+        to_number TEXT NOT NULL,
+        first_message TEXT,
+        context TEXT,
+        variables TEXT,
+        status TEXT NOT NULL,
+        end_reason TEXT,
+        answered_by TEXT,
+        created_at TEXT NOT NULL,
+        dialing_at TEXT,
+        ringing_at TEXT,
+        in_progress_at TEXT,
+        ended_at TEXT,
+        transcript TEXT NOT NULL DEFAULT '[]',
+        recording_path TEXT,
+        extracted_data TEXT NOT NULL DEFAULT '{}',
+        metrics TEXT,
+        sip_call_id TEXT,
+        worker_id TEXT,
+        lease_expires_at TEXT,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX calls_by_account ON calls (account_id, id);
+      CREATE INDEX calls_by_account_status ON calls (account_id, status, id);
+      CREATE INDEX calls_live ON calls (status) WHERE status IN ('dialing', 'ringing', 'in_progress');
+
+      CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        queue TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        run_at_ms INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        locked_by TEXT,
+        locked_until_ms INTEGER,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX jobs_ready ON jobs (queue, run_at_ms);
+    `,
+  },
+];

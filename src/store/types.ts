@@ -1,0 +1,197 @@
+import type { AnsweredBy, CallStatus, EndReason } from '../domain/callStatus.js';
+import type { RatePolicy } from '../domain/rateLimit.js';
+import type { VariableValue } from '../domain/templates.js';
+
+/** Records as the rest of the code sees them: camelCase, timestamps as ISO 8601 UTC strings. */
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  /** Null: the service-wide default policy applies. */
+  ratePolicy: RatePolicy | null;
+  maxLiveCalls: number;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface NewApiKey {
+  accountId: string;
+  name: string;
+  keyHash: string;
+  prefix: string;
+  last4: string;
+}
+
+/** What authentication needs in one lookup: the key and its account. */
+export interface ApiKeyWithAccount {
+  key: ApiKeyRecord;
+  keyHash: string;
+  account: AccountRecord;
+}
+
+export interface AgentVariable {
+  name: string;
+  /** Used when a call gives no value; null renders as empty text. */
+  default: string | null;
+  description: string;
+}
+
+export const extractionFieldTypes = ['string', 'number', 'boolean', 'date'] as const;
+export type ExtractionFieldType = (typeof extractionFieldTypes)[number];
+
+export interface ExtractionField {
+  name: string;
+  type: ExtractionFieldType;
+  description: string;
+}
+
+export type AgentBrain = 'script' | 'llm';
+
+export interface AgentRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  active: boolean;
+  prompt: string;
+  firstMessage: string;
+  variables: AgentVariable[];
+  extraction: ExtractionField[];
+  brain: AgentBrain;
+  /** The dialog graph of a `script` brain; null for `llm`. */
+  script: unknown;
+  /** Voice, STT, LLM provider settings; free-form until the voice pipeline defines them. */
+  settings: Record<string, unknown>;
+  maxDurationS: number;
+  silenceTimeoutS: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type NewAgent = Omit<AgentRecord, 'id' | 'createdAt' | 'updatedAt'>;
+
+export interface PhoneNumberRecord {
+  accountId: string;
+  number: string;
+  /** `sandbox`, or the id of a SIP trunk. */
+  route: string;
+  createdAt: string;
+}
+
+export interface TranscriptEntry {
+  role: 'agent' | 'callee';
+  text: string;
+  start_ms: number;
+  end_ms: number;
+}
+
+export interface CallRecord {
+  id: string;
+  accountId: string;
+  agentId: string;
+  apiKeyId: string | null;
+  fromNumber: string;
+  toNumber: string;
+  /** The per-call overrides exactly as sent; null when not sent. */
+  firstMessage: string | null;
+  context: string | null;
+  variables: Record<string, VariableValue> | null;
+  status: CallStatus;
+  endReason: EndReason | null;
+  answeredBy: AnsweredBy | null;
+  createdAt: string;
+  dialingAt: string | null;
+  ringingAt: string | null;
+  inProgressAt: string | null;
+  endedAt: string | null;
+  transcript: TranscriptEntry[];
+  recordingPath: string | null;
+  extractedData: Record<string, unknown>;
+  metrics: Record<string, unknown> | null;
+  sipCallId: string | null;
+  workerId: string | null;
+  leaseExpiresAt: string | null;
+}
+
+export interface NewQueuedCall {
+  id: string;
+  accountId: string;
+  agentId: string;
+  /** The key that authorised the request; re-checked inside the insert transaction. */
+  apiKeyId: string;
+  fromNumber: string;
+  toNumber: string;
+  firstMessage: string | null;
+  context: string | null;
+  variables: Record<string, VariableValue> | null;
+  createdAt: string;
+}
+
+export interface CallListQuery {
+  status?: CallStatus;
+  limit: number;
+  /** Calls strictly older than this call id (ids sort by creation time). */
+  before?: string;
+}
+
+export interface AccountRepository {
+  create(input: { name: string; ratePolicy?: RatePolicy | null; maxLiveCalls?: number }): Promise<AccountRecord>;
+  get(id: string): Promise<AccountRecord | null>;
+  list(): Promise<AccountRecord[]>;
+  /** The account verbs act on when none is named; made on first use. */
+  getOrCreateDefault(): Promise<AccountRecord>;
+}
+
+export interface ApiKeyRepository {
+  create(input: NewApiKey): Promise<ApiKeyRecord>;
+  findByHash(keyHash: string): Promise<ApiKeyWithAccount | null>;
+  list(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Null when no such key in that account; revoking twice keeps the first time. */
+  revoke(accountId: string, keyId: string, atIso: string): Promise<ApiKeyRecord | null>;
+  touchLastUsed(keyId: string, atIso: string): Promise<void>;
+}
+
+export interface AgentRepository {
+  create(input: NewAgent): Promise<AgentRecord>;
+  get(accountId: string, agentId: string): Promise<AgentRecord | null>;
+  list(accountId: string): Promise<AgentRecord[]>;
+  setActive(accountId: string, agentId: string, active: boolean): Promise<AgentRecord | null>;
+}
+
+export interface PhoneNumberRepository {
+  add(input: { accountId: string; number: string; route: string }): Promise<PhoneNumberRecord>;
+  get(accountId: string, number: string): Promise<PhoneNumberRecord | null>;
+  list(accountId: string): Promise<PhoneNumberRecord[]>;
+  remove(accountId: string, number: string): Promise<boolean>;
+}
+
+export interface CallRepository {
+  /**
+   * In one durable transaction: re-checks that the API key is not revoked, inserts the call in
+   * `queued` and its dispatch job. Resolves to null (and writes nothing) when the key was revoked.
+   */
+  createQueued(input: NewQueuedCall): Promise<CallRecord | null>;
+  get(accountId: string, callId: string): Promise<CallRecord | null>;
+  list(accountId: string, query: CallListQuery): Promise<CallRecord[]>;
+}
+
+export interface Store {
+  readonly accounts: AccountRepository;
+  readonly apiKeys: ApiKeyRepository;
+  readonly agents: AgentRepository;
+  readonly numbers: PhoneNumberRepository;
+  readonly calls: CallRepository;
+  /** Resolves when the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
