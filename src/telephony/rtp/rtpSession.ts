@@ -1,0 +1,432 @@
+import { randomInt } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../../logger.js';
+import { type DtmfDigit, DtmfReceiver, DtmfSender, type DtmfSendOptions, isDtmfDigits } from './dtmf.js';
+import { decodeG711Into, encodeG711Into, type G711Codec, samplesPerMs, silenceByteByCodec } from './g711.js';
+import { JitterBuffer, type JitterBufferOptions } from './jitterBuffer.js';
+import type { ClockRegistration, MediaClock } from './mediaClock.js';
+import { MediaError } from './mediaError.js';
+import { OutgoingAudioQueue, type PlaybackResult } from './outgoingAudio.js';
+import type { PortAllocator } from './portAllocator.js';
+import { ReceiveStats } from './receiveStats.js';
+import { createRtpHeader, readRtpHeader, rtpHeaderBytes, writeRtpHeader } from './rtpPacket.js';
+import { canSendTo, type RemoteMedia } from './sdp.js';
+
+export type { PlaybackResult } from './outgoingAudio.js';
+
+export interface RtpSessionOptions {
+  logger: Logger;
+  clock: MediaClock;
+  ports: PortAllocator;
+  /** Local address the socket binds to (default 0.0.0.0). */
+  bindAddress?: string;
+  /** Address to advertise in SDP (default: bindAddress, or 127.0.0.1 when binding 0.0.0.0). */
+  publicAddress?: string;
+  /** What to send while the agent is silent: G.711 silence (default) or nothing. */
+  idleAudio?: 'silence' | 'none';
+  /**
+   * Whom to latch on to (symmetric RTP): the first valid packet from the SDP address on any port
+   * (default), from anywhere ('any', for far ends behind NAT), or never ('off': send to the SDP
+   * address and accept packets from anywhere).
+   */
+  latching?: 'sdp-address' | 'any' | 'off';
+  jitterBuffer?: JitterBufferOptions;
+  /** How a lost frame is filled: repeat the previous frame once, then silence (default), or silence. */
+  concealment?: 'repeat' | 'silence';
+  ssrc?: number;
+  /** Ports tried before giving up when some in the range are taken by other processes. */
+  bindAttempts?: number;
+}
+
+export type ReceivedFrameKind = 'received' | 'concealed' | 'silence';
+
+export interface RtpSessionEvents {
+  /** One 20 ms frame of the far end's audio per clock tick once its stream has begun. */
+  audio: [samples: Int16Array, kind: ReceivedFrameKind];
+  /** The agent audio sent this tick. The array is reused: copy it to keep it. */
+  outgoingAudio: [samples: Int16Array];
+  dtmf: [event: { digit: DtmfDigit; timestamp: number }];
+  latched: [source: { address: string; port: number }];
+  closed: [];
+}
+
+export interface RtpSessionStats {
+  packetsSent: number;
+  audioPacketsSent: number;
+  dtmfPacketsSent: number;
+  packetsReceived: number;
+  /** RFC 3550 cumulative loss (expected − received) for the current far-end SSRC. */
+  packetsLost: number;
+  /** Arrived after their playout turn (already concealed). */
+  packetsLate: number;
+  duplicates: number;
+  concealedFrames: number;
+  jitterMs: number;
+  /** Datagrams that were not RTP, or of a payload type not negotiated. */
+  packetsIgnored: number;
+  /** Packets from a source other than the latched one. */
+  packetsFromStranger: number;
+  sendErrors: number;
+  dtmfReceived: number;
+}
+
+const ringSize = 8;
+
+interface SendSlot {
+  buffer: Buffer;
+  inFlight: boolean;
+  done: (error: Error | null) => void;
+}
+
+/**
+ * The media of one call: a UDP socket on an even port of the configured range, G.711 both ways
+ * paced by the shared MediaClock, a receive jitter buffer, RFC 4733 DTMF, barge-in.
+ *
+ * Life cycle: `RtpSession.open()` binds (advertise `publicAddress`/`localPort` in SDP);
+ * `start(remote)` begins sending and playout once the far end's SDP is known (call again after a
+ * re-INVITE); `close()` releases everything.
+ */
+export class RtpSession extends EventEmitter<RtpSessionEvents> {
+  readonly localPort: number;
+  readonly publicAddress: string;
+  readonly ssrc: number;
+  private readonly socket: Socket;
+  private readonly options: RtpSessionOptions;
+  private readonly logger: Logger;
+  private readonly jitter: JitterBuffer;
+  private readonly receiveStats = new ReceiveStats(8000);
+  private readonly dtmfReceiver = new DtmfReceiver();
+  private readonly dtmfSender: DtmfSender;
+  private readonly outgoing = new OutgoingAudioQueue();
+  private readonly header = createRtpHeader();
+  private readonly ring: SendSlot[];
+  private readonly frameSamples: Int16Array;
+  private readonly samplesPerFrame: number;
+  private ringNext = 0;
+  private registration: ClockRegistration | null = null;
+  private remote: RemoteMedia | null = null;
+  private sendAddress = '';
+  private sendPort = 0;
+  private latchedSource: { address: string; port: number } | null = null;
+  private remoteSsrc: number | null = null;
+  private sequenceNumber: number;
+  private timestamp: number;
+  private talking = false;
+  private streamStarted = false;
+  private lastFrame: Int16Array | null = null;
+  private lostInRow = 0;
+  private closed = false;
+  private readonly counts = {
+    packetsSent: 0,
+    audioPacketsSent: 0,
+    dtmfPacketsSent: 0,
+    packetsIgnored: 0,
+    packetsFromStranger: 0,
+    sendErrors: 0,
+    dtmfReceived: 0,
+    concealedFrames: 0,
+  };
+  private readonly emptyPayload = new Uint8Array(0);
+
+  private constructor(options: RtpSessionOptions, socket: Socket, localPort: number) {
+    super();
+    this.options = options;
+    this.logger = options.logger;
+    this.socket = socket;
+    this.localPort = localPort;
+    const bindAddress = options.bindAddress ?? '0.0.0.0';
+    this.publicAddress = options.publicAddress ?? (bindAddress === '0.0.0.0' ? '127.0.0.1' : bindAddress);
+    this.ssrc = (options.ssrc ?? randomInt(0, 2 ** 32 - 1)) >>> 0;
+    this.sequenceNumber = randomInt(0, 0x10000);
+    this.timestamp = randomInt(0, 2 ** 32 - 1);
+    this.samplesPerFrame = Math.round(options.clock.frameMs * samplesPerMs);
+    this.frameSamples = new Int16Array(this.samplesPerFrame);
+    this.jitter = new JitterBuffer(options.jitterBuffer);
+    this.dtmfSender = new DtmfSender(this.samplesPerFrame);
+    this.ring = Array.from({ length: ringSize }, () => this.createSlot());
+    socket.on('message', (message, rinfo) => this.onMessage(message, rinfo.address, rinfo.port));
+    socket.on('error', (error) => {
+      this.counts.sendErrors++;
+      this.logger.warn({ err: error, localPort }, 'RTP socket error');
+    });
+  }
+
+  /** Binds a socket on the next free even port of the range. Throws MediaError ports_exhausted. */
+  static async open(options: RtpSessionOptions): Promise<RtpSession> {
+    const bindAddress = options.bindAddress ?? '0.0.0.0';
+    const attempts = options.bindAttempts ?? 32;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const port = options.ports.allocate();
+      const socket = createSocket({ type: bindAddress.includes(':') ? 'udp6' : 'udp4' });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          socket.once('error', reject);
+          socket.bind({ port, address: bindAddress, exclusive: true }, () => {
+            socket.off('error', reject);
+            resolve();
+          });
+        });
+        return new RtpSession(options, socket, port);
+      } catch (error) {
+        options.ports.release(port);
+        socket.close();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      }
+    }
+    throw new MediaError('ports_exhausted', `no bindable RTP port after ${attempts} attempts`);
+  }
+
+  /** Sets (or updates, after a re-INVITE) the far end's media and starts the clocked work. */
+  start(remote: RemoteMedia): void {
+    if (this.closed) throw new Error('RtpSession is closed');
+    const previous = this.remote;
+    this.remote = { ...remote };
+    if (!previous || previous.address !== remote.address || previous.port !== remote.port) {
+      this.latchedSource = null;
+      this.sendAddress = remote.address;
+      this.sendPort = remote.port;
+    }
+    if (previous && previous.codec !== remote.codec) this.jitter.restart();
+    if (!this.registration) this.registration = this.options.clock.register(this);
+  }
+
+  /** The address packets go to now (the latched source once latched). */
+  get sendTarget(): { address: string; port: number } | null {
+    return this.remote ? { address: this.sendAddress, port: this.sendPort } : null;
+  }
+
+  get isLatched(): boolean {
+    return this.latchedSource !== null;
+  }
+
+  get codec(): G711Codec | null {
+    return this.remote?.codec ?? null;
+  }
+
+  /** Agent audio waiting to be sent, in ms. */
+  get queuedMs(): number {
+    return this.outgoing.queuedMs;
+  }
+
+  /**
+   * Queues agent speech (Int16, 8 kHz, mono) behind what is already queued. Settles when its last
+   * sample is sent, or with `interrupted: true` on clear()/close().
+   */
+  play(samples: Int16Array): Promise<PlaybackResult> {
+    if (this.closed)
+      return Promise.resolve({ playedMs: 0, durationMs: samples.length / 8, interrupted: true });
+    return this.outgoing.enqueue(samples);
+  }
+
+  /**
+   * Barge-in: drops all queued agent audio. Nothing more of it is sent (the frame being sent now
+   * is already on the wire); returns the ms discarded. The play() promises report what was sent.
+   */
+  clear(): { discardedMs: number } {
+    return { discardedMs: this.outgoing.clear() };
+  }
+
+  /**
+   * Sends digits as RFC 4733 events (needs a negotiated telephone-event payload type). Audio is
+   * paused while an event is on the wire. Resolves after the last digit's gap.
+   */
+  sendDtmf(digits: string, options: DtmfSendOptions = {}): Promise<void> {
+    if (!isDtmfDigits(digits)) return Promise.reject(new RangeError(`not DTMF digits: ${digits}`));
+    if (!this.remote || this.remote.telephoneEventPayloadType === null) {
+      return Promise.reject(new Error('the far end did not negotiate telephone-event'));
+    }
+    return this.dtmfSender.enqueue(digits, options, this.options.clock.frameMs);
+  }
+
+  stats(): RtpSessionStats {
+    const jitter = this.jitter.stats();
+    return {
+      ...this.counts,
+      packetsReceived: this.receiveStats.packetsReceived,
+      packetsLost: this.receiveStats.lost,
+      packetsLate: jitter.late,
+      duplicates: jitter.duplicates,
+      jitterMs: this.receiveStats.jitterMs,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.registration?.unregister();
+    this.registration = null;
+    this.outgoing.clear();
+    this.dtmfSender.cancel();
+    await new Promise<void>((resolve) => this.socket.close(() => resolve()));
+    this.options.ports.release(this.localPort);
+    this.emit('closed');
+  }
+
+  /** Clock tick: play out one received frame, send one frame. Hot path: no logging. */
+  onFrame(): void {
+    const remote = this.remote;
+    if (!remote || this.closed) return;
+    const timestamp = this.timestamp;
+    this.timestamp = (timestamp + this.samplesPerFrame) >>> 0;
+    this.playOut(remote.codec);
+    if (!canSendTo(remote)) return;
+
+    const slot = this.nextSlot();
+    const buffer = slot.buffer;
+    if (remote.telephoneEventPayloadType !== null) {
+      const event = this.dtmfSender.nextFrame(timestamp, buffer, rtpHeaderBytes);
+      if (event) {
+        this.writeHeader(buffer, event.marker, remote.telephoneEventPayloadType, event.timestamp);
+        this.talking = false;
+        this.counts.dtmfPacketsSent++;
+        this.send(slot, rtpHeaderBytes + 4);
+        return;
+      }
+    }
+    const taken = this.outgoing.takeFrame(this.frameSamples);
+    if (taken > 0) {
+      encodeG711Into(remote.codec, this.frameSamples, buffer, rtpHeaderBytes);
+      if (this.listenerCount('outgoingAudio') > 0) this.emit('outgoingAudio', this.frameSamples);
+    } else if (this.options.idleAudio === 'none') {
+      this.talking = false;
+      return;
+    } else {
+      buffer.fill(silenceByteByCodec[remote.codec], rtpHeaderBytes, rtpHeaderBytes + this.samplesPerFrame);
+    }
+    this.writeHeader(buffer, !this.talking, remote.payloadType, timestamp);
+    this.talking = true;
+    this.counts.audioPacketsSent++;
+    this.send(slot, rtpHeaderBytes + this.samplesPerFrame);
+  }
+
+  private writeHeader(buffer: Buffer, marker: boolean, payloadType: number, timestamp: number): void {
+    writeRtpHeader(buffer, {
+      marker,
+      payloadType,
+      sequenceNumber: this.sequenceNumber,
+      timestamp,
+      ssrc: this.ssrc,
+    });
+    this.sequenceNumber = (this.sequenceNumber + 1) & 0xffff;
+  }
+
+  private createSlot(): SendSlot {
+    const slot: SendSlot = {
+      buffer: Buffer.alloc(rtpHeaderBytes + this.samplesPerFrame),
+      inFlight: false,
+      done: (error) => {
+        slot.inFlight = false;
+        if (error) this.counts.sendErrors++;
+      },
+    };
+    return slot;
+  }
+
+  /** A send buffer not held by the kernel; a fresh one if the whole ring is still in flight. */
+  private nextSlot(): SendSlot {
+    const slot = this.ring[this.ringNext]!;
+    this.ringNext = (this.ringNext + 1) % ringSize;
+    return slot.inFlight ? this.createSlot() : slot;
+  }
+
+  private send(slot: SendSlot, length: number): void {
+    slot.inFlight = true;
+    this.counts.packetsSent++;
+    this.socket.send(slot.buffer, 0, length, this.sendPort, this.sendAddress, slot.done);
+  }
+
+  private playOut(codec: G711Codec): void {
+    const frame = this.jitter.pop();
+    if (frame === 'waiting') {
+      if (this.streamStarted) this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      return;
+    }
+    if (frame === 'lost') {
+      this.counts.concealedFrames++;
+      this.lostInRow++;
+      const previous = this.lastFrame;
+      if (this.options.concealment !== 'silence' && previous && this.lostInRow === 1) {
+        this.emitAudio(previous.slice(), 'concealed');
+      } else {
+        this.emitAudio(new Int16Array(this.samplesPerFrame), 'concealed');
+      }
+      return;
+    }
+    this.lostInRow = 0;
+    if (frame.length === 0) {
+      // A telephone-event packet held this turn: no audio in it.
+      this.lastFrame = null;
+      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      return;
+    }
+    if (this.listenerCount('audio') === 0) return;
+    const samples = new Int16Array(frame.length);
+    decodeG711Into(codec, frame, samples);
+    this.lastFrame = samples;
+    this.emit('audio', samples, 'received');
+  }
+
+  private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
+    if (this.listenerCount('audio') > 0) this.emit('audio', samples, kind);
+  }
+
+  private onMessage(message: Buffer, address: string, port: number): void {
+    const remote = this.remote;
+    const header = this.header;
+    if (!remote || this.closed || !readRtpHeader(message, header)) {
+      this.counts.packetsIgnored++;
+      return;
+    }
+    const payloadType = header.payloadType;
+    const isDtmf = payloadType === remote.telephoneEventPayloadType;
+    if (payloadType !== remote.payloadType && !isDtmf) {
+      this.counts.packetsIgnored++;
+      return;
+    }
+    if (!this.acceptSource(address, port, remote)) {
+      this.counts.packetsFromStranger++;
+      return;
+    }
+    if (header.ssrc !== this.remoteSsrc) {
+      if (this.remoteSsrc !== null) {
+        this.jitter.restart();
+        this.receiveStats.reset();
+        this.dtmfReceiver.reset();
+      }
+      this.remoteSsrc = header.ssrc;
+    }
+    const payload = message.subarray(header.payloadOffset, header.payloadOffset + header.payloadLength);
+    const pushed = this.jitter.push(header.sequenceNumber, isDtmf ? this.emptyPayload : payload);
+    if (pushed === 'duplicate') return;
+    this.streamStarted = true;
+    this.receiveStats.onPacket(header.sequenceNumber);
+    if (isDtmf) {
+      const digit = this.dtmfReceiver.accept(header.timestamp, payload);
+      if (digit !== null) {
+        this.counts.dtmfReceived++;
+        this.emit('dtmf', { digit, timestamp: header.timestamp });
+      }
+    } else {
+      this.receiveStats.onTiming(header.timestamp, performance.now());
+    }
+  }
+
+  private acceptSource(address: string, port: number, remote: RemoteMedia): boolean {
+    const policy = this.options.latching ?? 'sdp-address';
+    if (policy === 'off') return true;
+    const latched = this.latchedSource;
+    if (latched) return latched.address === address && latched.port === port;
+    if (policy === 'sdp-address' && !sameAddress(address, remote.address)) return false;
+    this.latchedSource = { address, port };
+    this.sendAddress = address;
+    this.sendPort = port;
+    this.emit('latched', { address, port });
+    return true;
+  }
+}
+
+function sameAddress(a: string, b: string): boolean {
+  const strip = (value: string): string => (value.startsWith('::ffff:') ? value.slice(7) : value);
+  return strip(a) === strip(b);
+}
