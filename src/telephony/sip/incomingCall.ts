@@ -1,0 +1,226 @@
+import { addressUriText, contactHeader, Dialog, newTag } from './dialog.js';
+import { TypedEvents } from './events.js';
+import { type NameAddr, paramValue } from './grammar.js';
+import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
+import { headerValue, headerValues, type ParsedSipRequest, type SipHeader } from './message.js';
+import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import { buildResponse } from './transactionLayer.js';
+import { uriHost } from './transport.js';
+
+export interface IncomingCallEnded {
+  readonly by: 'remote' | 'local';
+  readonly reason: string;
+}
+
+export interface IncomingCallEvents {
+  /** The caller sent CANCEL before we answered; 487 has already gone out. */
+  canceled: { readonly reason: string };
+  /** Our 200 was acknowledged: media may flow. */
+  acknowledged: { readonly callId: string };
+  /** The answered call is over (BYE either way, or the ACK never came). */
+  ended: IncomingCallEnded;
+}
+
+export type IncomingCallState =
+  | 'offered'
+  | 'ringing'
+  | 'answered'
+  | 'confirmed'
+  | 'ending'
+  | 'ended'
+  | 'rejected'
+  | 'canceled';
+
+/** An INVITE received out of dialog, for the UAS side (the sandbox carrier). */
+export class IncomingCall extends TypedEvents<IncomingCallEvents> implements DialogOwner {
+  readonly request: ParsedSipRequest;
+  readonly callId: string;
+  readonly from: NameAddr;
+  readonly to: NameAddr;
+  readonly requestUri: string;
+  /** The SDP offer, or null when the INVITE carried none. */
+  readonly sdpOffer: string | null;
+  private readonly services: CallServices;
+  private readonly transaction: InviteServerTransaction;
+  private readonly localTag = newTag();
+  private currentState: IncomingCallState = 'offered';
+  private dialog: Dialog | null = null;
+  private localSdp = '';
+  private acknowledged: Promise<boolean> | null = null;
+  private resolveAcknowledged: (acknowledged: boolean) => void = () => {};
+  private pendingReinvite: InviteServerTransaction | null = null;
+  private byeDone: Promise<void> | null = null;
+
+  constructor(services: CallServices, request: ParsedSipRequest, transaction: InviteServerTransaction) {
+    super(services.logger);
+    this.services = services;
+    this.request = request;
+    this.transaction = transaction;
+    this.callId = request.callId;
+    this.from = request.from;
+    this.to = request.to;
+    this.requestUri = request.requestUri;
+    const contentType = headerValue(request, 'Content-Type') ?? '';
+    this.sdpOffer = request.body !== '' && /application\/sdp/i.test(contentType) ? request.body : null;
+    transaction.onAckTimeout = () => this.ackTimedOut();
+  }
+
+  get state(): IncomingCallState {
+    return this.currentState;
+  }
+
+  private respond(
+    status: number,
+    options: { reason?: string; headers?: readonly SipHeader[]; body?: string } = {},
+  ) {
+    const headers: SipHeader[] = [...(options.headers ?? [])];
+    if (status < 300 && status > 100) headers.unshift(contactHeader(this.services.local));
+    if (options.body !== undefined && options.body !== '') {
+      headers.push({ name: 'Content-Type', value: 'application/sdp' });
+    }
+    headers.push({ name: 'User-Agent', value: this.services.local.userAgentName });
+    this.transaction.respond(
+      buildResponse(this.request, status, {
+        toTag: this.localTag,
+        headers,
+        ...(options.reason === undefined ? {} : { reason: options.reason }),
+        ...(options.body === undefined ? {} : { body: options.body }),
+      }),
+    );
+  }
+
+  /** 180 Ringing, or 183 Session Progress when early-media SDP is given. */
+  ring(options: { sdp?: string } = {}): void {
+    if (this.currentState !== 'offered' && this.currentState !== 'ringing') return;
+    this.currentState = 'ringing';
+    if (options.sdp === undefined) this.respond(180);
+    else this.respond(183, { body: options.sdp });
+  }
+
+  /**
+   * 200 OK with the SDP answer, retransmitted (T1 doubling to T2) until the ACK. Resolves true on
+   * the ACK, false when it never came (64 × T1; a BYE is then sent).
+   */
+  answer(sdpAnswer: string): Promise<boolean> {
+    if (this.acknowledged !== null) return this.acknowledged;
+    if (this.currentState !== 'offered' && this.currentState !== 'ringing') return Promise.resolve(false);
+    this.acknowledged = new Promise((resolve) => {
+      this.resolveAcknowledged = resolve;
+    });
+    const contact = headerValues(this.request, 'Contact')[0];
+    const toValue = headerValue(this.request, 'To') ?? '';
+    this.dialog = new Dialog({
+      callId: this.callId,
+      localTag: this.localTag,
+      remoteTag: paramValue(this.from.params, 'tag') ?? '',
+      localAddress: `${toValue};tag=${this.localTag}`,
+      remoteAddress: headerValue(this.request, 'From') ?? '',
+      remoteTarget:
+        contact === undefined
+          ? `sip:${uriHost(this.transaction.source.host)}:${this.transaction.source.port}`
+          : addressUriText(contact),
+      routeSet: headerValues(this.request, 'Record-Route'),
+      localSeq: 1,
+      remoteSeq: this.request.cseq.seq,
+    });
+    this.services.registerDialog(this.dialog, this);
+    this.localSdp = sdpAnswer;
+    this.currentState = 'answered';
+    this.respond(200, { body: sdpAnswer });
+    return this.acknowledged;
+  }
+
+  /** A final error response (486, 404, 603...), optionally with extra headers (a challenge, say). */
+  reject(status: number, options: { reason?: string; headers?: readonly SipHeader[] } = {}): void {
+    if (status < 300 || status > 699) throw new RangeError('reject needs a 3xx-6xx status');
+    if (this.currentState !== 'offered' && this.currentState !== 'ringing') return;
+    this.currentState = 'rejected';
+    this.respond(status, options);
+  }
+
+  /** BYE once answered (after the ACK); 480 before an answer. Resolves when the call is over. */
+  async hangUp(): Promise<void> {
+    if (this.currentState === 'offered' || this.currentState === 'ringing') {
+      this.reject(480);
+      return;
+    }
+    if (this.currentState === 'answered' && this.acknowledged !== null) await this.acknowledged;
+    if (this.currentState === 'confirmed') this.byeDone = this.sendBye('hang-up');
+    if (this.byeDone !== null) await this.byeDone;
+  }
+
+  /** The caller's CANCEL matched our INVITE transaction (the 200 to CANCEL is already sent). */
+  receiveCancel(): void {
+    if (this.currentState !== 'offered' && this.currentState !== 'ringing') return;
+    this.currentState = 'canceled';
+    this.respond(487);
+    this.emit('canceled', { reason: 'CANCEL received' });
+  }
+
+  private sendBye(reason: string): Promise<void> {
+    const dialog = this.dialog;
+    if (dialog === null) return Promise.resolve();
+    this.currentState = 'ending';
+    const bye = dialog.createRequest('BYE', this.services.local);
+    const target = dialog.nextHopTarget() ?? this.transaction.source;
+    return new Promise((resolve) => {
+      const finish = (detail: string) => {
+        this.end('local', `${reason}: ${detail}`);
+        resolve();
+      };
+      this.services.layer.sendRequest(bye, target, {
+        onResponse: (response) => {
+          if (response.status >= 200) finish(`BYE answered ${response.status}`);
+        },
+        onTimeout: () => finish('no response to BYE'),
+        onTransportError: (error) => finish(error.message),
+      });
+    });
+  }
+
+  private ackTimedOut(): void {
+    if (this.currentState !== 'answered') return;
+    this.resolveAcknowledged(false);
+    this.byeDone = this.sendBye('no ACK');
+  }
+
+  private end(by: 'remote' | 'local', reason: string): void {
+    if (this.dialog !== null) this.services.unregisterDialog(this.dialog);
+    if (this.currentState === 'ended') return;
+    const wasAnswered = this.currentState === 'answered';
+    this.currentState = 'ended';
+    if (wasAnswered) this.resolveAcknowledged(false);
+    this.emit('ended', { by, reason });
+  }
+
+  handleAck(_request: ParsedSipRequest): void {
+    if (this.pendingReinvite !== null) {
+      this.pendingReinvite.acknowledge2xx();
+      this.pendingReinvite = null;
+    }
+    if (this.currentState !== 'answered') return;
+    this.transaction.acknowledge2xx();
+    this.currentState = 'confirmed';
+    this.resolveAcknowledged(true);
+    this.emit('acknowledged', { callId: this.callId });
+  }
+
+  handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
+    const dialog = this.dialog;
+    if (dialog === null) return;
+    const pending = answerInDialogRequest(
+      request,
+      transaction,
+      {
+        dialog,
+        localSdp: this.localSdp,
+        remoteSdp: this.sdpOffer ?? '',
+        onBye: () => this.end('remote', 'BYE received'),
+      },
+      this.services,
+    );
+    if (pending !== null) this.pendingReinvite = pending;
+  }
+
+  handleStrayResponse(): void {}
+}

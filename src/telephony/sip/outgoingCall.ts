@@ -1,0 +1,566 @@
+import type { InviteClientTransaction } from './clientTransactions.js';
+import { newBranch } from './clientTransactions.js';
+import {
+  contactHeader,
+  Dialog,
+  newCallId,
+  newTag,
+  uacDialogFromResponse,
+  uriTarget,
+  viaHeader,
+} from './dialog.js';
+import { buildDigestAuthorization, type DigestCredentials, selectDigestChallenge } from './digest.js';
+import { TypedEvents } from './events.js';
+import { formatNameAddr, isToken, paramValue, parseSipUri } from './grammar.js';
+import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
+import {
+  headerValues,
+  type ParsedSipRequest,
+  type ParsedSipResponse,
+  type SipHeader,
+  type SipRequest,
+} from './message.js';
+import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import type { TimerGroup } from './timers.js';
+import type { NetworkTarget } from './transport.js';
+
+export interface SipAddressInput {
+  /** A `sip:` or `sips:` URI. */
+  readonly uri: string;
+  readonly displayName?: string;
+}
+
+export interface InviteOptions {
+  /** Where the call goes, e.g. `sip:+15550100001@trunk.example.com`. */
+  readonly requestUri: string;
+  readonly from: SipAddressInput;
+  readonly to: SipAddressInput;
+  readonly sdpOffer: string;
+  /** Answers 401/407 digest challenges on the INVITE and the BYE. */
+  readonly credentials?: DigestCredentials;
+  /** Sends every request of the call to this address instead of the Request-URI's host. */
+  readonly outboundProxy?: NetworkTarget;
+  /** CANCEL when no final response came this long after the INVITE was sent. Default 30 s. */
+  readonly ringTimeoutMs?: number;
+  /** Extra INVITE headers (not Via, From, To, Call-ID, CSeq, Contact, Route, Content-*, auth). */
+  readonly extraHeaders?: readonly SipHeader[];
+}
+
+export type CallFailureCause =
+  /** A final 3xx–6xx from the far end; `status` says which (408 included). */
+  | 'rejected'
+  /** Our ring timeout fired and the call was cancelled; `status` is usually 487. */
+  | 'ring_timeout'
+  /** `cancel()` or `hangUp()` before the answer. */
+  | 'canceled'
+  /** Nothing answered the INVITE at all (timer B): no response was received. */
+  | 'transport_timeout'
+  /** The datagram could not be sent. */
+  | 'transport_error'
+  /** Our credentials were challenged again. */
+  | 'auth_failed'
+  /** A 2xx without an SDP answer; the call was hung up at once. */
+  | 'bad_answer';
+
+export interface CallFailure {
+  readonly cause: CallFailureCause;
+  /** The final status received, or null when none was. */
+  readonly status: number | null;
+  readonly reason: string;
+  /** True only when no response at all came back (timer B). */
+  readonly timedOut: boolean;
+}
+
+export interface ProvisionalInfo {
+  readonly status: number;
+  readonly reason: string;
+  /** Early media SDP (183), or null. */
+  readonly sdp: string | null;
+}
+
+export interface AnsweredInfo {
+  readonly status: number;
+  readonly sdpAnswer: string;
+}
+
+export interface CallEnded {
+  readonly by: 'remote' | 'local';
+  readonly reason: string;
+}
+
+export type CallOutcome =
+  | { readonly kind: 'failed'; readonly failure: CallFailure }
+  | { readonly kind: 'ended'; readonly answered: AnsweredInfo; readonly ended: CallEnded };
+
+export interface OutgoingCallEvents {
+  provisional: ProvisionalInfo;
+  answered: AnsweredInfo;
+  failed: CallFailure;
+  ended: CallEnded;
+}
+
+export type OutgoingCallState = 'calling' | 'ringing' | 'answered' | 'ending' | 'ended' | 'failed';
+
+const protectedHeaderNames: ReadonlySet<string> = new Set([
+  'via',
+  'from',
+  'to',
+  'call-id',
+  'cseq',
+  'contact',
+  'route',
+  'record-route',
+  'max-forwards',
+  'content-length',
+  'content-type',
+  'authorization',
+  'proxy-authorization',
+]);
+
+export const defaultRingTimeoutMs = 30_000;
+
+/** An outbound call: INVITE, provisional responses, answer or failure, then BYE. */
+export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements DialogOwner {
+  readonly callId = newCallId();
+  /** Settles once the call is over, whether it failed or was answered and then ended. */
+  readonly outcome: Promise<CallOutcome>;
+  private readonly services: CallServices;
+  private readonly options: InviteOptions;
+  private readonly localTag = newTag();
+  private readonly timers: TimerGroup;
+  private readonly target: NetworkTarget;
+  private resolveOutcome: (outcome: CallOutcome) => void = () => {};
+  private currentState: OutgoingCallState = 'calling';
+  private inviteSeq = 1;
+  private invite: SipRequest | null = null;
+  private transaction: InviteClientTransaction | null = null;
+  private provisionalReceived = false;
+  private cancelCause: 'ring_timeout' | 'canceled' | null = null;
+  private cancelSent = false;
+  private readonly authHeaders = new Map<string, SipHeader>();
+  private inviteAuthAttempts = 0;
+  private dialog: Dialog | null = null;
+  private ack: SipRequest | null = null;
+  private answered: AnsweredInfo | null = null;
+  private pendingReinvite: InviteServerTransaction | null = null;
+  private byeDone: Promise<void> | null = null;
+
+  constructor(services: CallServices, options: InviteOptions) {
+    super(services.logger);
+    const requestUri = parseSipUri(options.requestUri);
+    if (requestUri === null) throw new TypeError('requestUri is not a SIP URI');
+    if (parseSipUri(options.from.uri) === null || parseSipUri(options.to.uri) === null) {
+      throw new TypeError('from.uri and to.uri must be SIP URIs');
+    }
+    for (const header of options.extraHeaders ?? []) {
+      if (!isToken(header.name) || protectedHeaderNames.has(header.name.toLowerCase())) {
+        throw new TypeError(`extra header ${header.name} is not allowed`);
+      }
+    }
+    this.services = services;
+    this.options = options;
+    this.timers = services.clock.group();
+    this.target = options.outboundProxy ?? uriTarget(requestUri);
+    this.outcome = new Promise((resolve) => {
+      this.resolveOutcome = resolve;
+    });
+  }
+
+  get state(): OutgoingCallState {
+    return this.currentState;
+  }
+
+  /** Sends the INVITE and starts the ring timeout. Called by the user agent. */
+  start(): void {
+    const ringTimeoutMs = this.options.ringTimeoutMs ?? defaultRingTimeoutMs;
+    this.timers.start('ring', ringTimeoutMs, () => this.requestCancel('ring_timeout'));
+    this.sendInvite();
+  }
+
+  /** Cancels a call not yet answered; does nothing once it is answered or over (use hangUp). */
+  cancel(): void {
+    this.requestCancel('canceled');
+  }
+
+  /** Ends the call: BYE once answered, CANCEL before. Resolves when the call is over. */
+  async hangUp(): Promise<void> {
+    if (this.currentState === 'calling' || this.currentState === 'ringing') {
+      this.requestCancel('canceled');
+      await this.outcome;
+      return;
+    }
+    if (this.currentState === 'answered') this.byeDone = this.sendBye(false);
+    if (this.byeDone !== null) await this.byeDone;
+  }
+
+  /** The user agent is closing: settle the call without sending anything more. */
+  abandon(reason: string): void {
+    if (this.currentState === 'answered' || this.currentState === 'ending') {
+      this.end('local', reason);
+      return;
+    }
+    this.fail({ cause: 'transport_error', status: null, reason, timedOut: false });
+  }
+
+  private get log() {
+    return this.services.logger;
+  }
+
+  private inviteHeaders(branch: string): SipHeader[] {
+    const from = formatNameAddr({
+      displayName: this.options.from.displayName ?? null,
+      uri: parseSipUri(this.options.from.uri)!,
+      params: [['tag', this.localTag]],
+    });
+    const to = formatNameAddr({
+      displayName: this.options.to.displayName ?? null,
+      uri: parseSipUri(this.options.to.uri)!,
+      params: [],
+    });
+    const local = this.services.local;
+    return [
+      viaHeader(local, branch),
+      { name: 'Max-Forwards', value: '70' },
+      { name: 'From', value: from },
+      { name: 'To', value: to },
+      { name: 'Call-ID', value: this.callId },
+      { name: 'CSeq', value: `${this.inviteSeq} INVITE` },
+      contactHeader(local),
+      ...this.authHeaders.values(),
+      { name: 'Allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS' },
+      { name: 'User-Agent', value: local.userAgentName },
+      ...(this.options.extraHeaders ?? []),
+      { name: 'Content-Type', value: 'application/sdp' },
+    ];
+  }
+
+  private sendInvite(): void {
+    const invite: SipRequest = {
+      kind: 'request',
+      method: 'INVITE',
+      requestUri: this.options.requestUri,
+      headers: this.inviteHeaders(newBranch()),
+      body: this.options.sdpOffer,
+    };
+    this.invite = invite;
+    this.provisionalReceived = false;
+    this.log.debug({ callId: this.callId, cseq: this.inviteSeq }, 'SIP INVITE sent');
+    this.transaction = this.services.layer.sendRequest(invite, this.target, {
+      onResponse: (response) => this.receiveInviteResponse(response),
+      onTimeout: () =>
+        this.fail({
+          cause: 'transport_timeout',
+          status: null,
+          reason: 'no response to INVITE',
+          timedOut: true,
+        }),
+      onTransportError: (error) =>
+        this.fail({ cause: 'transport_error', status: null, reason: error.message, timedOut: false }),
+    }) as InviteClientTransaction;
+  }
+
+  private requestCancel(cause: 'ring_timeout' | 'canceled'): void {
+    if (this.currentState !== 'calling' && this.currentState !== 'ringing') return;
+    if (this.cancelCause !== null) return;
+    this.cancelCause = cause;
+    this.timers.stop('ring');
+    this.log.debug({ callId: this.callId, cause }, 'SIP call cancel requested');
+    if (this.provisionalReceived) this.sendCancel();
+  }
+
+  /** RFC 3261 §9.1: the INVITE's Request-URI, Call-ID, From, To, Route, top Via and CSeq number. */
+  private sendCancel(): void {
+    const invite = this.invite;
+    if (invite === null || this.cancelSent) return;
+    this.cancelSent = true;
+    const copied = invite.headers.filter((header) =>
+      ['From', 'To', 'Call-ID', 'Route', 'Max-Forwards'].includes(header.name),
+    );
+    const topVia = invite.headers.find((header) => header.name === 'Via');
+    const cancel: SipRequest = {
+      kind: 'request',
+      method: 'CANCEL',
+      requestUri: invite.requestUri,
+      headers: [
+        ...(topVia === undefined ? [] : [topVia]),
+        ...copied,
+        { name: 'CSeq', value: `${this.inviteSeq} CANCEL` },
+        { name: 'User-Agent', value: this.services.local.userAgentName },
+      ],
+      body: '',
+    };
+    this.services.layer.sendRequest(cancel, this.target, {
+      onResponse: () => {},
+      onTimeout: () => {},
+      onTransportError: () => {},
+    });
+    // A far end that never sends the final response: give up 64 × T1 after the CANCEL.
+    this.timers.start('cancelGuard', this.services.clock.transactionTimeoutMs, () => {
+      this.transaction?.terminate();
+      this.fail({
+        cause: this.cancelCause ?? 'canceled',
+        status: null,
+        reason: 'no response to CANCEL',
+        timedOut: false,
+      });
+    });
+  }
+
+  private receiveInviteResponse(response: ParsedSipResponse): void {
+    if (response.status < 200) {
+      this.provisionalReceived = true;
+      if (response.status > 100 && this.currentState === 'calling') this.currentState = 'ringing';
+      if (this.currentState === 'calling' || this.currentState === 'ringing') {
+        const sdp = response.body === '' ? null : response.body;
+        this.emit('provisional', { status: response.status, reason: response.reason, sdp });
+      }
+      if (this.cancelCause !== null) this.sendCancel();
+      return;
+    }
+    if (response.status < 300) {
+      this.receive2xx(response);
+      return;
+    }
+    this.timers.stop('ring');
+    if (this.cancelSent && this.cancelCause !== null) {
+      this.fail({
+        cause: this.cancelCause,
+        status: response.status,
+        reason: response.reason,
+        timedOut: false,
+      });
+      return;
+    }
+    if ((response.status === 401 || response.status === 407) && this.retryWithCredentials(response)) return;
+    const challenged = response.status === 401 || response.status === 407;
+    const cause = challenged && this.inviteAuthAttempts > 0 ? 'auth_failed' : 'rejected';
+    this.fail({ cause, status: response.status, reason: response.reason, timedOut: false });
+  }
+
+  /** Re-sends the INVITE with credentials: CSeq + 1, same Call-ID and tag, new branch. */
+  private retryWithCredentials(response: ParsedSipResponse): boolean {
+    const credentials = this.options.credentials;
+    if (credentials === undefined || this.cancelCause !== null) return false;
+    const proxy = response.status === 407;
+    const challenge = selectDigestChallenge(
+      headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
+    );
+    if (challenge === null) return false;
+    const headerName = proxy ? 'Proxy-Authorization' : 'Authorization';
+    const key = `${headerName}|${challenge.realm}`;
+    if (this.inviteAuthAttempts >= 3 || (this.authHeaders.has(key) && !challenge.stale)) return false;
+    this.inviteAuthAttempts++;
+    const value = buildDigestAuthorization(challenge, credentials, {
+      method: 'INVITE',
+      uri: this.options.requestUri,
+    });
+    this.authHeaders.set(key, { name: headerName, value });
+    this.inviteSeq++;
+    this.log.debug({ callId: this.callId, status: response.status }, 'SIP INVITE challenged, retrying');
+    this.sendInvite();
+    return true;
+  }
+
+  private receive2xx(response: ParsedSipResponse): void {
+    const invite = this.invite;
+    if (invite === null) return;
+    const remoteTag = paramValue(response.to.params, 'tag') ?? '';
+    if (this.dialog !== null) {
+      if (remoteTag === this.dialog.remoteTag) this.sendAck();
+      else this.acknowledgeAndReleaseFork(invite, response, remoteTag);
+      return;
+    }
+    this.timers.stop('ring');
+    this.timers.stop('cancelGuard');
+    const init = uacDialogFromResponse(
+      invite,
+      response,
+      this.localTag,
+      remoteTag,
+      this.callId,
+      this.inviteSeq,
+    );
+    const dialog = new Dialog(
+      init ?? { ...fallbackDialog(invite, response, this.localTag, remoteTag), localSeq: this.inviteSeq },
+    );
+    this.dialog = dialog;
+    this.services.registerDialog(dialog, this);
+    this.ack = dialog.createRequest('ACK', this.services.local, {
+      seq: this.inviteSeq,
+      headers: [...this.authHeaders.values()],
+    });
+    this.sendAck();
+    if (this.cancelCause !== null || response.body === '') {
+      const failure: CallFailure =
+        this.cancelCause !== null
+          ? {
+              cause: this.cancelCause,
+              status: response.status,
+              reason: 'answered after cancel',
+              timedOut: false,
+            }
+          : {
+              cause: 'bad_answer',
+              status: response.status,
+              reason: '2xx without SDP answer',
+              timedOut: false,
+            };
+      this.currentState = 'answered';
+      this.byeDone = this.sendBye(false);
+      this.fail(failure);
+      return;
+    }
+    this.currentState = 'answered';
+    this.answered = { status: response.status, sdpAnswer: response.body };
+    this.log.debug({ callId: this.callId }, 'SIP call answered');
+    this.emit('answered', this.answered);
+  }
+
+  private dialogTarget(dialog: Dialog): NetworkTarget {
+    return this.options.outboundProxy ?? dialog.nextHopTarget() ?? this.target;
+  }
+
+  private sendAck(): void {
+    if (this.ack === null || this.dialog === null) return;
+    this.services.layer.sendStateless(this.ack, this.dialogTarget(this.dialog)).catch(() => {});
+  }
+
+  /** A second 2xx from another fork: ACK it, then BYE it (RFC 3261 §13.2.2.4). */
+  private acknowledgeAndReleaseFork(
+    invite: SipRequest,
+    response: ParsedSipResponse,
+    remoteTag: string,
+  ): void {
+    const init = uacDialogFromResponse(
+      invite,
+      response,
+      this.localTag,
+      remoteTag,
+      this.callId,
+      this.inviteSeq,
+    );
+    if (init === null) return;
+    const fork = new Dialog(init);
+    const target = this.options.outboundProxy ?? fork.nextHopTarget() ?? this.target;
+    const ack = fork.createRequest('ACK', this.services.local, { seq: this.inviteSeq });
+    this.services.layer.sendStateless(ack, target).catch(() => {});
+    const bye = fork.createRequest('BYE', this.services.local);
+    this.services.layer.sendRequest(bye, target, {
+      onResponse: () => {},
+      onTimeout: () => {},
+      onTransportError: () => {},
+    });
+  }
+
+  private sendBye(authenticated: boolean, authHeader?: SipHeader): Promise<void> {
+    const dialog = this.dialog;
+    if (dialog === null) return Promise.resolve();
+    if (this.currentState === 'answered') this.currentState = 'ending';
+    const bye = dialog.createRequest('BYE', this.services.local, { headers: authHeader ? [authHeader] : [] });
+    return new Promise((resolve) => {
+      this.services.layer.sendRequest(bye, this.dialogTarget(dialog), {
+        onResponse: (response) => {
+          if (response.status < 200) return;
+          const retry = !authenticated ? this.byeAuthorization(response) : null;
+          if (retry !== null) {
+            void this.sendBye(true, retry).then(resolve);
+            return;
+          }
+          this.end('local', `BYE answered ${response.status}`);
+          resolve();
+        },
+        onTimeout: () => {
+          this.end('local', 'no response to BYE');
+          resolve();
+        },
+        onTransportError: (error) => {
+          this.end('local', error.message);
+          resolve();
+        },
+      });
+    });
+  }
+
+  private byeAuthorization(response: ParsedSipResponse): SipHeader | null {
+    const credentials = this.options.credentials;
+    if (credentials === undefined || (response.status !== 401 && response.status !== 407)) return null;
+    const proxy = response.status === 407;
+    const challenge = selectDigestChallenge(
+      headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
+    );
+    if (challenge === null || this.dialog === null) return null;
+    const value = buildDigestAuthorization(challenge, credentials, {
+      method: 'BYE',
+      uri: this.dialog.remoteTarget,
+    });
+    return { name: proxy ? 'Proxy-Authorization' : 'Authorization', value };
+  }
+
+  private fail(failure: CallFailure): void {
+    if (this.currentState === 'failed' || this.currentState === 'ended') return;
+    const hangingUp = this.currentState === 'ending';
+    this.currentState = 'failed';
+    this.timers.stopAll();
+    this.log.debug({ callId: this.callId, cause: failure.cause, status: failure.status }, 'SIP call failed');
+    this.emit('failed', failure);
+    this.resolveOutcome({ kind: 'failed', failure });
+    if (!hangingUp && this.dialog !== null) this.services.unregisterDialog(this.dialog);
+  }
+
+  private end(by: 'remote' | 'local', reason: string): void {
+    if (this.dialog !== null) this.services.unregisterDialog(this.dialog);
+    if (this.currentState !== 'answered' && this.currentState !== 'ending') return;
+    this.currentState = 'ended';
+    this.timers.stopAll();
+    const ended: CallEnded = { by, reason };
+    this.log.debug({ callId: this.callId, by }, 'SIP call ended');
+    this.emit('ended', ended);
+    if (this.answered !== null) this.resolveOutcome({ kind: 'ended', answered: this.answered, ended });
+  }
+
+  handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
+    const dialog = this.dialog;
+    if (dialog === null) return;
+    const pending = answerInDialogRequest(
+      request,
+      transaction,
+      {
+        dialog,
+        localSdp: this.options.sdpOffer,
+        remoteSdp: this.answered?.sdpAnswer ?? '',
+        onBye: () => this.end('remote', 'BYE received'),
+      },
+      this.services,
+    );
+    if (pending !== null) this.pendingReinvite = pending;
+  }
+
+  handleAck(_request: ParsedSipRequest): void {
+    this.pendingReinvite?.acknowledge2xx();
+    this.pendingReinvite = null;
+  }
+
+  handleStrayResponse(response: ParsedSipResponse): void {
+    if (response.cseq.method === 'INVITE' && response.status >= 200 && response.status < 300)
+      this.receive2xx(response);
+  }
+}
+
+/** A dialog for a 2xx without Contact: the Request-URI stands in as remote target. */
+function fallbackDialog(
+  invite: SipRequest,
+  response: ParsedSipResponse,
+  localTag: string,
+  remoteTag: string,
+) {
+  return {
+    callId: response.callId,
+    localTag,
+    remoteTag,
+    localAddress: invite.headers.find((header) => header.name === 'From')?.value ?? '',
+    remoteAddress: response.headers.find((header) => header.name === 'To')?.value ?? '',
+    remoteTarget: invite.requestUri,
+    routeSet: headerValues(response, 'Record-Route').reverse(),
+    remoteSeq: null,
+  };
+}

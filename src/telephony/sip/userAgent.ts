@@ -1,0 +1,212 @@
+import type { Logger } from '../../logger.js';
+import { allowedMethods, type Dialog, dialogId, type LocalEndpoint, newTag } from './dialog.js';
+import { paramValue } from './grammar.js';
+import { IncomingCall } from './incomingCall.js';
+import type { CallServices, DialogOwner } from './inDialog.js';
+import { headerValues, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
+import { type InviteOptions, OutgoingCall } from './outgoingCall.js';
+import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import { resolveTimerSettings, SipClock, type SipTimerSettings, type TimerScheduler } from './timers.js';
+import { buildResponse, TransactionLayer, type TransactionUser } from './transactionLayer.js';
+import { type NetworkTarget, UdpTransport } from './transport.js';
+
+export interface SipUserAgentOptions {
+  /** Address to bind, e.g. `127.0.0.1`. */
+  readonly bindAddress: string;
+  /** UDP port; 0 picks a free one (read it back from `localEndpoint.port`). */
+  readonly port: number;
+  /** Address advertised in Via and Contact (NAT, containers); defaults to the bound one. */
+  readonly publicAddress?: string;
+  readonly publicPort?: number;
+  readonly logger: Logger;
+  /** RFC 3261 timers; pass `{ t1Ms: 20 }` in tests and the others scale with it. */
+  readonly timers?: Partial<SipTimerSettings>;
+  readonly timerScheduler?: TimerScheduler;
+  /** Larger datagrams are dropped on receipt and refused on send. Default 65,507. */
+  readonly maxDatagramBytes?: number;
+  /** The User-Agent header. Default `callwright`. */
+  readonly userAgentName?: string;
+}
+
+export type IncomingCallHandler = (call: IncomingCall) => void;
+
+/**
+ * A SIP user agent over one UDP socket: places calls (UAC), receives them (UAS, for the sandbox
+ * carrier), answers OPTIONS, and owns every transaction, dialog and timer it starts.
+ */
+export class SipUserAgent implements TransactionUser {
+  readonly localEndpoint: LocalEndpoint;
+  private readonly logger: Logger;
+  private readonly transport: UdpTransport;
+  private readonly clock: SipClock;
+  private readonly layer: TransactionLayer;
+  private readonly services: CallServices;
+  private readonly dialogs = new Map<string, DialogOwner>();
+  private readonly incomingByTransaction = new WeakMap<InviteServerTransaction, IncomingCall>();
+  private readonly outgoingCalls = new Set<OutgoingCall>();
+  private incomingHandler: IncomingCallHandler | null = null;
+  private closed = false;
+
+  private constructor(options: SipUserAgentOptions, transport: UdpTransport) {
+    this.logger = options.logger;
+    this.transport = transport;
+    this.clock = new SipClock(resolveTimerSettings(options.timers), options.timerScheduler);
+    this.layer = new TransactionLayer(transport, this.clock, this.logger);
+    this.localEndpoint = {
+      host: transport.advertisedHost,
+      port: transport.advertisedPort,
+      userAgentName: options.userAgentName ?? 'callwright',
+    };
+    this.services = {
+      logger: this.logger,
+      clock: this.clock,
+      layer: this.layer,
+      local: this.localEndpoint,
+      registerDialog: (dialog, owner) => this.dialogs.set(dialog.id, owner),
+      unregisterDialog: (dialog: Dialog) => this.dialogs.delete(dialog.id),
+    };
+    this.layer.setUser(this);
+  }
+
+  static async start(options: SipUserAgentOptions): Promise<SipUserAgent> {
+    const transport = await UdpTransport.bind({
+      bindAddress: options.bindAddress,
+      port: options.port,
+      ...(options.publicAddress === undefined ? {} : { publicAddress: options.publicAddress }),
+      ...(options.publicPort === undefined ? {} : { publicPort: options.publicPort }),
+      ...(options.maxDatagramBytes === undefined ? {} : { maxDatagramBytes: options.maxDatagramBytes }),
+    });
+    const userAgent = new SipUserAgent(options, transport);
+    options.logger.debug({ port: transport.boundPort }, 'SIP user agent listening');
+    return userAgent;
+  }
+
+  /** The port actually bound (differs from the advertised one behind NAT). */
+  get boundPort(): number {
+    return this.transport.boundPort;
+  }
+
+  /** Timers running now; 0 after close(). */
+  get liveTimerCount(): number {
+    return this.clock.liveTimerCount;
+  }
+
+  /** Places a call. Throws a TypeError for a malformed URI or a forbidden extra header. */
+  invite(options: InviteOptions): OutgoingCall {
+    if (this.closed) throw new Error('SIP user agent is closed');
+    const call = new OutgoingCall(this.services, options);
+    this.outgoingCalls.add(call);
+    void call.outcome.then(() => this.outgoingCalls.delete(call));
+    call.start();
+    return call;
+  }
+
+  /** Receives calls; without a handler INVITEs get 480. */
+  onInvite(handler: IncomingCallHandler): void {
+    this.incomingHandler = handler;
+  }
+
+  /**
+   * Stops everything: pending outgoing calls fail (`transport_error`), answered ones end
+   * locally without a BYE, every timer is cleared and the socket closed. Hang calls up first.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const call of this.outgoingCalls) call.abandon('user agent closed');
+    this.outgoingCalls.clear();
+    this.layer.terminateAll();
+    this.clock.cancelAll();
+    this.dialogs.clear();
+    await this.transport.close();
+  }
+
+  private respond(transaction: AnyServerTransaction, status: number, extra: { reason?: string } = {}): void {
+    const headers = [{ name: 'Allow', value: allowedMethods }];
+    if (status === 200) headers.push({ name: 'Accept', value: 'application/sdp' });
+    transaction.respond(buildResponse(transaction.request, status, { headers, toTag: newTag(), ...extra }));
+  }
+
+  onRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
+    if (this.closed) return;
+    const toTag = paramValue(request.to.params, 'tag');
+    if (request.method === 'CANCEL') {
+      this.receiveCancel(request, transaction);
+      return;
+    }
+    if (typeof toTag === 'string' && toTag !== '') {
+      const owner = this.dialogs.get(
+        dialogId(request.callId, toTag, paramValue(request.from.params, 'tag') ?? ''),
+      );
+      if (owner === undefined) this.respond(transaction, 481);
+      else owner.handleInDialogRequest(request, transaction);
+      return;
+    }
+    switch (request.method) {
+      case 'INVITE':
+        this.receiveInvite(request, transaction as InviteServerTransaction);
+        return;
+      case 'OPTIONS':
+        this.respond(transaction, 200);
+        return;
+      case 'BYE':
+        this.respond(transaction, 481);
+        return;
+      default:
+        this.respond(transaction, 501);
+    }
+  }
+
+  private receiveCancel(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
+    const invite = this.layer.findInviteServerTransaction(request);
+    if (invite === undefined) {
+      this.respond(transaction, 481);
+      return;
+    }
+    transaction.respond(buildResponse(request, 200));
+    this.incomingByTransaction.get(invite)?.receiveCancel();
+  }
+
+  private receiveInvite(request: ParsedSipRequest, transaction: InviteServerTransaction): void {
+    if (headerValues(request, 'Require').length > 0) {
+      const unsupported = headerValues(request, 'Require').join(', ');
+      transaction.respond(
+        buildResponse(request, 420, {
+          toTag: newTag(),
+          headers: [{ name: 'Unsupported', value: unsupported }],
+        }),
+      );
+      return;
+    }
+    const handler = this.incomingHandler;
+    if (handler === null) {
+      this.respond(transaction, 480);
+      return;
+    }
+    const call = new IncomingCall(this.services, request, transaction);
+    this.incomingByTransaction.set(transaction, call);
+    try {
+      handler(call);
+    } catch (error) {
+      this.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'SIP invite handler failed',
+      );
+      if (call.state === 'offered' || call.state === 'ringing') call.reject(500);
+    }
+  }
+
+  onAck(request: ParsedSipRequest, _source: NetworkTarget): void {
+    const toTag = paramValue(request.to.params, 'tag') ?? '';
+    const owner = this.dialogs.get(
+      dialogId(request.callId, toTag, paramValue(request.from.params, 'tag') ?? ''),
+    );
+    owner?.handleAck(request);
+  }
+
+  onStrayResponse(response: ParsedSipResponse, _source: NetworkTarget): void {
+    const fromTag = paramValue(response.from.params, 'tag') ?? '';
+    const toTag = paramValue(response.to.params, 'tag') ?? '';
+    this.dialogs.get(dialogId(response.callId, fromTag, toTag))?.handleStrayResponse(response);
+  }
+}
