@@ -8,11 +8,11 @@ import { LatencyHistogram, type LatencySummary } from './latencyHistogram.js';
  * than all of them at once (a burst of 500 packets overflows a receiver's UDP buffer).
  *
  * Drift: tick n is due at start + n × slotMs on the monotonic clock (process.hrtime), whatever
- * the timer's own error, so lateness never accumulates. When the loop was blocked and several
- * ticks are overdue, at most `maxTicksPerWake` are run per wake-up and the rest follow on
- * setImmediate turns, so catching up sends slot by slot, never every session's backlog at once.
+ * the timer's own error, so lateness never accumulates. Catching up never bursts: one wake-up runs
+ * one slot at most, and while behind, wake-ups come every `catchUpSpacingMs` (half a slot) instead
+ * of every slot, so a backlog drains at twice the normal rate, a quarter of the sessions at a time.
  * A stall longer than `maxCatchUpMs` is not replayed: the schedule is re-anchored (the skipped
- * ticks are counted) and sessions simply continue.
+ * ticks are counted) and sessions continue where they were (their queued audio is only delayed).
  */
 export interface ClockedSender {
   /** Called once per frame from the clock's tick. Must not throw (it is caught and counted). */
@@ -23,8 +23,8 @@ export interface MediaClockOptions {
   logger: Logger;
   frameMs?: number;
   slotCount?: number;
-  /** Overdue ticks run per wake-up before yielding to I/O. */
-  maxTicksPerWake?: number;
+  /** Spacing of wake-ups while behind schedule (default slotMs / 2). */
+  catchUpSpacingMs?: number;
   /** Lateness beyond which overdue ticks are dropped rather than replayed. */
   maxCatchUpMs?: number;
   /** Whether the timer keeps the process alive (default false: sockets do that). */
@@ -48,7 +48,7 @@ export class MediaClock {
   readonly slotCount: number;
   private readonly slotMs: number;
   private readonly slotNs: bigint;
-  private readonly maxTicksPerWake: number;
+  private readonly catchUpSpacingNs: bigint;
   private readonly maxCatchUpNs: bigint;
   /** A tick this close to due runs now (timers are 1 ms coarse); its lateness records as 0. */
   private readonly earlyToleranceNs = 1_000_000n;
@@ -75,7 +75,7 @@ export class MediaClock {
       throw new RangeError('slotCount must be ≥ 1');
     this.slotMs = this.frameMs / this.slotCount;
     this.slotNs = BigInt(Math.round(this.slotMs * 1e6));
-    this.maxTicksPerWake = options.maxTicksPerWake ?? 2;
+    this.catchUpSpacingNs = BigInt(Math.round((options.catchUpSpacingMs ?? this.slotMs / 2) * 1e6));
     this.maxCatchUpNs = BigInt(Math.round((options.maxCatchUpMs ?? 100) * 1e6));
     this.ref = options.ref ?? false;
     this.slots = Array.from({ length: this.slotCount }, () => new Set<ClockedSender>());
@@ -129,9 +129,10 @@ export class MediaClock {
 
   private start(): void {
     this.running = true;
-    this.startNs = process.hrtime.bigint();
+    const now = process.hrtime.bigint();
+    this.startNs = now + this.slotNs;
     this.tickIndex = 0;
-    this.schedule(this.startNs);
+    this.schedule(now);
   }
 
   private dueNs(index: number): bigint {
@@ -142,30 +143,27 @@ export class MediaClock {
     this.timer = null;
     this.immediate = null;
     if (!this.running) return;
-    let now = process.hrtime.bigint();
+    const now = process.hrtime.bigint();
     let due = this.dueNs(this.tickIndex);
     if (now - due > this.maxCatchUpNs) {
-      // Too far behind to replay: re-anchor on the next slot boundary, keep slot rotation.
+      // Too far behind to replay: re-anchor on the latest slot boundary, keeping slot rotation.
       const behind = Number((now - due) / this.slotNs);
       this.skippedTicks += behind;
       this.tickIndex += behind;
       due = this.dueNs(this.tickIndex);
     }
-    let ran = 0;
-    while (this.running && due <= now + this.earlyToleranceNs && ran < this.maxTicksPerWake) {
+    if (due <= now + this.earlyToleranceNs) {
       this.lateness.record(now > due ? Number(now - due) / 1e6 : 0);
       this.runSlot(this.tickIndex % this.slotCount);
       this.tickIndex++;
       this.ticks++;
-      ran++;
-      due = this.dueNs(this.tickIndex);
-      now = process.hrtime.bigint();
     }
-    if (this.running) this.schedule(now);
+    if (this.running) this.schedule(process.hrtime.bigint());
   }
 
   private schedule(now: bigint): void {
-    const waitNs = this.dueNs(this.tickIndex) - now;
+    let waitNs = this.dueNs(this.tickIndex) - now;
+    if (waitNs <= 0n) waitNs = this.catchUpSpacingNs; // behind: next slot after a short breather
     if (waitNs <= this.earlyToleranceNs) {
       this.immediate = setImmediate(this.wake);
       return;

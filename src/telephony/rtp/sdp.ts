@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { type MediaDescription, parse, type SessionDescription, write } from 'sdp-transform';
 import { type G711Codec, g711Codecs, staticPayloadTypeByCodec } from './g711.js';
 import { MediaError } from './mediaError.js';
@@ -222,8 +223,8 @@ function readFormats(media: MediaDescription): Format[] {
         telephoneEvent: false,
       };
     }
-    const name = map.codec.toUpperCase();
-    const rate = map.rate ?? 0;
+    const name = String(map.codec).toUpperCase();
+    const rate = Number(map.rate ?? 0);
     const label = `${map.codec}/${rate}`;
     const codec = rate === 8000 && (name === 'PCMU' || name === 'PCMA') ? name : null;
     const telephoneEvent =
@@ -235,10 +236,10 @@ function readFormats(media: MediaDescription): Format[] {
 }
 
 /** RFC 4733: no fmtp means events 0-15; otherwise the list must cover the digits 0-15. */
-function coversDigits(fmtp: { config: string } | undefined): boolean {
+function coversDigits(fmtp: { config: string | number } | undefined): boolean {
   if (!fmtp) return true;
   const covered = new Set<number>();
-  for (const part of fmtp.config.split(',')) {
+  for (const part of String(fmtp.config).split(',')) {
     const match = /^\s*(\d{1,3})(?:\s*-\s*(\d{1,3}))?\s*$/.exec(part);
     if (!match) continue;
     const from = Number(match[1]);
@@ -256,15 +257,20 @@ function remoteMedia(
   payloadType: number,
   formats: Format[],
 ): RemoteMedia {
-  const address = (media.connection ?? session.connection)?.ip?.trim();
+  const ip = (media.connection ?? session.connection)?.ip;
+  const address = ip === undefined ? undefined : String(ip).trim();
   if (!address) throw new MediaError('invalid_sdp', 'SDP has no c= connection address for audio');
+  const host = address.split('/')[0]!;
+  // Only literal addresses: a host name would make the media path do DNS on the far end's say-so.
+  if (isIP(host) === 0)
+    throw new MediaError('invalid_sdp', `SDP connection address is not an IP address: ${host}`);
   let direction = declaredDirection(session, media);
-  if (address === '0.0.0.0' || address === '::') {
+  if (host === '0.0.0.0' || host === '::') {
     direction = direction === 'sendrecv' || direction === 'sendonly' ? 'sendonly' : 'inactive';
   }
   const ptime = Number(media.ptime);
   return {
-    address: address.split('/')[0]!,
+    address: host,
     port: media.port,
     codec,
     payloadType,
