@@ -148,7 +148,8 @@ export function buildDigestAuthorization(
     `algorithm=${challenge.algorithm}`,
   ];
   if (challenge.opaque !== null) parts.push(`opaque=${quote(challenge.opaque)}`);
-  if (qop !== null) parts.push(`qop=${qop}`, `nc=${nonceCount}`, `cnonce=${quote(cnonce)}`);
+  if (qop !== null) parts.push(`qop=${qop}`, `nc=${nonceCount}`);
+  if (qop !== null || challenge.algorithm.endsWith('-sess')) parts.push(`cnonce=${quote(cnonce)}`);
   return `Digest ${parts.join(', ')}`;
 }
 

@@ -220,6 +220,10 @@ export function parseSipMessage(data: Buffer | string): ParseResult {
     .subarray(0, ends.headerEnd)
     .toString('utf8')
     .replace(/^(\r?\n)+/, '');
+  // Control characters (other than tab) would be copied into our responses: refuse them here.
+  if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)/.test(headerText)) {
+    return { ok: false, reason: 'control character in headers' };
+  }
   const [startText, ...lines] = unfoldLines(headerText);
   const startLine = parseStartLine(startText ?? '');
   if (startLine === null) return { ok: false, reason: 'malformed start line' };
