@@ -207,6 +207,17 @@ export function readEssentials(message: SipMessageBase): MessageEssentials | str
   return { callId, cseq, from, to, vias: [topVia, ...otherVias] };
 }
 
+/** True for any control character other than tab, or a CR not followed by LF. */
+function hasForbiddenControl(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 9 || code === 10) continue;
+    if (code === 13 && text.charCodeAt(index + 1) === 10) continue;
+    if (code < 32 || code === 127) return true;
+  }
+  return false;
+}
+
 /**
  * Parses one datagram. Never throws: anything malformed, truncated or oversized comes back as
  * `{ ok: false, reason }`. On a datagram transport the body is exactly Content-Length bytes;
@@ -221,7 +232,7 @@ export function parseSipMessage(data: Buffer | string): ParseResult {
     .toString('utf8')
     .replace(/^(\r?\n)+/, '');
   // Control characters (other than tab) would be copied into our responses: refuse them here.
-  if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)/.test(headerText)) {
+  if (hasForbiddenControl(headerText)) {
     return { ok: false, reason: 'control character in headers' };
   }
   const [startText, ...lines] = unfoldLines(headerText);
