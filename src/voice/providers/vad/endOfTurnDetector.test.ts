@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { EndOfTurnDetector, type TurnEvent } from './endOfTurnDetector.js';
+
+/** Feeds a pattern like '..SSSS..' (S speech, . silence), one character per frame. */
+function run(detector: EndOfTurnDetector, pattern: string): TurnEvent[] {
+  const events: TurnEvent[] = [];
+  for (const character of pattern) {
+    const event = detector.pushDecision(character === 'S');
+    if (event) events.push(event);
+  }
+  return events;
+}
+
+describe('EndOfTurnDetector', () => {
+  const options = { frameDurationMs: 20, silenceWindowMs: 100, minSpeechDurationMs: 60 };
+
+  it('reports speech start once speech has lasted the minimum, dated at its first frame', () => {
+    const detector = new EndOfTurnDetector(options);
+    expect(run(detector, '..SS')).toEqual([]);
+    expect(run(detector, 'S')).toEqual([{ type: 'speech_start', speechStartMs: 40, detectedAtMs: 100 }]);
+    expect(detector.isSpeaking).toBe(true);
+  });
+
+  it('ignores speech shorter than the minimum (a click)', () => {
+    const detector = new EndOfTurnDetector(options);
+    expect(run(detector, '.SS..S.SS.........')).toEqual([]);
+    expect(detector.isSpeaking).toBe(false);
+  });
+
+  it('ends the turn after the silence window, not before, and not on shorter pauses', () => {
+    const detector = new EndOfTurnDetector(options);
+    const events = run(detector, 'SSSS....SSS.....');
+    expect(events).toEqual([
+      { type: 'speech_start', speechStartMs: 0, detectedAtMs: 60 },
+      { type: 'speech_end', speechStartMs: 0, speechEndMs: 220, detectedAtMs: 320 },
+    ]);
+    expect(detector.isSpeaking).toBe(false);
+  });
+
+  it('finds a second turn after the first ended', () => {
+    const detector = new EndOfTurnDetector({ frameDurationMs: 10, silenceWindowMs: 600 });
+    const pattern = `${'S'.repeat(50)}${'.'.repeat(60)}${'.'.repeat(40)}${'S'.repeat(30)}${'.'.repeat(60)}`;
+    const events = run(detector, pattern);
+    expect(events.map((event) => event.type)).toEqual([
+      'speech_start',
+      'speech_end',
+      'speech_start',
+      'speech_end',
+    ]);
+    expect(events[1]).toMatchObject({ speechEndMs: 500, detectedAtMs: 1100 });
+    expect(events[2]).toMatchObject({ speechStartMs: 1500 });
+    expect(events[3]).toMatchObject({ speechStartMs: 1500, speechEndMs: 1800, detectedAtMs: 2400 });
+  });
+
+  it('starts over at time zero after reset', () => {
+    const detector = new EndOfTurnDetector(options);
+    run(detector, '......SSSS');
+    detector.reset();
+    expect(detector.isSpeaking).toBe(false);
+    expect(run(detector, 'SSS')).toEqual([{ type: 'speech_start', speechStartMs: 0, detectedAtMs: 60 }]);
+  });
+});
