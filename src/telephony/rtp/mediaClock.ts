@@ -62,6 +62,7 @@ export class MediaClock {
   private running = false;
   private startNs = 0n;
   private tickIndex = 0;
+  private lastRunNs = 0n;
   private ticks = 0;
   private skippedTicks = 0;
   private senderErrors = 0;
@@ -144,6 +145,12 @@ export class MediaClock {
     this.immediate = null;
     if (!this.running) return;
     const now = process.hrtime.bigint();
+    // A timer armed inside a long-running callback counts from the loop's stale cached time and
+    // can fire at once: never run two slots closer than the catch-up spacing, whatever woke us.
+    if (now - this.lastRunNs < this.catchUpSpacingNs - this.earlyToleranceNs) {
+      this.scheduleAt(this.lastRunNs + this.catchUpSpacingNs, now);
+      return;
+    }
     let due = this.dueNs(this.tickIndex);
     if (now - due > this.maxCatchUpNs) {
       // Too far behind to replay: re-anchor on the latest slot boundary, keeping slot rotation.
@@ -154,6 +161,7 @@ export class MediaClock {
     }
     if (due <= now + this.earlyToleranceNs) {
       this.lateness.record(now > due ? Number(now - due) / 1e6 : 0);
+      this.lastRunNs = now;
       this.runSlot(this.tickIndex % this.slotCount);
       this.tickIndex++;
       this.ticks++;
@@ -162,8 +170,13 @@ export class MediaClock {
   }
 
   private schedule(now: bigint): void {
-    let waitNs = this.dueNs(this.tickIndex) - now;
-    if (waitNs <= 0n) waitNs = this.catchUpSpacingNs; // behind: next slot after a short breather
+    const due = this.dueNs(this.tickIndex);
+    // Behind schedule: the next slot follows after the catch-up spacing, not at once.
+    this.scheduleAt(due > now ? due : this.lastRunNs + this.catchUpSpacingNs, now);
+  }
+
+  private scheduleAt(targetNs: bigint, now: bigint): void {
+    const waitNs = targetNs - now;
     if (waitNs <= this.earlyToleranceNs) {
       this.immediate = setImmediate(this.wake);
       return;
