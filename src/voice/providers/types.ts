@@ -49,11 +49,14 @@ export interface PartialTranscript {
 }
 
 export interface FinalTranscript {
-  /** Lower-case words separated by single spaces; empty when nothing was recognized. */
+  /**
+   * What was said; empty when nothing was recognized. Offline engines give lower-case words;
+   * HTTP providers may add case and punctuation.
+   */
   text: string;
   /** 0..1 when the provider reports one. */
   confidence?: number;
-  /** Which expected phrase matched, when the session had phrases and one matched exactly. */
+  /** The expected phrase the text is (ignoring case and punctuation), when it is one of them. */
   matchedPhrase?: string;
 }
 

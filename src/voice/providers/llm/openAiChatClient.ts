@@ -1,0 +1,235 @@
+import type { Logger } from '../../../logger.js';
+import {
+  type OpenAiCompatibleEndpoint,
+  postJsonToProvider,
+  postToProvider,
+  readBodyPieces,
+} from '../http/openAiHttp.js';
+import { ProviderError } from '../providerError.js';
+import { readServerSentEventData } from './serverSentEvents.js';
+
+/** A tool call as the model made it; `argumentsJson` is the model's text, unparsed. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  argumentsJson: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export type ChatStreamEvent =
+  | { type: 'text'; delta: string }
+  /** Emitted once the call is complete; `arguments` is the parsed JSON (or the raw text if invalid). */
+  | { type: 'tool_call'; id: string; name: string; arguments: unknown; argumentsJson: string }
+  /** The last event: why the model stopped (`stop`, `length`, `tool_calls`, …) when it said. */
+  | { type: 'finish'; reason: string | null };
+
+export interface StreamChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  temperature?: number;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface JsonSchemaFormat {
+  /** Name the server shows for the schema, e.g. `call_outcome`. */
+  name: string;
+  schema: Record<string, unknown>;
+}
+
+export interface CompleteJsonRequest {
+  messages: ChatMessage[];
+  schema: JsonSchemaFormat;
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+export interface OpenAiChatClientOptions {
+  endpoint: OpenAiCompatibleEndpoint;
+  model: string;
+  logger?: Logger;
+}
+
+const providerName = 'openai-chat';
+
+function toWireMessage(message: ChatMessage): Record<string, unknown> {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls && message.toolCalls.length > 0
+          ? {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.argumentsJson },
+              })),
+            }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
+}
+
+function toWireTool(tool: ToolDefinition): Record<string, unknown> {
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      parameters: tool.parameters,
+    },
+  };
+}
+
+function parseJsonOrKeepText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+// The streamed chunk, as far as we read it.
+interface ChunkToolCallFragment {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+interface StreamChunk {
+  choices?: Array<{
+    delta?: { content?: string | null; tool_calls?: ChunkToolCallFragment[] };
+    finish_reason?: string | null;
+  }>;
+  error?: { message?: string };
+}
+
+/** Chat completions from an OpenAI-compatible server: streamed with tool calls, or as JSON. */
+export class OpenAiChatClient {
+  readonly #endpoint: OpenAiCompatibleEndpoint;
+  readonly #model: string;
+  readonly #logger: Logger | undefined;
+
+  constructor(options: OpenAiChatClientOptions) {
+    this.#endpoint = options.endpoint;
+    this.#model = options.model;
+    this.#logger = options.logger;
+  }
+
+  /**
+   * Streams the answer: text deltas as they arrive; each tool call once all its fragments have
+   * arrived (when the next call starts or the stream ends); then one `finish` event.
+   */
+  async *streamChat(request: StreamChatRequest): AsyncIterable<ChatStreamEvent> {
+    const body: Record<string, unknown> = {
+      model: this.#model,
+      messages: request.messages.map(toWireMessage),
+      stream: true,
+    };
+    if (request.tools && request.tools.length > 0) body.tools = request.tools.map(toWireTool);
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+    const providerResponse = await postToProvider({
+      providerName,
+      endpoint: this.#endpoint,
+      path: '/chat/completions',
+      body: JSON.stringify(body),
+      signal: request.signal,
+    });
+
+    const toolCallsByIndex = new Map<number, ToolCall>();
+    let emittedToolCalls = 0;
+    let finishReason: string | null = null;
+    const completedToolCall = (call: ToolCall): ChatStreamEvent => ({
+      type: 'tool_call',
+      id: call.id,
+      name: call.name,
+      arguments: parseJsonOrKeepText(call.argumentsJson === '' ? '{}' : call.argumentsJson),
+      argumentsJson: call.argumentsJson,
+    });
+
+    for await (const data of readServerSentEventData(readBodyPieces(providerResponse))) {
+      if (data.trim() === '[DONE]') break;
+      let chunk: StreamChunk;
+      try {
+        chunk = JSON.parse(data) as StreamChunk;
+      } catch {
+        throw new ProviderError(providerName, `streamed a chunk that is not JSON: ${data.slice(0, 200)}`);
+      }
+      if (chunk.error)
+        throw new ProviderError(providerName, `stream failed: ${chunk.error.message ?? 'unknown error'}`);
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const content = choice.delta?.content;
+      if (typeof content === 'string' && content !== '') yield { type: 'text', delta: content };
+      for (const fragment of choice.delta?.tool_calls ?? []) {
+        const index = fragment.index ?? 0;
+        let call = toolCallsByIndex.get(index);
+        if (!call) {
+          // A new call starts: the ones before it are complete.
+          for (let earlier = emittedToolCalls; earlier < index; earlier += 1) {
+            const earlierCall = toolCallsByIndex.get(earlier);
+            if (earlierCall) yield completedToolCall(earlierCall);
+          }
+          emittedToolCalls = Math.max(emittedToolCalls, index);
+          call = { id: fragment.id ?? `call_${index}`, name: '', argumentsJson: '' };
+          toolCallsByIndex.set(index, call);
+        }
+        if (fragment.id) call.id = fragment.id;
+        if (fragment.function?.name) call.name += fragment.function.name;
+        if (fragment.function?.arguments) call.argumentsJson += fragment.function.arguments;
+      }
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+    const remaining = [...toolCallsByIndex.entries()].filter(([index]) => index >= emittedToolCalls);
+    for (const [, call] of remaining.sort(([a], [b]) => a - b)) yield completedToolCall(call);
+    this.#logger?.debug({ finishReason, toolCallCount: toolCallsByIndex.size }, 'chat stream finished');
+    yield { type: 'finish', reason: finishReason };
+  }
+
+  /** A completion constrained to a JSON schema (`response_format: json_schema`), parsed. */
+  async completeJson(request: CompleteJsonRequest): Promise<unknown> {
+    const body: Record<string, unknown> = {
+      model: this.#model,
+      messages: request.messages.map(toWireMessage),
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true },
+      },
+    };
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    const answer = (await postJsonToProvider({
+      providerName,
+      endpoint: this.#endpoint,
+      path: '/chat/completions',
+      body: JSON.stringify(body),
+      signal: request.signal,
+    })) as { choices?: Array<{ message?: { content?: string | null; refusal?: string | null } }> };
+    const message = answer.choices?.[0]?.message;
+    if (message?.refusal) throw new ProviderError(providerName, `the model refused: ${message.refusal}`);
+    if (typeof message?.content !== 'string')
+      throw new ProviderError(providerName, 'answer has no message content');
+    try {
+      return JSON.parse(message.content) as unknown;
+    } catch {
+      throw new ProviderError(providerName, `answer is not JSON: ${message.content.slice(0, 200)}`);
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A fake OpenAI-compatible server for tests: real HTTP on 127.0.0.1 speaking the real wire
+ * protocol (JSON bodies, multipart uploads, raw audio bytes, server-sent events), answering from
+ * a script the test sets. It stands for an outside provider; it is not a mock of our code.
+ */
+
+export interface RecordedRequest {
+  path: string;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  json?: unknown;
+  formFields?: Record<string, string>;
+  uploadedFile?: { name: string; type: string; bytes: Uint8Array };
+}
+
+export interface FakeOpenAiScript {
+  /** Required bearer token; requests without it get 401. */
+  apiKey?: string;
+  /** Raw 16-bit mono PCM the speech endpoint returns (as pcm bytes, or wrapped in a WAV). */
+  speechSamples: Int16Array;
+  speechSampleRateHz: number;
+  transcriptionText: string;
+  /** Each entry becomes one SSE chunk's `choices[0].delta` (with finish_reason when given). */
+  chatStreamDeltas: Array<{ delta: Record<string, unknown>; finishReason?: string }>;
+  /** The `message.content` of a non-streamed completion. */
+  chatJsonContent: string;
+  /** Answer the next request with this instead. */
+  nextFailure?: { status: number; body: string };
+  /** Wait this long before answering (to trigger client timeouts). */
+  responseDelayMs?: number;
+  /** Split every written body into pieces this large (odd sizes cut samples and lines in two). */
+  writePieceBytes: number;
+}
+
+export interface FakeOpenAiServer {
+  /** e.g. http://127.0.0.1:43123/v1 */
+  baseUrl: string;
+  script: FakeOpenAiScript;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+function encodeWavBytes(samples: Int16Array, sampleRateHz: number): Buffer {
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  // Streamed WAVs from real servers often carry unknown sizes; do the same.
+  header.writeUInt32LE(0xffffffff, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(sampleRateHz, 24);
+  header.writeUInt32LE(sampleRateHz * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(0xffffffff, 40);
+  return Buffer.concat([header, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength)]);
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of request) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}
+
+async function writeInPieces(response: ServerResponse, body: Buffer, pieceBytes: number): Promise<void> {
+  for (let offset = 0; offset < body.length; offset += pieceBytes) {
+    response.write(body.subarray(offset, offset + pieceBytes));
+    // Let each piece leave as its own TCP segment.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  response.end();
+}
+
+export async function startFakeOpenAiServer(
+  initialScript: Partial<FakeOpenAiScript> = {},
+): Promise<FakeOpenAiServer> {
+  const script: FakeOpenAiScript = {
+    speechSamples: new Int16Array(0),
+    speechSampleRateHz: 24_000,
+    transcriptionText: '',
+    chatStreamDeltas: [],
+    chatJsonContent: '{}',
+    writePieceBytes: 333,
+    ...initialScript,
+  };
+  const requests: RecordedRequest[] = [];
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readBody(request);
+    const contentType = request.headers['content-type'];
+    const recorded: RecordedRequest = {
+      path: request.url ?? '',
+      authorization: request.headers.authorization,
+      contentType,
+    };
+    if (contentType?.startsWith('application/json')) recorded.json = JSON.parse(body.toString('utf8'));
+    if (contentType?.startsWith('multipart/form-data')) {
+      const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+      recorded.formFields = {};
+      for (const [name, value] of form.entries()) {
+        if (typeof value === 'string') recorded.formFields[name] = value;
+        else
+          recorded.uploadedFile = {
+            name: value.name,
+            type: value.type,
+            bytes: new Uint8Array(await value.arrayBuffer()),
+          };
+      }
+    }
+    requests.push(recorded);
+
+    if (script.responseDelayMs) await new Promise((resolve) => setTimeout(resolve, script.responseDelayMs));
+    if (script.apiKey !== undefined && recorded.authorization !== `Bearer ${script.apiKey}`) {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }),
+      );
+      return;
+    }
+    if (script.nextFailure) {
+      const failure = script.nextFailure;
+      script.nextFailure = undefined;
+      response.writeHead(failure.status, { 'content-type': 'application/json' });
+      response.end(failure.body);
+      return;
+    }
+
+    const json = (recorded.json ?? {}) as Record<string, unknown>;
+    switch (recorded.path) {
+      case '/v1/audio/speech': {
+        const isWav = json.response_format === 'wav';
+        const audio = isWav
+          ? encodeWavBytes(script.speechSamples, script.speechSampleRateHz)
+          : Buffer.from(
+              script.speechSamples.buffer,
+              script.speechSamples.byteOffset,
+              script.speechSamples.byteLength,
+            );
+        response.writeHead(200, { 'content-type': isWav ? 'audio/wav' : 'audio/pcm' });
+        await writeInPieces(response, audio, script.writePieceBytes);
+        return;
+      }
+      case '/v1/audio/transcriptions':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ text: script.transcriptionText }));
+        return;
+      case '/v1/chat/completions': {
+        if (json.stream === true) {
+          const events = script.chatStreamDeltas.map((step, index) => {
+            const chunk = {
+              id: 'chatcmpl-fake',
+              object: 'chat.completion.chunk',
+              created: 0,
+              model: json.model,
+              choices: [{ index: 0, delta: step.delta, finish_reason: step.finishReason ?? null }],
+            };
+            // Vary the line endings the way different servers do.
+            return index % 2 === 0
+              ? `data: ${JSON.stringify(chunk)}\n\n`
+              : `: keep-alive\r\ndata:${JSON.stringify(chunk)}\r\n\r\n`;
+          });
+          response.writeHead(200, { 'content-type': 'text/event-stream' });
+          await writeInPieces(
+            response,
+            Buffer.from(`${events.join('')}data: [DONE]\n\n`),
+            script.writePieceBytes,
+          );
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            id: 'chatcmpl-fake',
+            object: 'chat.completion',
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: script.chatJsonContent },
+                finish_reason: 'stop',
+              },
+            ],
+          }),
+        );
+        return;
+      }
+      default:
+        response.writeHead(404, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: { message: `no route ${recorded.path}` } }));
+    }
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain' });
+      response.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    script,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
