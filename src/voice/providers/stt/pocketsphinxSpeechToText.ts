@@ -82,7 +82,10 @@ class RecognizerWorker {
 export class PocketsphinxSpeechToText implements SpeechToText {
   readonly #workers: RecognizerWorker[];
   readonly #idleWorkers: RecognizerWorker[];
-  readonly #waitingForWorker: Array<(worker: RecognizerWorker) => void> = [];
+  readonly #waitingForWorker: Array<{
+    resolve: (worker: RecognizerWorker) => void;
+    reject: (error: Error) => void;
+  }> = [];
   readonly #logger: Logger | undefined;
   #closed = false;
 
@@ -129,6 +132,9 @@ export class PocketsphinxSpeechToText implements SpeechToText {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const waiting of this.#waitingForWorker.splice(0)) {
+      waiting.reject(new ProviderError(providerName, 'engine closed while waiting for a free worker'));
+    }
     await Promise.all(this.#workers.map((worker) => worker.channel.terminate()));
   }
 
@@ -163,13 +169,13 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   #acquireWorker(): Promise<RecognizerWorker> {
     const idle = this.#idleWorkers.pop();
     if (idle) return Promise.resolve(idle);
-    return new Promise((resolve) => this.#waitingForWorker.push(resolve));
+    return new Promise((resolve, reject) => this.#waitingForWorker.push({ resolve, reject }));
   }
 
   #releaseWorker(worker: RecognizerWorker): void {
     if (worker.channel.failure) return;
     const waiting = this.#waitingForWorker.shift();
-    if (waiting) waiting(worker);
+    if (waiting) waiting.resolve(worker);
     else this.#idleWorkers.push(worker);
   }
 }
