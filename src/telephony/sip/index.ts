@@ -1,3 +1,16 @@
+export type {
+  AnsweredInfo,
+  CallEnded,
+  CallFailure,
+  CallFailureCause,
+  CallOutcome,
+  InviteOptions,
+  OutgoingCallEvents,
+  OutgoingCallState,
+  ProvisionalInfo,
+  SipAddressInput,
+} from './callTypes.js';
+export { defaultRingTimeoutMs } from './callTypes.js';
 export type { DigestAlgorithm, DigestChallenge, DigestCredentials } from './digest.js';
 export {
   buildDigestAuthorization,
@@ -22,19 +35,7 @@ export type {
   SipResponse,
 } from './message.js';
 export { headerValue, headerValues, parseSipMessage, serializeSipMessage } from './message.js';
-export type {
-  AnsweredInfo,
-  CallEnded,
-  CallFailure,
-  CallFailureCause,
-  CallOutcome,
-  InviteOptions,
-  OutgoingCallEvents,
-  OutgoingCallState,
-  ProvisionalInfo,
-  SipAddressInput,
-} from './outgoingCall.js';
-export { defaultRingTimeoutMs, OutgoingCall } from './outgoingCall.js';
+export { OutgoingCall } from './outgoingCall.js';
 export type { SipTimerSettings, TimerScheduler } from './timers.js';
 export { defaultSipTimerSettings } from './timers.js';
 export type { NetworkTarget } from './transport.js';

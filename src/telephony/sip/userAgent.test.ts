@@ -2,10 +2,10 @@ import { createSocket, type Socket } from 'node:dgram';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { InviteOptions } from './callTypes.js';
 import { buildDigestChallenge, verifyDigestAuthorization } from './digest.js';
 import type { IncomingCall } from './incomingCall.js';
 import { headerValue, parseSipMessage } from './message.js';
-import type { InviteOptions } from './outgoingCall.js';
 import { SipUserAgent } from './userAgent.js';
 
 /**
@@ -350,6 +350,28 @@ describe('SIP UA to UA on loopback', () => {
     send(request('MESSAGE', ''));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(statuses).toEqual([200, 481, 501]);
+  });
+
+  it('refuses to send a datagram above the size guard', async () => {
+    const caller = await SipUserAgent.start({
+      bindAddress: '127.0.0.1',
+      port: 0,
+      logger,
+      timers: fastTimers,
+      maxDatagramBytes: 600,
+    });
+    started.push(caller);
+    const callee = await startAgent();
+    let invited = false;
+    callee.onInvite(() => {
+      invited = true;
+    });
+    const call = caller.invite(
+      inviteTo(callee, { extraHeaders: [{ name: 'X-Padding', value: 'p'.repeat(400) }] }),
+    );
+    const outcome = await call.outcome;
+    expect(outcome.kind === 'failed' && outcome.failure.cause).toBe('transport_error');
+    expect(invited).toBe(false);
   });
 
   it('leaves no timer running after close(), even mid-call', async () => {

@@ -1,10 +1,11 @@
 import type { Logger } from '../../logger.js';
+import type { InviteOptions } from './callTypes.js';
 import { allowedMethods, type Dialog, dialogId, type LocalEndpoint, newTag } from './dialog.js';
 import { paramValue } from './grammar.js';
 import { IncomingCall } from './incomingCall.js';
 import type { CallServices, DialogOwner } from './inDialog.js';
 import { headerValues, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
-import { type InviteOptions, OutgoingCall } from './outgoingCall.js';
+import { OutgoingCall } from './outgoingCall.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import { resolveTimerSettings, SipClock, type SipTimerSettings, type TimerScheduler } from './timers.js';
 import { buildResponse, TransactionLayer, type TransactionUser } from './transactionLayer.js';
