@@ -37,6 +37,8 @@ export interface MediaClockStats {
   skippedTicks: number;
   senderErrors: number;
   lateness: LatencySummary;
+  /** Time spent running one slot's senders (the clock's own work per wake-up). */
+  slotRun: LatencySummary;
 }
 
 export interface ClockRegistration {
@@ -56,6 +58,7 @@ export class MediaClock {
   private readonly logger: Logger;
   private readonly slots: Set<ClockedSender>[];
   private readonly lateness = new LatencyHistogram({ bucketWidthMs: 0.1, rangeMs: 500 });
+  private readonly slotRun = new LatencyHistogram({ bucketWidthMs: 0.05, rangeMs: 100 });
   private senderCount = 0;
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
@@ -109,11 +112,13 @@ export class MediaClock {
       skippedTicks: this.skippedTicks,
       senderErrors: this.senderErrors,
       lateness: this.lateness.summary(),
+      slotRun: this.slotRun.summary(),
     };
   }
 
   resetStats(): void {
     this.lateness.reset();
+    this.slotRun.reset();
     this.ticks = 0;
     this.skippedTicks = 0;
     this.senderErrors = 0;
@@ -165,6 +170,10 @@ export class MediaClock {
       this.runSlot(this.tickIndex % this.slotCount);
       this.tickIndex++;
       this.ticks++;
+      const end = process.hrtime.bigint();
+      this.slotRun.record(Number(end - now) / 1e6);
+      if (this.running) this.schedule(end);
+      return;
     }
     if (this.running) this.schedule(process.hrtime.bigint());
   }

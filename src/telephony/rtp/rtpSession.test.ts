@@ -153,11 +153,46 @@ describe('RtpSession', () => {
     expect(latched).toEqual([actual.port]);
     expect(session.sendTarget).toEqual({ address: '127.0.0.1', port: actual.port });
     const advertisedCount = advertised.packets.length;
+    const receivedBefore = session.stats().packetsReceived;
     stranger.socket.send(packet(2), session.localPort, '127.0.0.1');
     await sleep(80);
     expect(advertised.packets.length).toBeLessThanOrEqual(advertisedCount + 1);
-    expect(session.stats().packetsFromStranger).toBe(1);
+    // The socket is connected to the latched source now: the stranger's packet never counts.
+    expect(session.stats().packetsReceived).toBe(receivedBefore);
     expect(latched).toHaveLength(1);
+    expect(session.sendTarget).toEqual({ address: '127.0.0.1', port: actual.port });
+    actual.socket.send(packet(3), session.localPort, '127.0.0.1');
+    await waitFor(() => session.stats().packetsReceived > receivedBefore, 500);
+    expect(session.stats().packetsReceived).toBe(receivedBefore + 1);
+  });
+
+  it('follows a new far-end address after latching (re-INVITE)', async () => {
+    const first = await rawPeer();
+    const second = await rawPeer();
+    const session = await openSession();
+    session.start(remoteAt(first.port));
+    first.socket.send(
+      encodeRtpPacket({
+        marker: true,
+        payloadType: 0,
+        sequenceNumber: 1,
+        timestamp: 0,
+        ssrc: 5,
+        payload: new Uint8Array(160),
+      }),
+      session.localPort,
+      '127.0.0.1',
+    );
+    await waitFor(() => session.isLatched && first.packets.length >= 3, 1000);
+    expect(session.isLatched).toBe(true);
+    session.start(remoteAt(second.port));
+    expect(session.isLatched).toBe(false);
+    await waitFor(() => second.packets.length >= 3, 1000);
+    expect(second.packets.length).toBeGreaterThanOrEqual(3);
+    const firstCount = first.packets.length;
+    await sleep(60);
+    expect(first.packets.length).toBe(firstCount);
+    expect(session.stats().sendErrors).toBe(0);
   });
 
   it('stops agent audio within one frame on clear() and says how much was sent', async () => {

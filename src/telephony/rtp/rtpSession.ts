@@ -109,6 +109,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private sendAddress = '';
   private sendPort = 0;
   private latchedSource: { address: string; port: number } | null = null;
+  /** The socket is connect()ed to the send target: sends skip the per-packet address lookup. */
+  private socketConnected = false;
+  private connectGeneration = 0;
   private remoteSsrc: number | null = null;
   private sequenceNumber: number;
   private timestamp: number;
@@ -184,6 +187,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.remote = { ...remote };
     if (!previous || previous.address !== remote.address || previous.port !== remote.port) {
       this.latchedSource = null;
+      this.disconnectSocket();
       this.sendAddress = remote.address;
       this.sendPort = remote.port;
     }
@@ -333,7 +337,44 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private send(slot: SendSlot, length: number): void {
     slot.inFlight = true;
     this.counts.packetsSent++;
-    this.socket.send(slot.buffer, 0, length, this.sendPort, this.sendAddress, slot.done);
+    if (this.socketConnected) {
+      this.socket.send(slot.buffer, 0, length, slot.done);
+      return;
+    }
+    try {
+      this.socket.send(slot.buffer, 0, length, this.sendPort, this.sendAddress, slot.done);
+    } catch (error) {
+      // A connect() completed but its callback has not run yet: the socket knows the target.
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_SOCKET_DGRAM_IS_CONNECTED') throw error;
+      this.socket.send(slot.buffer, 0, length, slot.done);
+    }
+  }
+
+  /**
+   * Once latched, connect the socket to the far end: the kernel then drops everyone else's
+   * packets, and each send saves Node's per-packet address lookup (a tick and a closure).
+   */
+  private connectSocket(address: string, port: number): void {
+    const generation = ++this.connectGeneration;
+    this.socket.connect(port, address, () => {
+      if (generation === this.connectGeneration && !this.closed) {
+        this.socketConnected = true;
+        return;
+      }
+      // Superseded (re-INVITE to another address) while connecting: undo it.
+      try {
+        this.socket.disconnect();
+      } catch {
+        // already closed
+      }
+    });
+  }
+
+  private disconnectSocket(): void {
+    this.connectGeneration++;
+    if (!this.socketConnected) return;
+    this.socketConnected = false;
+    this.socket.disconnect();
   }
 
   private playOut(codec: G711Codec): void {
@@ -421,6 +462,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.latchedSource = { address, port };
     this.sendAddress = address;
     this.sendPort = port;
+    this.connectSocket(address, port);
     this.emit('latched', { address, port });
     return true;
   }
