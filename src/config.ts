@@ -32,13 +32,13 @@ export class ConfigError extends Error {
 
 type Environment = Readonly<Record<string, string | undefined>>;
 
-function valueOf(env: Environment, name: string): string | undefined {
+function readValue(env: Environment, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
 function readPort(env: Environment, name: string, fallback: number): number {
-  const raw = valueOf(env, name);
+  const raw = readValue(env, name);
   if (raw === undefined) return fallback;
   if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) {
     throw new ConfigError(name, `must be a port number from 0 to 65535, got "${raw}"`);
@@ -47,14 +47,15 @@ function readPort(env: Environment, name: string, fallback: number): number {
 }
 
 function readRatePolicy(env: Environment, name: string, fallback: string): RatePolicy {
-  const raw = valueOf(env, name) ?? fallback;
+  const raw = readValue(env, name) ?? fallback;
   const policy = parseRatePolicy(raw);
-  if (!policy) throw new ConfigError(name, `must look like <requests>/<seconds>s (e.g. 100/10s), got "${raw}"`);
+  if (!policy)
+    throw new ConfigError(name, `must look like <requests>/<seconds>s (e.g. 100/10s), got "${raw}"`);
   return policy;
 }
 
 function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
-  const raw = valueOf(env, name);
+  const raw = readValue(env, name);
   if (raw === undefined) return fallback;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
@@ -62,7 +63,7 @@ function readBoolean(env: Environment, name: string, fallback: boolean): boolean
 }
 
 function readPublicUrl(env: Environment, name: string, fallback: string): string {
-  const raw = valueOf(env, name) ?? fallback;
+  const raw = readValue(env, name) ?? fallback;
   let url: URL;
   try {
     url = new URL(raw);
@@ -78,9 +79,9 @@ function readPublicUrl(env: Environment, name: string, fallback: string): string
 
 export function loadConfig(env: Environment = process.env): Config {
   const port = readPort(env, 'PORT', 3000);
-  const host = valueOf(env, 'HOST') ?? '127.0.0.1';
-  const dataDir = resolve(valueOf(env, 'CALLWRIGHT_DATA_DIR') ?? './data');
-  const logLevel = (valueOf(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  const host = readValue(env, 'HOST') ?? '127.0.0.1';
+  const dataDir = resolve(readValue(env, 'CALLWRIGHT_DATA_DIR') ?? './data');
+  const logLevel = (readValue(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   }

@@ -25,14 +25,19 @@ export function parseVariableDeclaration(text: string): AgentVariable {
   const name = separator === -1 ? text : text.slice(0, separator);
   const defaultValue = separator === -1 ? null : text.slice(separator + 1);
   if (!variableNamePattern.test(name)) {
-    throw new AppError('validation_error', `"${name.slice(0, 70)}" is not a valid variable name (letters, digits, _)`);
+    throw new AppError(
+      'validation_error',
+      `"${name.slice(0, 70)}" is not a valid variable name (letters, digits, _)`,
+    );
   }
   return { name, default: defaultValue, description: '' };
 }
 
 function checkLength(field: string, value: string, maxChars: number, required: boolean): void {
-  if (required && value.trim().length === 0) throw new AppError('validation_error', `${field} must not be empty`);
-  if (value.length > maxChars) throw new AppError('validation_error', `${field} must be at most ${maxChars} characters`);
+  if (required && value.trim().length === 0)
+    throw new AppError('validation_error', `${field} must not be empty`);
+  if (value.length > maxChars)
+    throw new AppError('validation_error', `${field} must be at most ${maxChars} characters`);
 }
 
 /** Validates and stores a new agent with the embedded defaults (script brain, 600 s, 20 s). */
@@ -46,7 +51,8 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
   }
   const seen = new Set<string>();
   for (const variable of variables) {
-    if (seen.has(variable.name)) throw new AppError('validation_error', `variable ${variable.name} is declared twice`);
+    if (seen.has(variable.name))
+      throw new AppError('validation_error', `variable ${variable.name} is declared twice`);
     seen.add(variable.name);
     if ((variable.default ?? '').length > agentLimits.variableDefaultMaxChars) {
       throw new AppError('validation_error', `the default of ${variable.name} is too long`);

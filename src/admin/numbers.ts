@@ -10,9 +10,13 @@ export async function addPhoneNumber(
   number: string,
   route: string = sandboxRoute,
 ): Promise<PhoneNumberRecord> {
-  if (!isE164(number)) throw new AppError('invalid_phone', `${number.slice(0, 40)} is not an E.164 number such as +14155550123`);
+  if (!isE164(number))
+    throw new AppError('invalid_phone', `${number.slice(0, 40)} is not an E.164 number such as +14155550123`);
   if (route !== sandboxRoute) {
-    throw new AppError('validation_error', `unknown route "${route.slice(0, 40)}": only "sandbox" exists until trunks are configured`);
+    throw new AppError(
+      'validation_error',
+      `unknown route "${route.slice(0, 40)}": only "sandbox" exists until trunks are configured`,
+    );
   }
   return store.numbers.add({ accountId, number, route });
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
@@ -28,12 +28,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const { store, config, logger, limiter } = deps;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: maxBodyBytes,
     trustProxy: config.trustProxy,
     requestIdHeader: false,
     genReqId: () => `req_${randomBytes(8).toString('hex')}`,
     return503OnClosing: true,
+    // Unknown query parameters are refused, not silently dropped.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
     frameworkErrors: (_error, _request, reply) => {
       sendError(reply, new AppError('validation_error', 'malformed request'));

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { hasValidKeyShape, hashApiKey, safeEqual } from '../domain/apiKeys.js';
+import { hashApiKey, hasValidKeyShape, safeEqual } from '../domain/apiKeys.js';
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
@@ -31,10 +31,8 @@ export function rawHeaderValues(rawHeaders: readonly string[], name: string): st
   return values;
 }
 
-export interface Authenticator {
-  /** Fastify onRequest hook: sets `request.auth` or answers 401/429. */
-  (request: FastifyRequest, reply: FastifyReply): Promise<void>;
-}
+/** Fastify onRequest hook: sets `request.auth` or answers 401/429. */
+export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 export interface AuthenticatorOptions {
   store: Store;
@@ -56,7 +54,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   async function reject(request: FastifyRequest, reply: FastifyReply): Promise<never> {
     const decision = await limiter.take(`auth-failure:${request.ip}`, authFailurePolicy);
-    for (const [name, value] of Object.entries(rateLimitHeaders('auth_failures', authFailurePolicy, decision))) {
+    for (const [name, value] of Object.entries(
+      rateLimitHeaders('auth_failures', authFailurePolicy, decision),
+    )) {
       reply.header(name, value);
     }
     throw new AppError('unauthorized', invalidApiKeyMessage);

@@ -44,7 +44,6 @@ export function registerCallRoutes(app: FastifyInstance, store: Store): void {
       const body = readJsonBody(request);
       const outbound = parseOutboundCallRequest(body);
       const call = await createOutboundCall(store, caller, outbound);
-      request.log.info({ callId: call.id, accountId: caller.account.id }, 'call queued');
       return toCreatedCall(call);
     },
   );
@@ -86,7 +85,11 @@ export function registerCallRoutes(app: FastifyInstance, store: Store): void {
       if (cursor !== undefined && !isIdOf('call', cursor)) {
         throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
       }
-      const query = { limit: limit + 1, ...(status ? { status } : {}), ...(cursor ? { before: cursor } : {}) };
+      const query = {
+        limit: limit + 1,
+        ...(status ? { status } : {}),
+        ...(cursor ? { before: cursor } : {}),
+      };
       const rows = await store.calls.list(caller.account.id, query);
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;

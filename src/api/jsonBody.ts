@@ -10,7 +10,8 @@ export const maxBodyBytes = 64 * 1024;
  */
 export function readJsonBody(request: FastifyRequest): unknown {
   const contentType = request.headers['content-type'];
-  if (typeof contentType !== 'string') throw new AppError('validation_error', 'Content-Type must be application/json');
+  if (typeof contentType !== 'string')
+    throw new AppError('validation_error', 'Content-Type must be application/json');
   const [mediaType, ...parameters] = contentType.split(';');
   if (mediaType?.trim().toLowerCase() !== 'application/json') {
     throw new AppError('validation_error', 'Content-Type must be application/json');

@@ -78,7 +78,10 @@ export class OpenApiCollector {
             description: 'Remaining requests and seconds to a full bucket, e.g. `"account";r=57;t=3`.',
             schema: { type: 'string' },
           },
-          'Retry-After': { description: 'Seconds to wait before retrying (429 only).', schema: { type: 'integer' } },
+          'Retry-After': {
+            description: 'Seconds to wait before retrying (429 only).',
+            schema: { type: 'integer' },
+          },
         },
       },
       paths,

@@ -16,7 +16,7 @@ export async function createOutboundCall(
 ): Promise<CallRecord> {
   const accountId = caller.account.id;
   const agent = await store.agents.get(accountId, request.agent_id);
-  if (!agent || !agent.active) {
+  if (!agent?.active) {
     throw new AppError('not_found', `agent ${request.agent_id} does not exist or is inactive`);
   }
   const number = await store.numbers.get(accountId, request.from_number);
@@ -26,7 +26,8 @@ export async function createOutboundCall(
   if (request.variables) {
     const declared = new Set(agent.variables.map((variable) => variable.name));
     for (const name of Object.keys(request.variables)) {
-      if (!declared.has(name)) throw new AppError('validation_error', `variables.${name} is not declared by the agent`);
+      if (!declared.has(name))
+        throw new AppError('validation_error', `variables.${name} is not declared by the agent`);
     }
   }
   const created = await store.calls.createQueued({

@@ -3,7 +3,14 @@ import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js'
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
 import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../store/types.js';
-import { type CommandContext, parseOptions, print, requiredOption, resolveAccount, UsageError } from './context.js';
+import {
+  type CommandContext,
+  parseOptions,
+  print,
+  requiredOption,
+  resolveAccount,
+  UsageError,
+} from './context.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
 
@@ -94,12 +101,18 @@ const agents: Record<string, Verb> = {
   async activate(context, args) {
     const { positionals } = parseOptions(args, {}, ['agent id']);
     const account = await resolveAccount(context);
-    print(context, describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, true)));
+    print(
+      context,
+      describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, true)),
+    );
   },
   async deactivate(context, args) {
     const { positionals } = parseOptions(args, {}, ['agent id']);
     const account = await resolveAccount(context);
-    print(context, describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, false)));
+    print(
+      context,
+      describeAgent(await setAgentActive(context.store, account.id, positionals[0] as string, false)),
+    );
   },
 };
 
@@ -108,7 +121,10 @@ const numbers: Record<string, Verb> = {
     const { values, positionals } = parseOptions(args, { route: { type: 'string' } }, ['phone number']);
     const account = await resolveAccount(context);
     const route = (values.route as string | undefined) ?? 'sandbox';
-    print(context, describePhoneNumber(await addPhoneNumber(context.store, account.id, positionals[0] as string, route)));
+    print(
+      context,
+      describePhoneNumber(await addPhoneNumber(context.store, account.id, positionals[0] as string, route)),
+    );
   },
   async list(context, args) {
     parseOptions(args, {});
@@ -127,7 +143,12 @@ const numbers: Record<string, Verb> = {
 /** The administrative verbs, by group. `serve` lives in main.ts: it is not a store edit. */
 export const commandGroups: Record<string, Record<string, Verb>> = { accounts, keys, agents, numbers };
 
-export async function runCommand(context: CommandContext, group: string, verb: string | undefined, args: string[]) {
+export async function runCommand(
+  context: CommandContext,
+  group: string,
+  verb: string | undefined,
+  args: string[],
+) {
   const verbs = commandGroups[group];
   if (!verbs) throw new UsageError(`unknown command "${group}"`);
   const run = verb ? verbs[verb] : undefined;

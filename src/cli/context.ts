@@ -38,7 +38,10 @@ export function parseOptions(args: string[], options: OptionSpec, positionalName
   if (parsed.positionals.length < positionalNames.length) {
     throw new UsageError(`missing ${positionalNames[parsed.positionals.length]}`);
   }
-  return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals: parsed.positionals };
+  return {
+    values: parsed.values as Record<string, string | boolean | string[] | undefined>,
+    positionals: parsed.positionals,
+  };
 }
 
 export function requiredOption(values: Record<string, unknown>, name: string): string {

@@ -1,7 +1,6 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
-import { startService } from '../server.js';
 import { SqliteStore } from '../store/sqlite/sqliteStore.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
@@ -35,7 +34,8 @@ function splitGlobalOptions(argv: string[]) {
     else if (arg === '--help' || arg === '-h') help = true;
     else if (arg === '--account') {
       const value = argv[i + 1];
-      if (value === undefined || value.startsWith('--')) throw new UsageError('--account needs an account id');
+      if (value === undefined || value.startsWith('--'))
+        throw new UsageError('--account needs an account id');
       accountId = value;
       i++;
     } else if (arg.startsWith('--account=')) accountId = arg.slice('--account='.length);
@@ -62,6 +62,8 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
     if (group === 'serve') {
       if (verb !== undefined) throw new UsageError(`serve takes no argument "${verb}"`);
       const logger = createLogger(config.logLevel);
+      // Loaded only here: admin verbs should not pay for the HTTP stack at start-up.
+      const { startService } = await import('../server.js');
       await startService(config, logger, { handleSignals: true });
       return 0;
     }

@@ -21,7 +21,11 @@ export class AppError extends Error {
   /** Extra response headers (Retry-After on 429). */
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, options?: { headers?: Record<string, string>; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { headers?: Record<string, string>; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;

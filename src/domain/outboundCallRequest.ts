@@ -83,14 +83,21 @@ function parseVariables(value: unknown): Record<string, VariableValue> | undefin
     const entry = value[name];
     if (typeof entry === 'string') {
       if (exceeds(entry, outboundCallLimits.variableValueMaxChars)) {
-        throw invalid(`variables.${name} must be at most ${outboundCallLimits.variableValueMaxChars} characters`);
+        throw invalid(
+          `variables.${name} must be at most ${outboundCallLimits.variableValueMaxChars} characters`,
+        );
       }
     } else if (typeof entry === 'number') {
       if (!Number.isFinite(entry)) throw invalid(`variables.${name} must be a finite number`);
     } else if (typeof entry !== 'boolean') {
       throw invalid(`variables.${name} must be a string, number or boolean`);
     }
-    Object.defineProperty(parsed, name, { value: entry, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(parsed, name, {
+      value: entry,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return parsed;
 }

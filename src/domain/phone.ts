@@ -11,6 +11,9 @@ export function isE164(value: string): boolean {
  */
 export function maskPhone(value: string): string {
   if (!isE164(value)) return '[redacted]';
-  const visibleHead = Math.min(5, value.length - 2);
-  return value.slice(0, visibleHead) + '*'.repeat(value.length - visibleHead - 2) + value.slice(-2);
+  // Short numbers show no tail; at least four digits stay hidden whenever the number has them.
+  const tailLength = value.length >= 8 ? 2 : 0;
+  const headLength = Math.min(5, Math.max(2, value.length - tailLength - 4));
+  const hiddenLength = value.length - headLength - tailLength;
+  return value.slice(0, headLength) + '*'.repeat(hiddenLength) + value.slice(value.length - tailLength);
 }

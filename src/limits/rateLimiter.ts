@@ -1,4 +1,10 @@
-import { fullBucket, type RateDecision, type RatePolicy, type TokenBucket, takeToken } from '../domain/rateLimit.js';
+import {
+  fullBucket,
+  type RateDecision,
+  type RatePolicy,
+  type TokenBucket,
+  takeToken,
+} from '../domain/rateLimit.js';
 
 /**
  * Where token buckets live. The embedded mode keeps them in process memory; a scale-out mode

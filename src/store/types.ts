@@ -145,7 +145,11 @@ export interface CallListQuery {
 }
 
 export interface AccountRepository {
-  create(input: { name: string; ratePolicy?: RatePolicy | null; maxLiveCalls?: number }): Promise<AccountRecord>;
+  create(input: {
+    name: string;
+    ratePolicy?: RatePolicy | null;
+    maxLiveCalls?: number;
+  }): Promise<AccountRecord>;
   get(id: string): Promise<AccountRecord | null>;
   list(): Promise<AccountRecord[]>;
   /** The account verbs act on when none is named; made on first use. */

@@ -16,10 +16,19 @@ export class GroupCommitter {
   private scheduled = false;
   private readonly db: SqliteDatabase;
   private readonly maxBatch: number;
+  private readonly statements;
 
   constructor(db: SqliteDatabase, maxBatch = 256) {
     this.db = db;
     this.maxBatch = maxBatch;
+    // Prepared once: these run several times per batch on the request path.
+    this.statements = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      savepoint: db.prepare('SAVEPOINT work'),
+      release: db.prepare('RELEASE work'),
+      rollbackToSavepoint: db.prepare('ROLLBACK TO work'),
+      commit: db.prepare('COMMIT'),
+    };
   }
 
   run<T>(work: () => T): Promise<T> {
@@ -43,25 +52,26 @@ export class GroupCommitter {
 
   private commitBatch(batch: PendingWork[]): void {
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    const { begin, savepoint, release, rollbackToSavepoint, commit } = this.statements;
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      begin.run();
     } catch (error) {
       for (const work of batch) work.reject(error);
       return;
     }
     try {
       for (const work of batch) {
-        this.db.exec('SAVEPOINT work');
+        savepoint.run();
         try {
           outcomes.push({ ok: true, value: work.run() });
-          this.db.exec('RELEASE work');
+          release.run();
         } catch (error) {
-          this.db.exec('ROLLBACK TO work');
-          this.db.exec('RELEASE work');
+          rollbackToSavepoint.run();
+          release.run();
           outcomes.push({ ok: false, value: error });
         }
       }
-      this.db.exec('COMMIT');
+      commit.run();
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const work of batch) work.reject(error);

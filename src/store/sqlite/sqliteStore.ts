@@ -40,8 +40,10 @@ function nowIso(): string {
 }
 
 function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
-    (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+  return (
+    (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
 }
 
 class SqliteAccounts implements AccountRepository {
@@ -60,7 +62,11 @@ class SqliteAccounts implements AccountRepository {
     );
   }
 
-  private insertAccount(name: string, isDefault: boolean, input?: Parameters<AccountRepository['create']>[0]) {
+  private insertAccount(
+    name: string,
+    isDefault: boolean,
+    input?: Parameters<AccountRepository['create']>[0],
+  ) {
     const row: AccountRow = {
       id: newId('account'),
       name,

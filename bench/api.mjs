@@ -1,0 +1,81 @@
+// npm run bench:api — the create-call endpoint against a bare Fastify route on the same server,
+// at 64 connections, then a check that every 200 has its durable row.
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+
+const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const dir = mkdtempSync(join(tmpdir(), 'callwright-bench-'));
+const dbPath = join(dir, 'callwright.db');
+
+const server = fork(new URL('./apiServer.mjs', import.meta.url), [dbPath, process.env.LOG_LEVEL ?? 'info'], {
+  stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+});
+const { url, key, agentId } = await new Promise((resolve) => server.once('message', resolve));
+const body = JSON.stringify({ agent_id: agentId, from_number: '+15550009999', to_number: '+15550100001' });
+const headers = { 'X-API-Key': key, 'Content-Type': 'application/json' };
+
+function run(path, onBody) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `${url}${path}`,
+        method: 'POST',
+        headers,
+        body,
+        connections,
+        duration: durationS,
+        requests: onBody
+          ? [{ method: 'POST', onResponse: (status, responseBody) => onBody(status, responseBody) }]
+          : undefined,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+const acceptedCallIds = [];
+// Warm both paths up (JIT, SQLite page cache), then measure.
+await run('/bench/bare');
+await run('/v1/calls/outbound');
+const bare = await run('/bench/bare');
+const create = await run('/v1/calls/outbound', (status, responseBody) => {
+  if (status === 200) acceptedCallIds.push(JSON.parse(responseBody).call_id);
+});
+
+server.send('stop');
+await new Promise((resolve) => server.once('exit', resolve));
+
+const db = new Database(dbPath, { readonly: true });
+const exists = db.prepare('SELECT 1 FROM calls WHERE id = ? AND status = ?');
+const jobExists = db.prepare(
+  "SELECT 1 FROM jobs WHERE queue = 'call.dispatch' AND json_extract(payload, '$.call_id') = ?",
+);
+let missingRows = 0;
+let missingJobs = 0;
+for (const id of acceptedCallIds) {
+  if (!exists.get(id, 'queued')) missingRows++;
+  if (!jobExists.get(id)) missingJobs++;
+}
+db.close();
+rmSync(dir, { recursive: true, force: true });
+
+const line = (name, r) =>
+  `${name.padEnd(22)} ${String(Math.round(r.requests.average)).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(4)} ms  p99 ${String(r.latency.p99).padStart(4)} ms  non-2xx ${r.non2xx}  errors ${r.errors}`;
+const ratio = create.requests.average / bare.requests.average;
+console.log(
+  `bench:api — ${connections} connections, ${durationS} s per run, Node ${process.version}, log level ${process.env.LOG_LEVEL ?? 'info'}`,
+);
+console.log(line('bare Fastify route', bare));
+console.log(line('POST /v1/calls/outbound', create));
+console.log(
+  `throughput ratio ${ratio.toFixed(2)} (target >= 0.5); create p99 ${create.latency.p99} ms (target <= 25 ms)`,
+);
+console.log(
+  `durability: ${acceptedCallIds.length} calls answered 200; ${missingRows} without their row, ${missingJobs} without their dispatch job`,
+);
+if (missingRows > 0 || missingJobs > 0 || create.non2xx > 0) process.exitCode = 1;

@@ -1,0 +1,283 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postCall } from '../helpers/http.js';
+
+/** The admin command line, run as users run it: the built `dist/main.js` in a child process. */
+
+const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
+let dataDir: string;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [mainScript, ...args],
+      { env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const result = await cli([...args, '--json'], env);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  const lines = result.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] as string);
+}
+
+function expectOneLineError(result: CliResult): void {
+  expect(result.code).not.toBe(0);
+  expect(result.stdout).toBe('');
+  expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  expect(result.stderr).toMatch(/^callwright: /);
+}
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'callwright-cli-'));
+});
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('accounts', () => {
+  it('create prints the account id; list shows it beside the default account', async () => {
+    const created = await json([
+      'accounts',
+      'create',
+      '--name',
+      'Acme',
+      '--rate-limit',
+      '50/10s',
+      '--max-live-calls',
+      '3',
+    ]);
+    expect(created).toMatchObject({ name: 'Acme', rate_limit: '50/10s', max_live_calls: 3, default: false });
+    expect(created.account_id).toMatch(/^acct_/);
+    await json(['keys', 'list']); // makes the default account
+    const listed = (await json(['accounts', 'list'])).accounts as { account_id: string; default: boolean }[];
+    expect(listed.map((account) => account.account_id)).toContain(created.account_id);
+    expect(listed.filter((account) => account.default)).toHaveLength(1);
+  });
+
+  it('refuses bad input with one line and a non-zero status', async () => {
+    expectOneLineError(await cli(['accounts', 'create']));
+    expectOneLineError(await cli(['accounts', 'create', '--name', 'x', '--rate-limit', 'fast']));
+    expectOneLineError(await cli(['accounts', 'create', '--name', 'x', '--max-live-calls', '0']));
+    expectOneLineError(await cli(['accounts', 'create', '--name', 'x', '--bogus']));
+    expectOneLineError(await cli(['accounts', 'explode']));
+  });
+});
+
+describe('keys', () => {
+  it('create shows the key once; list shows only prefix and last 4; revoke marks it', async () => {
+    const created = await json(['keys', 'create', '--name', 'production']);
+    expect(Object.keys(created).sort()).toEqual(['created_at', 'id', 'key', 'name']);
+    const key = created.key as string;
+    expect(key).toMatch(/^cw_live_[0-9A-Za-z]{38}$/);
+    const listed = await cli(['keys', 'list', '--json']);
+    expect(listed.stdout).not.toContain(key);
+    const entry = (JSON.parse(listed.stdout).keys as Record<string, unknown>[]).find(
+      (k) => k.id === created.id,
+    );
+    expect(entry).toMatchObject({
+      name: 'production',
+      display: `${key.slice(0, 12)}…${key.slice(-4)}`,
+      revoked_at: null,
+    });
+    const revoked = await json(['keys', 'revoke', created.id as string]);
+    expect(revoked.revoked_at).toEqual(expect.any(String));
+    const human = await cli(['keys', 'list']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('production');
+  });
+
+  it('keeps keys of other accounts apart', async () => {
+    const account = await json(['accounts', 'create', '--name', 'Other']);
+    const key = await json([
+      'keys',
+      'create',
+      '--name',
+      'other key',
+      '--account',
+      account.account_id as string,
+    ]);
+    const defaultKeys = (await json(['keys', 'list'])).keys as { id: string }[];
+    expect(defaultKeys.map((k) => k.id)).not.toContain(key.id);
+    expectOneLineError(await cli(['keys', 'revoke', key.id as string]));
+  });
+
+  it('refuses bad input', async () => {
+    expectOneLineError(await cli(['keys', 'create']));
+    expectOneLineError(await cli(['keys', 'create', '--name', '   ']));
+    expectOneLineError(await cli(['keys', 'revoke']));
+    expectOneLineError(await cli(['keys', 'revoke', 'key_nope']));
+    expectOneLineError(await cli(['keys', 'list', '--account', 'acct_missing']));
+    expectOneLineError(await cli(['keys', 'list', 'extra']));
+  });
+});
+
+describe('agents', () => {
+  it('create with variables and defaults, list, deactivate, activate', async () => {
+    const agent = await json([
+      'agents',
+      'create',
+      '--name',
+      'Reminder',
+      '--prompt',
+      'Remind {{customer_name}}',
+      '--first-message',
+      'Hi {{customer_name}}',
+      '--variable',
+      'customer_name',
+      '--variable',
+      'slot=9am',
+    ]);
+    expect(agent.agent_id).toMatch(/^agt_/);
+    expect(agent).toMatchObject({
+      active: true,
+      variables: [
+        { name: 'customer_name', default: null, description: '' },
+        { name: 'slot', default: '9am', description: '' },
+      ],
+    });
+    const id = agent.agent_id as string;
+    expect(
+      ((await json(['agents', 'list'])).agents as { agent_id: string }[]).map((a) => a.agent_id),
+    ).toContain(id);
+    expect((await json(['agents', 'deactivate', id])).active).toBe(false);
+    expect((await json(['agents', 'activate', id])).active).toBe(true);
+    const inactive = await json(['agents', 'create', '--name', 'Off', '--prompt', 'p', '--inactive']);
+    expect(inactive.active).toBe(false);
+  });
+
+  it('refuses bad input and writes nothing', async () => {
+    const before = ((await json(['agents', 'list'])).agents as unknown[]).length;
+    expectOneLineError(await cli(['agents', 'create', '--name', 'x']));
+    expectOneLineError(await cli(['agents', 'create', '--prompt', 'x']));
+    expectOneLineError(
+      await cli(['agents', 'create', '--name', 'x', '--prompt', 'p', '--variable', 'bad-name']),
+    );
+    expectOneLineError(
+      await cli(['agents', 'create', '--name', 'x', '--prompt', 'p', '--variable', 'a', '--variable', 'a=1']),
+    );
+    expectOneLineError(await cli(['agents', 'activate', 'agt_missing']));
+    expectOneLineError(await cli(['agents', 'deactivate']));
+    expect(((await json(['agents', 'list'])).agents as unknown[]).length).toBe(before);
+  });
+});
+
+describe('numbers', () => {
+  it('add, list, remove', async () => {
+    expect(await json(['numbers', 'add', '+15550001000'])).toMatchObject({
+      number: '+15550001000',
+      route: 'sandbox',
+    });
+    const listed = (await json(['numbers', 'list'])).numbers as { number: string }[];
+    expect(listed.map((n) => n.number)).toContain('+15550001000');
+    expect(await json(['numbers', 'remove', '+15550001000'])).toEqual({
+      number: '+15550001000',
+      removed: true,
+    });
+    expect(
+      ((await json(['numbers', 'list'])).numbers as { number: string }[]).map((n) => n.number),
+    ).not.toContain('+15550001000');
+  });
+
+  it('refuses bad input', async () => {
+    expectOneLineError(await cli(['numbers', 'add', '5550001000']));
+    expectOneLineError(await cli(['numbers', 'add']));
+    expectOneLineError(await cli(['numbers', 'add', '+15550001001', '--route', 'nowhere']));
+    await json(['numbers', 'add', '+15550001002']);
+    expectOneLineError(await cli(['numbers', 'add', '+15550001002']));
+    expectOneLineError(await cli(['numbers', 'remove', '+15550009998']));
+  });
+});
+
+describe('configuration and usage', () => {
+  it('prints usage for --help and refuses an unknown command', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: callwright');
+    expectOneLineError(await cli(['launch']));
+  });
+
+  it('stops with one line naming a bad variable', async () => {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['CALLWRIGHT_RATE_LIMIT', 'lots'],
+      ['CALLWRIGHT_PUBLIC_URL', 'ftp://x'],
+      ['LOG_LEVEL', 'loud'],
+    ] as const) {
+      const result = await cli(['serve'], { [name]: value });
+      expectOneLineError(result);
+      expect(result.stderr).toContain(name);
+    }
+  });
+});
+
+describe('serve', () => {
+  it('serves the API from the same data the CLI edits, and keeps it across a process restart', async () => {
+    const key = (await json(['keys', 'create', '--name', 'serve'])).key as string;
+    const agent = (await json(['agents', 'create', '--name', 'S', '--prompt', 'p'])).agent_id as string;
+    await json(['numbers', 'add', '+15550002000']);
+
+    async function startServer() {
+      const child = spawn(process.execPath, [mainScript, 'serve'], {
+        env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        const timer = setTimeout(() => reject(new Error('serve did not start')), 15_000);
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolveUrl(match[1] as string);
+          }
+        });
+        child.on('exit', () => reject(new Error(`serve exited early: ${output}`)));
+      });
+      const stopped = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+      return {
+        url,
+        stop: () => {
+          child.kill('SIGTERM');
+          return stopped;
+        },
+      };
+    }
+
+    const first = await startServer();
+    const created = await postCall(first.url, key, {
+      agent_id: agent,
+      from_number: '+15550002000',
+      to_number: '+15550100001',
+    });
+    expect(created.status).toBe(200);
+    expect(await first.stop()).toBe(0);
+
+    const second = await startServer();
+    const callId = (created.body as { call_id: string }).call_id;
+    const fetched = await fetch(`${second.url}/v1/calls/${callId}`, { headers: { 'X-API-Key': key } });
+    expect(fetched.status).toBe(200);
+    expect(((await fetched.json()) as { status: string }).status).toBe('queued');
+    expect(await second.stop()).toBe(0);
+  });
+});
