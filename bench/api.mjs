@@ -51,15 +51,16 @@ server.send('stop');
 await new Promise((resolve) => server.once('exit', resolve));
 
 const db = new Database(dbPath, { readonly: true });
-const exists = db.prepare('SELECT 1 FROM calls WHERE id = ? AND status = ?');
-const jobExists = db.prepare(
-  "SELECT 1 FROM jobs WHERE queue = 'call.dispatch' AND json_extract(payload, '$.call_id') = ?",
+// Two set lookups per call (a JSON scan of the jobs table per call would be quadratic).
+const queuedRows = new Set(db.prepare("SELECT id FROM calls WHERE status = 'queued'").pluck().all());
+const dispatchJobs = new Set(
+  db.prepare("SELECT json_extract(payload, '$.call_id') FROM jobs WHERE queue = 'call.dispatch'").pluck().all(),
 );
 let missingRows = 0;
 let missingJobs = 0;
 for (const id of acceptedCallIds) {
-  if (!exists.get(id, 'queued')) missingRows++;
-  if (!jobExists.get(id)) missingJobs++;
+  if (!queuedRows.has(id)) missingRows++;
+  if (!dispatchJobs.has(id)) missingJobs++;
 }
 db.close();
 rmSync(dir, { recursive: true, force: true });
