@@ -1,0 +1,93 @@
+import type { RtpSession } from '../rtp/index.js';
+import { type PersonaTiming, personMaxReplies, type SandboxPersonaName } from './personas.js';
+import type { SandboxCall } from './sandboxCall.js';
+import { beepTone, type SandboxVoice, silence } from './sandboxAudio.js';
+import { SpeechPauseDetector } from './speechPauseDetector.js';
+
+/** What a persona needs besides its call. */
+export interface PersonaContext {
+  readonly timing: PersonaTiming;
+  readonly voice: SandboxVoice;
+}
+
+type PersonaScript = (call: SandboxCall, context: PersonaContext) => Promise<void>;
+
+/** Rings once (answerDelayMs), answers, and hands the started media to `conversation`. */
+function answeringPersona(conversation: (call: SandboxCall, rtp: RtpSession, context: PersonaContext) => void) {
+  return async (call: SandboxCall, context: PersonaContext): Promise<void> => {
+    if (!(await call.prepareMedia())) return;
+    call.ring();
+    call.after(context.timing.answerDelayMs, async () => {
+      const rtp = await call.answer();
+      if (rtp !== null && !call.isFinished) conversation(call, rtp, context);
+    });
+  };
+}
+
+/**
+ * The person: replies whenever the agent has spoken and then paused, hangs up after its sixth
+ * reply has been heard, or at once on DTMF # (the stand-in for "goodbye"). Replies are played in
+ * order even when producing one takes a while (a TTS voice).
+ */
+function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: PersonaContext): void {
+  const detector = new SpeechPauseDetector({ pauseMs: timing.replyAfterSilenceMs });
+  let repliesStarted = 0;
+  let replies: Promise<void> = Promise.resolve();
+  const replyOnce = async (turn: number): Promise<void> => {
+    if (call.isFinished) return;
+    const audio = await voice.reply(turn);
+    if (call.isFinished) return;
+    call.logger.debug({ turn }, 'sandbox person replies');
+    const played = await rtp.play(audio);
+    if (turn + 1 === personMaxReplies && !played.interrupted) await call.hangUp('the person said goodbye');
+  };
+  rtp.on('audio', (samples) => {
+    if (!detector.push(samples) || repliesStarted >= personMaxReplies) return;
+    const turn = repliesStarted++;
+    replies = replies.then(() => replyOnce(turn));
+    replies.catch((error: unknown) =>
+      call.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox reply failed'),
+    );
+  });
+  rtp.on('dtmf', ({ digit }) => {
+    if (digit === '#') void call.hangUp('the agent said goodbye (DTMF #)');
+  });
+}
+
+const scripts: Record<SandboxPersonaName, PersonaScript> = {
+  person: answeringPersona(converse),
+  busy: async (call) => call.reject(486),
+  unreachable: async (call) => call.reject(404),
+  // Rings until the caller gives up; its CANCEL gets 487 from the SIP stack.
+  no_answer: async (call) => call.ring(),
+  voicemail: answeringPersona((call, rtp, { timing, voice }) => {
+    void (async () => {
+      const greeting = await voice.voicemailGreeting();
+      if (call.isFinished) return;
+      void rtp.play(greeting);
+      void rtp.play(silence(timing.beepGapMs));
+      const beep = await rtp.play(beepTone(timing.beepMs));
+      if (!beep.interrupted) call.logger.debug('sandbox voicemail is recording (silence)');
+    })().catch((error: unknown) =>
+      call.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox greeting failed'),
+    );
+  }),
+  answers_then_hangs_up: answeringPersona((call, _rtp, { timing }) => {
+    call.after(timing.hangUpAfterMs, () => call.hangUp('hangs up after answering'));
+  }),
+  silent: answeringPersona(() => {}),
+  presses_dtmf_1: answeringPersona((call, rtp, { timing }) => {
+    call.after(timing.dtmfAfterMs, async () => {
+      try {
+        await rtp.sendDtmf('1');
+      } catch (error) {
+        call.logger.info({ err: error instanceof Error ? error.message : String(error) }, 'sandbox cannot send DTMF');
+      }
+    });
+  }),
+};
+
+/** Plays one persona on a call that has been received (and recorded) but not yet answered. */
+export function runPersona(name: SandboxPersonaName, call: SandboxCall, context: PersonaContext): Promise<void> {
+  return scripts[name](call, context);
+}

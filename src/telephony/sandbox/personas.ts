@@ -1,0 +1,114 @@
+import { isE164 } from '../../domain/phone.js';
+
+/**
+ * The sandbox carrier's callees, chosen by the user part of the Request-URI. The numbers are in
+ * the fictional range +1 555 010 XXXX; every other E.164 number reaches the person.
+ */
+
+export type SandboxPersonaName =
+  | 'person'
+  | 'busy'
+  | 'no_answer'
+  | 'voicemail'
+  | 'unreachable'
+  | 'answers_then_hangs_up'
+  | 'silent'
+  | 'presses_dtmf_1';
+
+export interface SandboxPersona {
+  /** E.164 number that reaches this persona. */
+  readonly number: string;
+  readonly name: SandboxPersonaName;
+  /** What the caller sees, in a sentence. */
+  readonly description: string;
+}
+
+/** Every persona with a number of its own, in number order. The person is also the default. */
+export const sandboxPersonas: readonly SandboxPersona[] = [
+  {
+    number: '+15550100001',
+    name: 'person',
+    description:
+      '180, answers after one ring, replies when the agent pauses, hangs up after 6 replies or DTMF #',
+  },
+  { number: '+15550100002', name: 'busy', description: '100 Trying, then 486 Busy Here' },
+  { number: '+15550100003', name: 'no_answer', description: '180 Ringing until the caller cancels (487)' },
+  {
+    number: '+15550100004',
+    name: 'voicemail',
+    description: 'answers, plays a greeting, a 1 kHz beep, then silence until the caller hangs up',
+  },
+  { number: '+15550100005', name: 'unreachable', description: '404 Not Found' },
+  { number: '+15550100006', name: 'answers_then_hangs_up', description: 'answers, sends BYE after 2 s' },
+  { number: '+15550100007', name: 'silent', description: 'answers and sends only silence' },
+  {
+    number: '+15550100008',
+    name: 'presses_dtmf_1',
+    description: 'answers, presses DTMF 1 (RFC 4733) after 1 s, stays on the line',
+  },
+];
+
+/** The persona any other E.164 number reaches. */
+export const defaultSandboxPersona: SandboxPersonaName = 'person';
+
+const personaByNumber: ReadonlyMap<string, SandboxPersonaName> = new Map(
+  sandboxPersonas.map((persona) => [persona.number, persona.name]),
+);
+
+/** The persona for a destination number; null when it is not an E.164 number at all. */
+export function sandboxPersonaFor(number: string): SandboxPersonaName | null {
+  if (!isE164(number)) return null;
+  return personaByNumber.get(number) ?? defaultSandboxPersona;
+}
+
+/** Every delay of the personas, in ms; tests pass smaller ones. */
+export interface PersonaTiming {
+  /** From 180 Ringing to the 200 OK, for every persona that answers ("one ring"). */
+  readonly answerDelayMs: number;
+  /** The person replies once the agent has been silent this long after speaking. */
+  readonly replyAfterSilenceMs: number;
+  /** Length of one reply of the tone voice. */
+  readonly replyMs: number;
+  /** Length of the voicemail greeting of the tone voice. */
+  readonly greetingMs: number;
+  /** Silence between the greeting and the beep. */
+  readonly beepGapMs: number;
+  /** Length of the 1 kHz voicemail beep. */
+  readonly beepMs: number;
+  /** answers_then_hangs_up: from the ACK to its BYE. */
+  readonly hangUpAfterMs: number;
+  /** presses_dtmf_1: from the ACK to the digit. */
+  readonly dtmfAfterMs: number;
+  /**
+   * Leak guard, not a persona trait: a call still ringing or up this long after its INVITE is
+   * ended by the sandbox (480 or BYE), in case the caller vanished without CANCEL or BYE.
+   */
+  readonly maxCallMs: number;
+}
+
+export const defaultPersonaTiming: PersonaTiming = {
+  answerDelayMs: 1_000,
+  replyAfterSilenceMs: 700,
+  replyMs: 400,
+  greetingMs: 2_500,
+  beepGapMs: 250,
+  beepMs: 500,
+  hangUpAfterMs: 2_000,
+  dtmfAfterMs: 1_000,
+  maxCallMs: 3_600_000,
+};
+
+/** The person hangs up after this many replies. */
+export const personMaxReplies = 6;
+
+export function resolvePersonaTiming(partial: Partial<PersonaTiming> | undefined): PersonaTiming {
+  const timing: PersonaTiming = { ...defaultPersonaTiming };
+  for (const [name, value] of Object.entries(partial ?? {})) {
+    if (value === undefined || !(name in defaultPersonaTiming)) continue;
+    Object.assign(timing, { [name]: value });
+  }
+  for (const [name, value] of Object.entries(timing)) {
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`timing.${name} must be a number ≥ 0`);
+  }
+  return timing;
+}

@@ -1,0 +1,158 @@
+import type { Logger } from '../../logger.js';
+import {
+  type Answer,
+  createAnswer,
+  isMediaError,
+  type MediaClock,
+  type PortAllocator,
+  RtpSession,
+} from '../rtp/index.js';
+import type { IncomingCall } from '../sip/index.js';
+
+/** What every sandbox call borrows from the carrier. */
+export interface SandboxCallServices {
+  readonly clock: MediaClock;
+  readonly ports: PortAllocator;
+  readonly bindAddress: string;
+}
+
+/**
+ * One call the sandbox received: its SIP side (an IncomingCall), its media once answered, and
+ * every timer the persona starts. `finished` settles once all of it is released, whichever way
+ * the call ended (CANCEL, BYE either way, rejection, carrier close).
+ */
+export class SandboxCall {
+  readonly incoming: IncomingCall;
+  readonly logger: Logger;
+  readonly finished: Promise<void>;
+  private readonly services: SandboxCallServices;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private media: { session: RtpSession; answer: Answer } | null = null;
+  private mediaStarted = false;
+  private done = false;
+  private resolveFinished: () => void = () => {};
+
+  constructor(incoming: IncomingCall, logger: Logger, services: SandboxCallServices) {
+    this.incoming = incoming;
+    this.logger = logger;
+    this.services = services;
+    this.finished = new Promise((resolve) => {
+      this.resolveFinished = resolve;
+    });
+    incoming.on('canceled', () => void this.finish('canceled by the caller'));
+    incoming.on('ended', (ended) => void this.finish(`${ended.by === 'remote' ? 'caller' : 'callee'} hung up`));
+  }
+
+  get isFinished(): boolean {
+    return this.done;
+  }
+
+  /** The media session once the call is answered and acknowledged; null before. */
+  get rtp(): RtpSession | null {
+    return this.mediaStarted ? (this.media?.session ?? null) : null;
+  }
+
+  /** Runs `action` after `delayMs` unless the call is over by then. */
+  after(delayMs: number, action: () => void | Promise<void>): void {
+    if (this.done) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.done) return;
+      Promise.resolve()
+        .then(action)
+        .catch((error: unknown) =>
+          this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox persona step failed'),
+        );
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  ring(): void {
+    if (!this.done) this.incoming.ring();
+  }
+
+  /** A final error response; the call is then over. */
+  reject(status: number): void {
+    this.incoming.reject(status);
+    void this.finish(`rejected ${status}`);
+  }
+
+  /**
+   * Opens the RTP socket and answers the offer in advance (a real callee's switch checks the SDP
+   * before it rings). On failure the call is rejected: 488 for an offer we cannot accept, 503 when
+   * no RTP port is free. Returns false then.
+   */
+  async prepareMedia(): Promise<boolean> {
+    const offer = this.incoming.sdpOffer;
+    if (offer === null) {
+      this.logger.info('sandbox call without an SDP offer: 488');
+      this.reject(488);
+      return false;
+    }
+    let session: RtpSession;
+    try {
+      session = await RtpSession.open({
+        logger: this.logger,
+        clock: this.services.clock,
+        ports: this.services.ports,
+        bindAddress: this.services.bindAddress,
+      });
+    } catch (error) {
+      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox RTP open failed');
+      this.reject(503);
+      return false;
+    }
+    if (this.done) {
+      await session.close();
+      return false;
+    }
+    try {
+      const answer = createAnswer(offer, { address: session.publicAddress, port: session.localPort });
+      this.media = { session, answer };
+      return true;
+    } catch (error) {
+      await session.close();
+      if (!isMediaError(error)) throw error;
+      this.logger.info({ reason: error.reason }, 'sandbox cannot accept the SDP offer: 488');
+      this.reject(488);
+      return false;
+    }
+  }
+
+  /**
+   * 200 OK with the prepared SDP answer; once the ACK arrives the media starts and the session is
+   * returned. Null when the call ended first (or prepareMedia was not called or failed).
+   */
+  async answer(): Promise<RtpSession | null> {
+    const media = this.media;
+    if (media === null || this.done) return null;
+    const acknowledged = await this.incoming.answer(media.answer.sdp);
+    if (!acknowledged || this.done) return null;
+    media.session.start(media.answer.remote);
+    this.mediaStarted = true;
+    this.logger.debug({ codec: media.answer.remote.codec }, 'sandbox call answered');
+    return media.session;
+  }
+
+  /** Hangs up as the callee: BYE when answered, 480 while ringing. Bounded by SIP's own timers. */
+  async hangUp(reason: string): Promise<void> {
+    if (this.done) return;
+    this.logger.debug({ reason }, 'sandbox callee hangs up');
+    await this.incoming.hangUp();
+    await this.finish(reason);
+  }
+
+  /** Releases everything (idempotent): timers, the RTP socket and its port. */
+  async finish(reason: string): Promise<void> {
+    if (this.done) return this.finished;
+    this.done = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    const media = this.media;
+    this.media = null;
+    if (media !== null) await media.session.close();
+    this.logger.debug({ reason }, 'sandbox call finished');
+    this.resolveFinished();
+    return this.finished;
+  }
+}
