@@ -1,7 +1,7 @@
 import type { RtpSession } from '../rtp/index.js';
 import { type PersonaTiming, personMaxReplies, type SandboxPersonaName } from './personas.js';
-import type { SandboxCall } from './sandboxCall.js';
 import { beepTone, type SandboxVoice, silence } from './sandboxAudio.js';
+import type { SandboxCall } from './sandboxCall.js';
 import { SpeechPauseDetector } from './speechPauseDetector.js';
 
 /** What a persona needs besides its call. */
@@ -13,7 +13,9 @@ export interface PersonaContext {
 type PersonaScript = (call: SandboxCall, context: PersonaContext) => Promise<void>;
 
 /** Rings once (answerDelayMs), answers, and hands the started media to `conversation`. */
-function answeringPersona(conversation: (call: SandboxCall, rtp: RtpSession, context: PersonaContext) => void) {
+function answeringPersona(
+  conversation: (call: SandboxCall, rtp: RtpSession, context: PersonaContext) => void,
+) {
   return async (call: SandboxCall, context: PersonaContext): Promise<void> => {
     if (!(await call.prepareMedia())) return;
     call.ring();
@@ -39,14 +41,19 @@ function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: Persona
     if (call.isFinished) return;
     call.logger.debug({ turn }, 'sandbox person replies');
     const played = await rtp.play(audio);
-    if (turn + 1 === personMaxReplies && !played.interrupted) await call.hangUp('the person said goodbye');
+    if (turn + 1 === personMaxReplies && !played.interrupted) {
+      call.after(timing.goodbyeMs, () => call.hangUp(`${personMaxReplies} replies given`));
+    }
   };
   rtp.on('audio', (samples) => {
     if (!detector.push(samples) || repliesStarted >= personMaxReplies) return;
     const turn = repliesStarted++;
     replies = replies.then(() => replyOnce(turn));
     replies.catch((error: unknown) =>
-      call.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox reply failed'),
+      call.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox reply failed',
+      ),
     );
   });
   rtp.on('dtmf', ({ digit }) => {
@@ -69,7 +76,10 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
       const beep = await rtp.play(beepTone(timing.beepMs));
       if (!beep.interrupted) call.logger.debug('sandbox voicemail is recording (silence)');
     })().catch((error: unknown) =>
-      call.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox greeting failed'),
+      call.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox greeting failed',
+      ),
     );
   }),
   answers_then_hangs_up: answeringPersona((call, _rtp, { timing }) => {
@@ -81,13 +91,20 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
       try {
         await rtp.sendDtmf('1');
       } catch (error) {
-        call.logger.info({ err: error instanceof Error ? error.message : String(error) }, 'sandbox cannot send DTMF');
+        call.logger.info(
+          { err: error instanceof Error ? error.message : String(error) },
+          'sandbox cannot send DTMF',
+        );
       }
     });
   }),
 };
 
 /** Plays one persona on a call that has been received (and recorded) but not yet answered. */
-export function runPersona(name: SandboxPersonaName, call: SandboxCall, context: PersonaContext): Promise<void> {
+export function runPersona(
+  name: SandboxPersonaName,
+  call: SandboxCall,
+  context: PersonaContext,
+): Promise<void> {
   return scripts[name](call, context);
 }

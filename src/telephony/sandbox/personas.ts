@@ -75,6 +75,8 @@ export interface PersonaTiming {
   readonly beepGapMs: number;
   /** Length of the 1 kHz voicemail beep. */
   readonly beepMs: number;
+  /** The person's BYE follows the end of its last reply by this much. */
+  readonly goodbyeMs: number;
   /** answers_then_hangs_up: from the ACK to its BYE. */
   readonly hangUpAfterMs: number;
   /** presses_dtmf_1: from the ACK to the digit. */
@@ -93,6 +95,7 @@ export const defaultPersonaTiming: PersonaTiming = {
   greetingMs: 2_500,
   beepGapMs: 250,
   beepMs: 500,
+  goodbyeMs: 300,
   hangUpAfterMs: 2_000,
   dtmfAfterMs: 1_000,
   maxCallMs: 3_600_000,

@@ -1,4 +1,4 @@
-import { samplesForMs, sampleRateHz } from '../rtp/index.js';
+import { sampleRateHz, samplesForMs } from '../rtp/index.js';
 import type { PersonaTiming } from './personas.js';
 
 /**
@@ -45,7 +45,11 @@ function toInt16(samples: Float64Array): Int16Array {
 }
 
 /** A sum of sines at a fixed amplitude each, faded in and out. */
-export function toneMix(frequenciesHz: readonly number[], durationMs: number, amplitudeEach: number): Int16Array {
+export function toneMix(
+  frequenciesHz: readonly number[],
+  durationMs: number,
+  amplitudeEach: number,
+): Int16Array {
   const samples = new Float64Array(samplesForMs(durationMs));
   for (let i = 0; i < samples.length; i++) {
     let value = 0;

@@ -40,7 +40,10 @@ export class SandboxCall {
       this.resolveFinished = resolve;
     });
     incoming.on('canceled', () => void this.finish('canceled by the caller'));
-    incoming.on('ended', (ended) => void this.finish(`${ended.by === 'remote' ? 'caller' : 'callee'} hung up`));
+    incoming.on(
+      'ended',
+      (ended) => void this.finish(`${ended.by === 'remote' ? 'caller' : 'callee'} hung up`),
+    );
   }
 
   get isFinished(): boolean {
@@ -61,7 +64,10 @@ export class SandboxCall {
       Promise.resolve()
         .then(action)
         .catch((error: unknown) =>
-          this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox persona step failed'),
+          this.logger.error(
+            { err: error instanceof Error ? error.message : String(error) },
+            'sandbox persona step failed',
+          ),
         );
     }, delayMs);
     this.timers.add(timer);
@@ -98,7 +104,10 @@ export class SandboxCall {
         bindAddress: this.services.bindAddress,
       });
     } catch (error) {
-      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, 'sandbox RTP open failed');
+      this.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox RTP open failed',
+      );
       this.reject(503);
       return false;
     }
