@@ -15,6 +15,23 @@ export interface Config {
   authFailurePolicy: RatePolicy;
   logLevel: LogLevel;
   trustProxy: boolean;
+  /** Base64 of 32 bytes; null means a key file in the data directory. */
+  secretKeyBase64: string | null;
+  telephony: TelephonyConfig;
+  webhookAllowPrivate: boolean;
+}
+
+export interface TelephonyConfig {
+  /** Address the SIP and RTP sockets bind to. */
+  bindAddress: string;
+  /** Address written into Via, Contact and SDP (a public IP behind NAT). */
+  publicAddress: string;
+  sipPort: number;
+  rtpPortMin: number;
+  rtpPortMax: number;
+  ringTimeoutMs: number;
+  /** Live calls one worker process holds at most. */
+  workerMaxCalls: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -77,6 +94,36 @@ function readPublicUrl(env: Environment, name: string, fallback: string): string
   return url.toString().replace(/\/+$/, '');
 }
 
+function readInteger(env: Environment, name: string, fallback: number, min: number, max: number): number {
+  const raw = readValue(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function readRtpPorts(env: Environment): { rtpPortMin: number; rtpPortMax: number } {
+  const name = 'CALLWRIGHT_RTP_PORTS';
+  const raw = readValue(env, name) ?? '10000-20000';
+  const match = /^([0-9]{1,5})-([0-9]{1,5})$/.exec(raw);
+  const min = Number(match?.[1]);
+  const max = Number(match?.[2]);
+  if (!match || min < 1024 || max > 65535 || max - min < 2) {
+    throw new ConfigError(name, `must be a range like 10000-20000 within 1024-65535, got "${raw}"`);
+  }
+  return { rtpPortMin: min, rtpPortMax: max };
+}
+
+function readSecretKey(env: Environment): string | null {
+  const name = 'CALLWRIGHT_SECRET_KEY';
+  const raw = readValue(env, name);
+  if (raw === undefined) return null;
+  if (Buffer.from(raw, 'base64').length !== 32)
+    throw new ConfigError(name, 'must be the base64 of 32 random bytes');
+  return raw;
+}
+
 export function loadConfig(env: Environment = process.env): Config {
   const port = readPort(env, 'PORT', 3000);
   const host = readValue(env, 'HOST') ?? '127.0.0.1';
@@ -95,5 +142,15 @@ export function loadConfig(env: Environment = process.env): Config {
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
     logLevel,
     trustProxy: readBoolean(env, 'CALLWRIGHT_TRUST_PROXY', false),
+    secretKeyBase64: readSecretKey(env),
+    webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
+    telephony: {
+      bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',
+      publicAddress: readValue(env, 'CALLWRIGHT_PUBLIC_IP') ?? '127.0.0.1',
+      sipPort: readPort(env, 'CALLWRIGHT_SIP_PORT', 5060),
+      ...readRtpPorts(env),
+      ringTimeoutMs: readInteger(env, 'CALLWRIGHT_RING_TIMEOUT_S', 30, 5, 300) * 1000,
+      workerMaxCalls: readInteger(env, 'CALLWRIGHT_WORKER_MAX_CALLS', 200, 1, 5000),
+    },
   };
 }

@@ -1,15 +1,20 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
+import { type CallWorker, startCallWorker } from './calls/callWorker.js';
+import { completedEventBuilder } from './calls/completedEvents.js';
 import type { Config } from './config.js';
+import { AppError } from './domain/errors.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
+import { loadSecretBox } from './secrets/secretBox.js';
 import { SqliteStore } from './store/sqlite/sqliteStore.js';
-import type { Store } from './store/types.js';
 
 export interface RunningService {
   app: FastifyInstance;
-  store: Store;
+  store: SqliteStore;
+  calls: CallWorker;
   /** The address the API listens on, e.g. http://127.0.0.1:3000. */
   url: string;
   close(): Promise<void>;
@@ -20,47 +25,101 @@ export function packageVersion(): string {
   return String(packageJson.version);
 }
 
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
- * Opens the store, builds the API and listens: the `serve` command, and what tests start.
- * With `handleSignals`, SIGTERM and SIGINT close it gracefully (in-flight requests finish).
+ * The embedded mode is one process per data directory: it alone places calls, so on start-up any
+ * live call it finds belongs to a process that died. A lock file with our pid makes that true.
+ */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'serve.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(holder) && holder !== process.pid && processIsAlive(holder)) {
+        throw new AppError('conflict', `another callwright serve (pid ${holder}) uses ${dataDir}`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new AppError('conflict', `cannot lock ${dataDir}`);
+}
+
+/**
+ * Opens the store, starts the call worker and the API: the `serve` command, and what tests start.
+ * With `handleSignals`, SIGTERM and SIGINT close it gracefully.
  */
 export async function startService(
   config: Config,
   logger: Logger,
   options: { handleSignals?: boolean } = {},
 ): Promise<RunningService> {
+  const unlock = lockDataDir(config.dataDir);
   const store = SqliteStore.open(config.sqlitePath);
-  const app = await buildApp({
-    store,
-    config,
-    logger,
-    limiter: new MemoryRateLimiter(),
-    version: packageVersion(),
-  });
-  let url: string;
+  let calls: CallWorker | undefined;
+  let app: FastifyInstance | undefined;
   try {
-    url = await app.listen({ port: config.port, host: config.host });
+    const secretBox = loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
+    calls = await startCallWorker({
+      config,
+      store,
+      queue: store.queue,
+      logger,
+      secretBox,
+      buildEvent: completedEventBuilder(() => null),
+      soleWorker: true,
+    });
+    app = await buildApp({
+      store,
+      config,
+      logger,
+      limiter: new MemoryRateLimiter(),
+      version: packageVersion(),
+      callControl: calls.dispatcher,
+    });
+    const url = await app.listen({ port: config.port, host: config.host });
+    let closing: Promise<void> | undefined;
+    const runningApp = app;
+    const runningCalls = calls;
+    const close = () => {
+      closing ??= (async () => {
+        await runningApp.close();
+        await runningCalls.close();
+        await store.close();
+        unlock();
+        logger.info('stopped');
+      })();
+      return closing;
+    };
+    if (options.handleSignals) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => {
+          logger.info({ signal }, 'shutting down');
+          void close();
+        });
+      }
+    }
+    logger.info({ url, dataDir: config.dataDir }, 'callwright listening');
+    return { app, store, calls, url, close };
   } catch (error) {
+    await app?.close();
+    await calls?.close(0);
     await store.close();
+    unlock();
     throw error;
   }
-  let closing: Promise<void> | undefined;
-  const close = () => {
-    closing ??= (async () => {
-      await app.close();
-      await store.close();
-      logger.info('stopped');
-    })();
-    return closing;
-  };
-  if (options.handleSignals) {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
-        logger.info({ signal }, 'shutting down');
-        void close();
-      });
-    }
-  }
-  logger.info({ url, dataDir: config.dataDir }, 'callwright listening');
-  return { app, store, url, close };
 }

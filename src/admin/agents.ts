@@ -17,6 +17,8 @@ export interface AgentInput {
   /** `NAME` or `NAME=DEFAULT`, as the command line takes them. */
   variables?: AgentVariable[];
   active?: boolean;
+  maxDurationS?: number;
+  silenceTimeoutS?: number;
 }
 
 /** Parses `NAME` or `NAME=DEFAULT`. */
@@ -58,6 +60,14 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
       throw new AppError('validation_error', `the default of ${variable.name} is too long`);
     }
   }
+  for (const [label, seconds] of [
+    ['max duration', input.maxDurationS],
+    ['silence timeout', input.silenceTimeoutS],
+  ] as const) {
+    if (seconds !== undefined && (!Number.isInteger(seconds) || seconds < 1 || seconds > 14_400)) {
+      throw new AppError('validation_error', `${label} must be a whole number of seconds from 1 to 14400`);
+    }
+  }
   const agent: NewAgent = {
     accountId,
     name: input.name.trim(),
@@ -69,8 +79,8 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     brain: 'script',
     script: null,
     settings: {},
-    maxDurationS: 600,
-    silenceTimeoutS: 20,
+    maxDurationS: input.maxDurationS ?? 600,
+    silenceTimeoutS: input.silenceTimeoutS ?? 20,
   };
   return store.agents.create(agent);
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
-import { registerCallRoutes } from './calls.js';
+import { type CallControl, registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerHealthRoutes } from './health.js';
 import { maxBodyBytes } from './jsonBody.js';
@@ -19,6 +19,8 @@ export interface AppDependencies {
   logger: Logger;
   limiter: RateLimiter;
   version: string;
+  /** The call workers of this process; null in an API-only process. */
+  callControl?: CallControl | null;
 }
 
 /**
@@ -80,7 +82,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     async (api) => {
       api.addHook('onRequest', authenticate);
       api.addHook('onRequest', limitAccount);
-      registerCallRoutes(api, store);
+      registerCallRoutes(api, store, deps.callControl ?? null);
     },
     { prefix: '/v1' },
   );

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
-import type { CallStatus } from '../domain/callStatus.js';
+import { type CallStatus, isTerminal } from '../domain/callStatus.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { Store } from '../store/types.js';
+import type { CallRecord, Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
 import { toCallResource, toCreatedCall } from './callResource.js';
 import { readJsonBody } from './jsonBody.js';
@@ -23,8 +23,16 @@ function authOf(request: { auth: AuthContext | null }): AuthContext {
   return request.auth;
 }
 
+/** What the API may ask of the call workers (absent in an API-only process). */
+export interface CallControl {
+  /** A call was queued: a hint to dispatch now. */
+  wake(): void;
+  /** Cancels a queued call or hangs up a live one; resolves to the call once it has ended. */
+  cancel(call: CallRecord): Promise<CallRecord | null>;
+}
+
 /** The calls resource: the specification's one operation and the read extensions. */
-export function registerCallRoutes(app: FastifyInstance, store: Store): void {
+export function registerCallRoutes(app: FastifyInstance, store: Store, control: CallControl | null): void {
   app.post(
     '/calls/outbound',
     {
@@ -44,6 +52,7 @@ export function registerCallRoutes(app: FastifyInstance, store: Store): void {
       const body = readJsonBody(request);
       const outbound = parseOutboundCallRequest(body);
       const call = await createOutboundCall(store, caller, outbound);
+      control?.wake();
       return toCreatedCall(call);
     },
   );
@@ -98,6 +107,34 @@ export function registerCallRoutes(app: FastifyInstance, store: Store): void {
         has_more: hasMore,
         next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
       };
+    },
+  );
+
+  app.post<{ Params: { call_id: string } }>(
+    '/calls/:call_id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a queued call or hang up a live one (extension)',
+        description:
+          'A queued call ends as `canceled` at once; a live call is cancelled or hung up and the record is ' +
+          'returned once it has ended. A call that has already ended gives 409 `conflict`.',
+        operationId: 'cancelCall',
+        tags: ['calls'],
+        params: callIdParamsSchema,
+        response: { 200: callResourceSchema, ...errorResponses(401, 404, 409, 429, 500) },
+      },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const callId = request.params.call_id;
+      const call = isIdOf('call', callId) ? await store.calls.get(caller.account.id, callId) : null;
+      if (!call) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
+      if (isTerminal(call.status))
+        throw new AppError('conflict', `call ${call.id} has already ended (${call.status})`);
+      if (!control) throw new AppError('unavailable', 'this process does not place calls');
+      const ended = (await control.cancel(call)) ?? (await store.calls.get(caller.account.id, callId));
+      if (!ended) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
+      return toCallResource(ended);
     },
   );
 }

@@ -142,6 +142,7 @@ export function errorResponses(...statuses: number[]) {
     400: 'validation_error: missing or invalid parameters',
     401: 'unauthorized: invalid, missing or revoked API key',
     404: 'not_found: no such resource (for call creation: unknown or inactive agent)',
+    409: 'conflict: the call has already ended',
     422: 'invalid_phone: a phone number is not E.164',
     429: 'rate_limited: too many requests; retry with exponential backoff after Retry-After',
     500: 'server_error: internal error',

@@ -1,6 +1,7 @@
 import { createAgent, describeAgent, parseVariableDeclaration, setAgentActive } from '../admin/agents.js';
 import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js';
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
+import { addTrunk, describeTrunk, removeTrunk } from '../admin/trunks.js';
 import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../store/types.js';
 import {
@@ -82,7 +83,15 @@ const agents: Record<string, Verb> = {
       'first-message': { type: 'string' },
       variable: { type: 'string', multiple: true },
       inactive: { type: 'boolean' },
+      'max-duration': { type: 'string' },
+      'silence-timeout': { type: 'string' },
     });
+    const seconds = (name: string) => {
+      const text = values[name];
+      if (typeof text !== 'string') return {};
+      if (!/^[0-9]{1,6}$/.test(text)) throw new UsageError(`--${name} takes whole seconds`);
+      return { [name === 'max-duration' ? 'maxDurationS' : 'silenceTimeoutS']: Number(text) };
+    };
     const account = await resolveAccount(context);
     const agent = await createAgent(context.store, account.id, {
       name: requiredOption(values, 'name'),
@@ -90,6 +99,8 @@ const agents: Record<string, Verb> = {
       ...(typeof values['first-message'] === 'string' ? { firstMessage: values['first-message'] } : {}),
       variables: ((values.variable as string[] | undefined) ?? []).map(parseVariableDeclaration),
       active: values.inactive !== true,
+      ...seconds('max-duration'),
+      ...seconds('silence-timeout'),
     });
     print(context, describeAgent(agent));
   },
@@ -140,8 +151,53 @@ const numbers: Record<string, Verb> = {
   },
 };
 
+const trunks: Record<string, Verb> = {
+  async add(context, args) {
+    const { values } = parseOptions(args, {
+      name: { type: 'string' },
+      uri: { type: 'string' },
+      username: { type: 'string' },
+      password: { type: 'string' },
+      'from-domain': { type: 'string' },
+    });
+    const account = await resolveAccount(context);
+    const optional = (name: string) =>
+      typeof values[name] === 'string' ? (values[name] as string) : undefined;
+    const username = optional('username');
+    const password = optional('password');
+    const fromDomain = optional('from-domain');
+    const trunk = await addTrunk(context.store, context.secretBox(), account.id, {
+      name: requiredOption(values, 'name'),
+      uri: requiredOption(values, 'uri'),
+      ...(username !== undefined ? { username } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(fromDomain !== undefined ? { fromDomain } : {}),
+    });
+    print(context, describeTrunk(trunk));
+  },
+  async list(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    print(context, { trunks: (await context.store.trunks.list(account.id)).map(describeTrunk) });
+  },
+  async remove(context, args) {
+    const { positionals } = parseOptions(args, {}, ['trunk name or id']);
+    const account = await resolveAccount(context);
+    print(context, {
+      ...describeTrunk(await removeTrunk(context.store, account.id, positionals[0] as string)),
+      removed: true,
+    });
+  },
+};
+
 /** The administrative verbs, by group. `serve` lives in main.ts: it is not a store edit. */
-export const commandGroups: Record<string, Record<string, Verb>> = { accounts, keys, agents, numbers };
+export const commandGroups: Record<string, Record<string, Verb>> = {
+  accounts,
+  keys,
+  agents,
+  numbers,
+  trunks,
+};
 
 export async function runCommand(
   context: CommandContext,

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { AccountRecord, Store } from '../store/types.js';
 
 /** A usage mistake: printed as one line, exit status 2. */
@@ -17,6 +18,8 @@ export interface CliOutput {
 
 export interface CommandContext {
   store: Store;
+  /** Opens the trunk-password key only for the verbs that need it. */
+  secretBox: () => SecretBox;
   json: boolean;
   accountId: string | undefined;
   out: CliOutput;

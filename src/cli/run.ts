@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
+import { loadSecretBox } from '../secrets/secretBox.js';
 import { SqliteStore } from '../store/sqlite/sqliteStore.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
@@ -14,12 +15,15 @@ export const usage = `Usage: callwright <command> [options]
   keys list
   keys revoke KEY_ID
   agents create --name N --prompt TEXT [--first-message TEXT] [--variable NAME[=DEFAULT]]... [--inactive]
+                [--max-duration SECONDS] [--silence-timeout SECONDS]
   agents list | activate AGENT_ID | deactivate AGENT_ID
-  numbers add +E164 [--route sandbox]
+  numbers add +E164 [--route sandbox|TRUNK]
   numbers list | remove +E164
+  trunks add --name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]
+  trunks list | remove TRUNK
 
 Global options: --json (one JSON object on stdout), --account ACCOUNT_ID (default: the default account)
-Environment: PORT, HOST, CALLWRIGHT_DATA_DIR, CALLWRIGHT_PUBLIC_URL, CALLWRIGHT_RATE_LIMIT, LOG_LEVEL
+Environment: see the README's Configuration section
 `;
 
 /** Pulls the global options out of the argument list, wherever they stand. */
@@ -68,7 +72,9 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       return 0;
     }
     store = SqliteStore.open(config.sqlitePath);
-    await runCommand({ store, json, accountId, out }, group, verb, args);
+    const secretBox = () =>
+      loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
+    await runCommand({ store, json, accountId, out, secretBox }, group, verb, args);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -2,6 +2,7 @@
 
 export const queueNames = {
   dispatch: 'call.dispatch',
+  webhook: 'webhook.deliver',
 } as const;
 
 export interface Job {

@@ -179,6 +179,20 @@ export interface PhoneNumberRepository {
   remove(accountId: string, number: string): Promise<boolean>;
 }
 
+export interface CallFinish {
+  status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
+  endReason: EndReason | null;
+  answeredBy?: AnsweredBy | null;
+  transcript?: TranscriptEntry[];
+  recordingPath?: string | null;
+  extractedData?: Record<string, unknown>;
+  metrics?: Record<string, unknown> | null;
+  atIso: string;
+}
+
+/** Builds the call.completed event body from the call as it is once terminal. */
+export type CompletedEventBuilder = (call: CallRecord) => { id: string; createdAt: string; body: string };
+
 export interface CallRepository {
   /**
    * In one durable transaction: re-checks that the API key is not revoked, inserts the call in
@@ -186,7 +200,65 @@ export interface CallRepository {
    */
   createQueued(input: NewQueuedCall): Promise<CallRecord | null>;
   get(accountId: string, callId: string): Promise<CallRecord | null>;
+  /** The call whatever its account: for workers, never for the API. */
+  getById(callId: string): Promise<CallRecord | null>;
   list(accountId: string, query: CallListQuery): Promise<CallRecord[]>;
+  /**
+   * The at-most-once gate: moves a `queued` call to `dialing` under this worker's lease, in one
+   * transaction that also checks the account's live-call cap. `capped` leaves it queued.
+   */
+  claimForDialing(
+    callId: string,
+    lease: { workerId: string; untilIso: string; atIso: string },
+  ): Promise<{ claimed: CallRecord } | { refused: 'not_queued' | 'capped' }>;
+  /** Records a live transition (ringing, in_progress) if the call is still live and ours. */
+  markLive(
+    callId: string,
+    workerId: string,
+    status: 'ringing' | 'in_progress',
+    atIso: string,
+  ): Promise<boolean>;
+  setSipCallId(callId: string, sipCallId: string): Promise<void>;
+  /** Extends the leases of every live call this worker holds; returns how many. */
+  renewLeases(workerId: string, untilIso: string): Promise<number>;
+  /** Live calls (dialing, ringing, in_progress) whose lease ended before `beforeIso`, or held by other workers. */
+  listAbandoned(options: { beforeIso: string; notHeldBy?: string }): Promise<CallRecord[]>;
+  /**
+   * Makes the call terminal and writes its call.completed event (the outbox) in the same
+   * transaction. Null when the call was already terminal: a call ends exactly once.
+   */
+  finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null>;
+  countByStatus(accountId?: string): Promise<Record<string, number>>;
+}
+
+export interface TrunkRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  uri: string;
+  username: string | null;
+  /** Encrypted at rest; only the telephony layer decrypts it. */
+  passwordCiphertext: string | null;
+  fromDomain: string | null;
+  createdAt: string;
+}
+
+export interface TrunkRepository {
+  create(input: Omit<TrunkRecord, 'id' | 'createdAt'>): Promise<TrunkRecord>;
+  get(accountId: string, idOrName: string): Promise<TrunkRecord | null>;
+  list(accountId: string): Promise<TrunkRecord[]>;
+  remove(accountId: string, id: string): Promise<boolean>;
+}
+
+export interface SandboxInviteRecord {
+  sipCallId: string;
+  toNumber: string;
+  receivedAt: string;
+}
+
+export interface SandboxInviteRepository {
+  record(entry: SandboxInviteRecord): Promise<void>;
+  list(): Promise<SandboxInviteRecord[]>;
 }
 
 export interface Store {
@@ -195,6 +267,10 @@ export interface Store {
   readonly agents: AgentRepository;
   readonly numbers: PhoneNumberRepository;
   readonly calls: CallRepository;
+  readonly trunks: TrunkRepository;
+  readonly sandboxInvites: SandboxInviteRepository;
+  /** A named secret the service made for itself (e.g. the recording-link key), created on first use. */
+  serviceSecret(name: string, create: () => string): Promise<string>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

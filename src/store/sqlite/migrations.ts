@@ -102,4 +102,75 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX jobs_ready ON jobs (queue, run_at_ms);
     `,
   },
+  {
+    version: 2,
+    name: 'telephony and events',
+    sql: `
+      CREATE TABLE trunks (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT NOT NULL,
+        uri TEXT NOT NULL,
+        username TEXT,
+        password_ciphertext TEXT,
+        from_domain TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (account_id, name)
+      );
+
+      -- The sandbox carrier's record of every INVITE it received: proof that no call was dialled twice.
+      CREATE TABLE sandbox_invites (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        sip_call_id TEXT NOT NULL,
+        to_number TEXT NOT NULL,
+        received_at TEXT NOT NULL
+      );
+      CREATE INDEX sandbox_invites_by_sip_call_id ON sandbox_invites (sip_call_id);
+
+      CREATE TABLE webhook_endpoints (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        url TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_expires_at TEXT,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        disabled_reason TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+
+      -- The outbox: one call.completed per call, written with the call's terminal status.
+      CREATE TABLE events (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        type TEXT NOT NULL,
+        call_id TEXT NOT NULL UNIQUE REFERENCES calls (id),
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT,
+        delivered_at TEXT
+      );
+      CREATE INDEX events_by_account ON events (account_id, id);
+
+      CREATE TABLE event_attempts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL REFERENCES events (id),
+        attempted_at TEXT NOT NULL,
+        url TEXT NOT NULL,
+        status_code INTEGER,
+        latency_ms INTEGER NOT NULL,
+        response_excerpt TEXT,
+        error TEXT
+      );
+      CREATE INDEX event_attempts_by_event ON event_attempts (event_id, id);
+
+      CREATE TABLE service_secrets (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,7 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
-import { queueNames } from '../../queue/types.js';
 import type {
   AccountRecord,
   AccountRepository,
@@ -10,30 +9,26 @@ import type {
   ApiKeyRecord,
   ApiKeyRepository,
   ApiKeyWithAccount,
-  CallListQuery,
-  CallRecord,
-  CallRepository,
   NewAgent,
   NewApiKey,
-  NewQueuedCall,
   PhoneNumberRecord,
   PhoneNumberRepository,
   Store,
 } from '../types.js';
+import { SqliteCalls } from './calls.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { GroupCommitter } from './groupCommit.js';
 import {
   type AccountRow,
   type AgentRow,
   type ApiKeyRow,
-  type CallRow,
   type PhoneNumberRow,
   toAccount,
   toAgent,
   toApiKey,
-  toCall,
   toPhoneNumber,
 } from './rows.js';
+import { SqliteSandboxInvites, SqliteTrunks } from './telephony.js';
 
 function nowIso(): string {
   return new Date().toISOString();
@@ -279,92 +274,6 @@ class SqlitePhoneNumbers implements PhoneNumberRepository {
   }
 }
 
-class SqliteCalls implements CallRepository {
-  private readonly keyStillValid;
-  private readonly insert;
-  private readonly byId;
-  private readonly listAll;
-  private readonly listByStatus;
-
-  constructor(
-    db: SqliteDatabase,
-    private readonly committer: GroupCommitter,
-    private readonly queue: SqliteJobQueue,
-  ) {
-    this.keyStillValid = db.prepare('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL');
-    this.insert = db.prepare(
-      `INSERT INTO calls (id, account_id, agent_id, api_key_id, from_number, to_number, first_message, context,
-         variables, status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
-    );
-    this.byId = db.prepare('SELECT * FROM calls WHERE account_id = ? AND id = ?');
-    this.listAll = db.prepare('SELECT * FROM calls WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?');
-    this.listByStatus = db.prepare(
-      'SELECT * FROM calls WHERE account_id = ? AND status = ? AND id < ? ORDER BY id DESC LIMIT ?',
-    );
-  }
-
-  createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
-    return this.committer.run(() => {
-      if (!this.keyStillValid.get(input.apiKeyId)) return null;
-      const variables = input.variables === null ? null : JSON.stringify(input.variables);
-      this.insert.run(
-        input.id,
-        input.accountId,
-        input.agentId,
-        input.apiKeyId,
-        input.fromNumber,
-        input.toNumber,
-        input.firstMessage,
-        input.context,
-        variables,
-        input.createdAt,
-        input.createdAt,
-      );
-      this.queue.insertWithinTransaction({
-        queue: queueNames.dispatch,
-        payload: { call_id: input.id },
-        runAtMs: Date.parse(input.createdAt),
-      });
-      return queuedCall(input);
-    });
-  }
-
-  async get(accountId: string, callId: string): Promise<CallRecord | null> {
-    const row = this.byId.get(accountId, callId) as CallRow | undefined;
-    return row ? toCall(row) : null;
-  }
-
-  async list(accountId: string, query: CallListQuery): Promise<CallRecord[]> {
-    // '~' sorts after every id character, so "no cursor" is "before the end of the alphabet".
-    const before = query.before ?? '~';
-    const rows = query.status
-      ? this.listByStatus.all(accountId, query.status, before, query.limit)
-      : this.listAll.all(accountId, before, query.limit);
-    return (rows as CallRow[]).map(toCall);
-  }
-}
-
-function queuedCall(input: NewQueuedCall): CallRecord {
-  return {
-    ...input,
-    status: 'queued',
-    endReason: null,
-    answeredBy: null,
-    dialingAt: null,
-    ringingAt: null,
-    inProgressAt: null,
-    endedAt: null,
-    transcript: [],
-    recordingPath: null,
-    extractedData: {},
-    metrics: null,
-    sipCallId: null,
-    workerId: null,
-    leaseExpiresAt: null,
-  };
-}
-
 /** The embedded store: one SQLite file, shared by the API, the CLI and (later) the workers. */
 export class SqliteStore implements Store {
   readonly accounts: SqliteAccounts;
@@ -372,6 +281,8 @@ export class SqliteStore implements Store {
   readonly agents: SqliteAgents;
   readonly numbers: SqlitePhoneNumbers;
   readonly calls: SqliteCalls;
+  readonly trunks: SqliteTrunks;
+  readonly sandboxInvites: SqliteSandboxInvites;
   readonly queue: SqliteJobQueue;
   readonly db: SqliteDatabase;
   private readonly committer: GroupCommitter;
@@ -385,6 +296,25 @@ export class SqliteStore implements Store {
     this.agents = new SqliteAgents(db);
     this.numbers = new SqlitePhoneNumbers(db);
     this.calls = new SqliteCalls(db, this.committer, this.queue);
+    this.trunks = new SqliteTrunks(db);
+    this.sandboxInvites = new SqliteSandboxInvites(db);
+  }
+
+  async serviceSecret(name: string, create: () => string): Promise<string> {
+    return this.db
+      .transaction(() => {
+        const existing = this.db
+          .prepare('SELECT value FROM service_secrets WHERE name = ?')
+          .pluck()
+          .get(name);
+        if (typeof existing === 'string') return existing;
+        const value = create();
+        this.db
+          .prepare('INSERT INTO service_secrets (name, value, created_at) VALUES (?, ?, ?)')
+          .run(name, value, nowIso());
+        return value;
+      })
+      .immediate();
   }
 
   static open(path: string): SqliteStore {

@@ -1,0 +1,184 @@
+import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
+import type { AnsweredBy } from '../domain/callStatus.js';
+import type { Logger } from '../logger.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import type { CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
+import {
+  createOffer,
+  type MediaClock,
+  type PortAllocator,
+  parseAnswer,
+  RtpSession,
+} from '../telephony/rtp/index.js';
+import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import { inviteForCall, type SandboxAddress } from './callRoute.js';
+import { answerTone } from './placeholderMedia.js';
+
+/** Everything a worker needs to place calls; built once per process. */
+export interface CallWorkerContext {
+  store: Store;
+  logger: Logger;
+  workerId: string;
+  ua: SipUserAgent;
+  clock: MediaClock;
+  ports: PortAllocator;
+  mediaBindAddress: string;
+  mediaPublicAddress: string;
+  sandbox: SandboxAddress | null;
+  secretBox: SecretBox;
+  ringTimeoutMs: number;
+  buildEvent: CompletedEventBuilder;
+}
+
+function endingOfFailure(failure: CallFailure, localEnding: TelephonyEnding | null): TelephonyEnding {
+  switch (failure.cause) {
+    case 'rejected':
+      return failure.status === null
+        ? { kind: 'carrier_error', detail: failure.reason }
+        : { kind: 'sip_rejected', status: failure.status };
+    case 'ring_timeout':
+      return { kind: 'ring_timeout' };
+    case 'canceled':
+      return localEnding ?? { kind: 'canceled', answered: false };
+    case 'transport_timeout':
+      return { kind: 'carrier_unresponsive' };
+    case 'transport_error':
+    case 'auth_failed':
+    case 'bad_answer':
+      return localEnding ?? { kind: 'carrier_error', detail: `${failure.cause}: ${failure.reason}` };
+  }
+}
+
+/**
+ * One leased call from the INVITE to its terminal status: SIP signalling, RTP media, the
+ * transitions with their timestamps, the limits, and the one `finish` that writes its event.
+ */
+export class CallSession {
+  readonly done: Promise<CallRecord | null>;
+  private localEnding: TelephonyEnding | null = null;
+  private outgoing: OutgoingCall | null = null;
+  private rtp: RtpSession | null = null;
+  private answeredBy: AnsweredBy | null = null;
+  private maxDurationTimer: NodeJS.Timeout | null = null;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly context: CallWorkerContext,
+    readonly call: CallRecord,
+    private readonly maxDurationMs: number,
+  ) {
+    this.log = context.logger.child({ callId: call.id });
+    this.done = this.run();
+  }
+
+  get isAnswered(): boolean {
+    return this.answeredBy !== null;
+  }
+
+  /** Cancels before the answer or hangs up after it; the call ends as `canceled`. */
+  cancel(): void {
+    this.endLocally({ kind: 'canceled', answered: this.isAnswered });
+  }
+
+  /** Ends the call from our side with the given reason (max duration, agent hang-up, shutdown). */
+  endLocally(ending: TelephonyEnding): void {
+    this.localEnding ??= ending;
+    void this.outgoing?.hangUp().catch((error: unknown) => this.log.warn({ err: error }, 'hang-up failed'));
+  }
+
+  private async run(): Promise<CallRecord | null> {
+    let ending: TelephonyEnding;
+    try {
+      ending = await this.place();
+    } catch (error) {
+      this.log.error({ err: error }, 'call failed inside the worker');
+      ending = this.localEnding ?? { kind: 'internal_error' };
+    } finally {
+      this.releaseMedia();
+    }
+    const outcome = terminalOutcomeOf(ending);
+    try {
+      const finished = await this.context.store.calls.finish(
+        this.call.id,
+        { ...outcome, answeredBy: this.answeredBy, atIso: new Date().toISOString() },
+        this.context.buildEvent,
+      );
+      this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
+      return finished;
+    } catch (error) {
+      this.log.error({ err: error }, 'could not record the end of the call');
+      return null;
+    }
+  }
+
+  private async place(): Promise<TelephonyEnding> {
+    const { context, call } = this;
+    const invite = await inviteForCall(context.store, call, {
+      sandbox: context.sandbox,
+      secretBox: context.secretBox,
+      ringTimeoutMs: context.ringTimeoutMs,
+    }).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'no route for the call');
+      return null;
+    });
+    if (!invite) return { kind: 'carrier_error', detail: 'no route' };
+    if (this.localEnding) return this.localEnding;
+
+    const rtp = await RtpSession.open({
+      logger: this.log,
+      clock: context.clock,
+      ports: context.ports,
+      bindAddress: context.mediaBindAddress,
+      publicAddress: context.mediaPublicAddress,
+    });
+    this.rtp = rtp;
+    const outgoing = context.ua.invite({
+      ...invite,
+      sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
+    });
+    this.outgoing = outgoing;
+    if (this.localEnding) void outgoing.hangUp();
+    await context.store.calls.setSipCallId(call.id, outgoing.callId);
+
+    let ringing = false;
+    outgoing.on('provisional', ({ status }) => {
+      if (ringing || (status !== 180 && status !== 183)) return;
+      ringing = true;
+      void context.store.calls.markLive(call.id, context.workerId, 'ringing', new Date().toISOString());
+    });
+    outgoing.on('answered', ({ sdpAnswer }) => this.onAnswered(rtp, sdpAnswer));
+
+    const outcome = await outgoing.outcome;
+    if (outcome.kind === 'failed') return endingOfFailure(outcome.failure, this.localEnding);
+    if (this.localEnding) return this.localEnding;
+    return outcome.ended.by === 'remote' ? { kind: 'callee_hangup' } : { kind: 'agent_hangup' };
+  }
+
+  private onAnswered(rtp: RtpSession, sdpAnswer: string): void {
+    let remote: ReturnType<typeof parseAnswer>;
+    try {
+      remote = parseAnswer(sdpAnswer);
+    } catch (error) {
+      this.log.warn({ err: error }, 'unusable SDP answer');
+      this.endLocally({ kind: 'carrier_error', detail: 'unusable SDP answer' });
+      return;
+    }
+    this.answeredBy = 'unknown';
+    rtp.start(remote);
+    void this.context.store.calls.markLive(
+      this.call.id,
+      this.context.workerId,
+      'in_progress',
+      new Date().toISOString(),
+    );
+    this.maxDurationTimer = setTimeout(() => this.endLocally({ kind: 'max_duration' }), this.maxDurationMs);
+    void rtp.play(answerTone()).catch(() => undefined);
+  }
+
+  private releaseMedia(): void {
+    if (this.maxDurationTimer) clearTimeout(this.maxDurationTimer);
+    this.maxDurationTimer = null;
+    this.rtp?.close();
+    this.rtp = null;
+  }
+}

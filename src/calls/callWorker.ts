@@ -1,0 +1,91 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { JobQueue } from '../queue/types.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import type { CompletedEventBuilder, Store } from '../store/types.js';
+import { MediaClock, PortAllocator } from '../telephony/rtp/index.js';
+import { SandboxCarrier } from '../telephony/sandbox/index.js';
+import { SipUserAgent } from '../telephony/sip/index.js';
+import { CallDispatcher, newWorkerId } from './dispatcher.js';
+
+export interface CallWorker {
+  dispatcher: CallDispatcher;
+  sandbox: SandboxCarrier;
+  ua: SipUserAgent;
+  workerId: string;
+  /** Stops taking calls, lets live calls end up to `deadlineMs`, then closes SIP and media. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+/**
+ * The call side of a process: the SIP user agent, the shared media clock, the sandbox carrier on
+ * loopback, and the dispatcher that places queued calls through them.
+ */
+export async function startCallWorker(options: {
+  config: Pick<Config, 'telephony'>;
+  store: Store;
+  queue: JobQueue;
+  logger: Logger;
+  secretBox: SecretBox;
+  buildEvent: CompletedEventBuilder;
+  /** The embedded mode: this process alone owns the database. */
+  soleWorker: boolean;
+}): Promise<CallWorker> {
+  const { telephony } = options.config;
+  const logger = options.logger.child({ component: 'calls' });
+  const clock = new MediaClock({ logger });
+  // The sandbox's RTP ports come from the top of the range, the calls' from the bottom half.
+  const split = telephony.rtpPortMin + Math.floor((telephony.rtpPortMax - telephony.rtpPortMin) / 2);
+  const callPorts = new PortAllocator({ minPort: telephony.rtpPortMin, maxPort: split - 1 });
+  const sandboxPorts = new PortAllocator({ minPort: split, maxPort: telephony.rtpPortMax });
+  const ua = await SipUserAgent.start({
+    bindAddress: telephony.bindAddress,
+    port: telephony.sipPort,
+    publicAddress: telephony.publicAddress,
+    logger: logger.child({ component: 'sip' }),
+  });
+  const sandbox = await SandboxCarrier.start({
+    logger: logger.child({ component: 'sandbox' }),
+    clock,
+    ports: sandboxPorts,
+    bindAddress: '127.0.0.1',
+    sipPort: 0,
+    inviteLog: options.store.sandboxInvites,
+  });
+  const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
+  const workerId = newWorkerId();
+  const dispatcher = new CallDispatcher(
+    {
+      store: options.store,
+      logger,
+      workerId,
+      ua,
+      clock,
+      ports: callPorts,
+      mediaBindAddress: telephony.bindAddress,
+      mediaPublicAddress: telephony.publicAddress,
+      sandbox: sandboxAddress ? { host: sandboxAddress[1] as string, port: Number(sandboxAddress[2]) } : null,
+      secretBox: options.secretBox,
+      ringTimeoutMs: telephony.ringTimeoutMs,
+      buildEvent: options.buildEvent,
+    },
+    { queue: options.queue, maxCalls: telephony.workerMaxCalls },
+  );
+  await dispatcher.start({ recoverOtherWorkers: options.soleWorker });
+  logger.info(
+    { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
+    'call worker ready',
+  );
+  return {
+    dispatcher,
+    sandbox,
+    ua,
+    workerId,
+    async close(deadlineMs = 10_000) {
+      await dispatcher.stop(deadlineMs);
+      await sandbox.close();
+      await ua.close();
+      clock.stop();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { CallRecord } from '../store/types.js';
+
+function durationSeconds(call: CallRecord): number | null {
+  if (!call.inProgressAt || !call.endedAt) return null;
+  return Math.round((Date.parse(call.endedAt) - Date.parse(call.inProgressAt)) / 100) / 10;
+}
+
+/**
+ * The `call.completed` event of DESIGN §4, built from a terminal call. Fields with nothing to say
+ * yet (no transcript before the voice agent, no recording) are present and empty, never invented.
+ */
+export function callCompletedEvent(
+  call: CallRecord,
+  event: { id: string; createdAt: string; recordingUrl: string | null },
+) {
+  const latency = (call.metrics as { response_latency_ms?: unknown } | null)?.response_latency_ms;
+  return {
+    type: 'call.completed' as const,
+    id: event.id,
+    created_at: event.createdAt,
+    data: {
+      call_id: call.id,
+      agent_id: call.agentId,
+      from_number: call.fromNumber,
+      to_number: call.toNumber,
+      status: call.status,
+      end_reason: call.endReason,
+      answered_by: call.answeredBy,
+      created_at: call.createdAt,
+      dialed_at: call.dialingAt,
+      answered_at: call.inProgressAt,
+      ended_at: call.endedAt,
+      duration_seconds: durationSeconds(call),
+      transcript: call.transcript,
+      recording_url: event.recordingUrl,
+      extracted_data: call.extractedData,
+      variables: call.variables ?? {},
+      metrics: { response_latency_ms: latency ?? { p50: null, p95: null } },
+    },
+  };
+}
