@@ -154,12 +154,13 @@ export interface Harness {
 }
 
 const clock = new MediaClock({ logger: pino({ level: 'silent' }) });
-let portBase = 42_000;
+// Each test file runs in its own process: start at a random block so two files rarely share ports.
+let portBase = 42_000 + 200 * Math.floor(Math.random() * 30);
 
 /** A sandbox carrier plus a caller, both on loopback, each with its own RTP port range. */
 export async function startHarness(
   timing: Partial<PersonaTiming> = {},
-  options: { callerT1Ms?: number } = {},
+  options: { callerT1Ms?: number; inviteLog?: MemoryInviteLog } = {},
 ): Promise<Harness> {
   const logLines: string[] = [];
   const logger: Logger = pino(
@@ -174,7 +175,7 @@ export async function startHarness(
   const sandboxPorts = new PortAllocator({ minPort: portBase, maxPort: portBase + 98 });
   const callerPorts = new PortAllocator({ minPort: portBase + 100, maxPort: portBase + 198 });
   portBase = portBase >= 48_000 ? 42_000 : portBase + 200;
-  const inviteLog = new MemoryInviteLog();
+  const inviteLog = options.inviteLog ?? new MemoryInviteLog();
   const carrier = await SandboxCarrier.start({
     logger,
     clock,
