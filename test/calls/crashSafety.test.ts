@@ -1,0 +1,152 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * Crash safety of the embedded mode: `serve` is killed with SIGKILL while calls are queued,
+ * dialling and live; after a restart every call reaches a terminal status, the calls that were
+ * in flight end failed/interrupted, and no call was dialled twice (the sandbox's INVITE record).
+ */
+
+const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
+const dataDir = mkdtempSync(join(tmpdir(), 'callwright-crash-'));
+const rtpBase = 30_000 + (process.pid % 100) * 100;
+const env = {
+  PATH: process.env.PATH ?? '',
+  CALLWRIGHT_DATA_DIR: dataDir,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  CALLWRIGHT_SIP_BIND: '127.0.0.1',
+  CALLWRIGHT_SIP_PORT: '0',
+  CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
+  CALLWRIGHT_RING_TIMEOUT_S: '5',
+};
+const children: ChildProcess[] = [];
+
+function cli(args: string[]): Record<string, unknown> {
+  return JSON.parse(
+    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }),
+  );
+}
+
+async function serve(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [mainScript, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error('serve did not start')), 15_000);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        done(match[1] as string);
+      }
+    });
+    child.on('exit', () => fail(new Error(`serve exited: ${output}`)));
+  });
+  return { url, child };
+}
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('SIGKILL with calls queued, dialling and live', () => {
+  it('ends every call exactly once after a restart and dials none twice', async () => {
+    const account = cli(['accounts', 'create', '--name', 'crash', '--max-live-calls', '4'])
+      .account_id as string;
+    const key = cli(['keys', 'create', '--name', 'k', '--account', account]).key as string;
+    const agent = cli([
+      'agents',
+      'create',
+      '--name',
+      'a',
+      '--prompt',
+      'p',
+      '--max-duration',
+      '3',
+      '--account',
+      account,
+    ]).agent_id as string;
+    cli(['numbers', 'add', '+15550009999', '--account', account]);
+
+    const first = await serve();
+    const callIds: string[] = [];
+    // Unique destinations (all the "person" persona) so the INVITE record names each call.
+    for (let i = 0; i < 10; i++) {
+      const to = `+1555020${String(i).padStart(4, '0')}`;
+      const result = await postCall(first.url, key, {
+        agent_id: agent,
+        from_number: '+15550009999',
+        to_number: to,
+      });
+      expect(result.status).toBe(200);
+      callIds.push((result.body as { call_id: string }).call_id);
+    }
+    await new Promise((done) => setTimeout(done, 1_500));
+    first.child.kill('SIGKILL');
+    await new Promise((done) => first.child.once('exit', done));
+
+    const db = new Database(join(dataDir, 'callwright.db'));
+    const statusAtKill = new Map(
+      (db.prepare('SELECT id, status FROM calls').all() as { id: string; status: string }[]).map((row) => [
+        row.id,
+        row.status,
+      ]),
+    );
+    const inFlight = callIds.filter((id) =>
+      ['dialing', 'ringing', 'in_progress'].includes(statusAtKill.get(id) ?? ''),
+    );
+    const queued = callIds.filter((id) => statusAtKill.get(id) === 'queued');
+    expect(inFlight.length).toBeGreaterThan(0);
+    expect(queued.length).toBeGreaterThan(0);
+    const invitesBefore = db.prepare('SELECT COUNT(*) FROM sandbox_invites').pluck().get() as number;
+
+    const second = await serve();
+    const deadline = Date.now() + 40_000;
+    let statuses: { id: string; status: string; end_reason: string | null }[] = [];
+    for (;;) {
+      statuses = db.prepare('SELECT id, status, end_reason FROM calls').all() as typeof statuses;
+      if (
+        statuses.every((row) => ['completed', 'busy', 'no_answer', 'failed', 'canceled'].includes(row.status))
+      )
+        break;
+      if (Date.now() > deadline) throw new Error(`not all terminal: ${JSON.stringify(statuses)}`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    second.child.kill('SIGTERM');
+    await new Promise((done) => second.child.once('exit', done));
+
+    const byId = new Map(statuses.map((row) => [row.id, row]));
+    for (const id of inFlight)
+      expect(byId.get(id)).toMatchObject({ status: 'failed', end_reason: 'interrupted' });
+    for (const id of queued) expect(byId.get(id)).toMatchObject({ status: 'completed' });
+    const invites = db
+      .prepare('SELECT to_number, COUNT(*) AS n FROM sandbox_invites GROUP BY to_number')
+      .all() as {
+      to_number: string;
+      n: number;
+    }[];
+    const dialledTwice = invites.filter((row) => row.n > 1);
+    const invitesAfter = db.prepare('SELECT COUNT(*) FROM sandbox_invites').pluck().get() as number;
+    const events = db.prepare('SELECT call_id, COUNT(*) AS n FROM events GROUP BY call_id').all() as {
+      n: number;
+    }[];
+    db.close();
+    console.log(
+      `crash test: ${callIds.length} calls; at SIGKILL ${queued.length} queued, ${inFlight.length} in flight; ` +
+        `INVITEs ${invitesBefore} before restart, ${invitesAfter} in all; dialled twice: ${dialledTwice.length}; ` +
+        `events: ${events.length} calls with ${events.reduce((sum, row) => sum + row.n, 0)} events`,
+    );
+    expect(dialledTwice).toEqual([]);
+    expect(invitesAfter - invitesBefore).toBe(queued.length);
+    expect(events).toHaveLength(callIds.length);
+    expect(events.every((row) => row.n === 1)).toBe(true);
+  }, 90_000);
+});
