@@ -1,21 +1,19 @@
-import { spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallOutcome, InviteOptions, OutgoingCall } from '../../src/telephony/sip/index.js';
-import { SipUserAgent } from '../../src/telephony/sip/index.js';
+import {
+  expectSippPassed,
+  inviteOptions as harnessInviteOptions,
+  outcomeOf,
+  startCaller,
+  startSipp,
+  stopAll,
+} from './harness.js';
 
 /**
  * Interoperability: our UAC against SIPp (Debian package `sip-tester`) acting as the callee, on
  * loopback. Each scenario's verdict is SIPp's exit code (0 = every step matched), and our own
- * reported outcome must agree.
+ * reported outcome must agree. The media scenarios (RTP echo, PCMA, DTMF) are in media.test.ts.
  */
-
-const scenarioDirectory = fileURLToPath(new URL('.', import.meta.url));
-const logger = pino({ level: 'silent' });
-const sippRunLimitMs = 25_000;
 
 const offer = [
   'v=0',
@@ -33,121 +31,16 @@ const offer = [
   '',
 ].join('\r\n');
 
-/** Asks the system for a free UDP port on loopback, then releases it for SIPp. */
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-interface SippRun {
-  readonly exited: Promise<{ code: number | null; output: string }>;
-  stop(): void;
-}
-
-const runs: SippRun[] = [];
-const agents: SipUserAgent[] = [];
-
-afterEach(async () => {
-  for (const run of runs.splice(0)) run.stop();
-  for (const agent of agents.splice(0)) await agent.close();
-});
-
-async function startSipp(scenario: string): Promise<{ port: number; run: SippRun }> {
-  const port = await freeUdpPort();
-  const mediaPort = await freeUdpPort();
-  const controlPort = await freeUdpPort();
-  const child = spawn(
-    'sipp',
-    [
-      ...['-sf', `${scenarioDirectory}${scenario}`],
-      ...['-i', '127.0.0.1', '-p', String(port), '-mp', String(mediaPort), '-cp', String(controlPort)],
-      ...['-m', '1', '-timeout', '20s', '-timeout_error', '-nostdin'],
-    ],
-    { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
-  });
-  let finished = false;
-  const exited = new Promise<{ code: number | null; output: string }>((resolve) => {
-    const limit = setTimeout(() => {
-      if (child.pid !== undefined && !finished) process.kill(child.pid, 'SIGKILL');
-    }, sippRunLimitMs);
-    child.on('exit', (code) => {
-      finished = true;
-      clearTimeout(limit);
-      resolve({ code, output });
-    });
-    child.on('error', (error) => {
-      finished = true;
-      clearTimeout(limit);
-      resolve({ code: null, output: `${output}\n${error.message}` });
-    });
-  });
-  const run: SippRun = {
-    exited,
-    stop: () => {
-      if (!finished && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-    },
-  };
-  runs.push(run);
-  // SIPp binds within a few milliseconds; the INVITE is retransmitted (T1 = 100 ms) if it is early.
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  return { port, run };
-}
-
-async function startCaller(): Promise<SipUserAgent> {
-  const agent = await SipUserAgent.start({
-    bindAddress: '127.0.0.1',
-    port: 0,
-    logger,
-    timers: { t1Ms: 100 },
-  });
-  agents.push(agent);
-  return agent;
-}
+afterEach(stopAll);
 
 function inviteOptions(sippPort: number, overrides: Partial<InviteOptions> = {}): InviteOptions {
-  return {
-    requestUri: `sip:+15550100001@127.0.0.1:${sippPort}`,
-    from: { uri: 'sip:+15557654321@127.0.0.1', displayName: 'callwright' },
-    to: { uri: 'sip:+15550100001@127.0.0.1' },
-    sdpOffer: offer,
-    ringTimeoutMs: 10_000,
-    ...overrides,
-  };
-}
-
-/**
- * Our outcome, unless SIPp fails first (then its output explains why), bounded in time either way.
- */
-async function outcomeOf(call: OutgoingCall, run: SippRun): Promise<CallOutcome> {
-  const sippFailed = run.exited.then(async (result) => {
-    if (result.code !== 0) throw new Error(`SIPp exited with ${result.code} first:\n${result.output}`);
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    throw new Error('SIPp passed but the call did not settle within 5 s');
-  });
-  sippFailed.catch(() => {}); // the verdict is checked on its own once the outcome is in
-  return Promise.race([call.outcome, sippFailed]);
+  return harnessInviteOptions(sippPort, offer, overrides);
 }
 
 function hangUpAfterAnswer(call: OutgoingCall, delayMs: number): void {
   call.on('answered', () => {
     setTimeout(() => void call.hangUp(), delayMs);
   });
-}
-
-async function expectSippPassed(run: SippRun): Promise<void> {
-  const result = await run.exited;
-  if (result.code !== 0) throw new Error(`SIPp exited with ${result.code}:\n${result.output}`);
-  expect(result.code).toBe(0);
 }
 
 function expectEnded(outcome: CallOutcome, by: 'local' | 'remote'): void {
