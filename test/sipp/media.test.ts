@@ -104,7 +104,10 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
 function expectEchoed(received: Buffer, sent: Uint8Array): void {
   const start = received.indexOf(Buffer.from(sent.subarray(0, 32)));
   expect(start, 'the start of our audio never came back').toBeGreaterThanOrEqual(0);
-  expect(received.subarray(start, start + sent.length).equals(Buffer.from(sent))).toBe(true);
+  const echoed = received.subarray(start, start + sent.length);
+  const firstDifference = echoed.findIndex((byte, i) => byte !== sent[i]);
+  expect(echoed.length, 'echoed bytes').toBe(sent.length);
+  expect(firstDifference, 'index of the first echoed byte that differs from what we sent').toBe(-1);
 }
 
 function expectEndedBy(outcome: CallOutcome, by: 'local' | 'remote'): void {
