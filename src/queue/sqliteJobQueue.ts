@@ -16,6 +16,7 @@ export class SqliteJobQueue implements JobQueue {
   private readonly completeStatement;
   private readonly retryStatement;
   private readonly depthStatement;
+  private readonly byPayloadStatement;
   private readonly db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {
@@ -35,6 +36,9 @@ export class SqliteJobQueue implements JobQueue {
     this.retryStatement = db.prepare(
       'UPDATE jobs SET run_at_ms = ?, locked_by = NULL, locked_until_ms = NULL WHERE id = ?',
     );
+    this.byPayloadStatement = db.prepare(
+      'SELECT id, locked_until_ms FROM jobs WHERE queue = ? AND payload = ? ORDER BY id',
+    );
     this.depthStatement = db.prepare(
       'SELECT COUNT(*) AS count, MIN(run_at_ms) AS oldest FROM jobs WHERE queue = ?',
     );
@@ -50,6 +54,28 @@ export class SqliteJobQueue implements JobQueue {
       new Date().toISOString(),
     );
     return String(result.lastInsertRowid);
+  }
+
+  /** Removes a job inside the caller's transaction (an outcome written with its job). */
+  completeWithinTransaction(jobId: string): void {
+    this.completeStatement.run(Number(jobId));
+  }
+
+  /** Unlocks a job to run at `runAtMs`, inside the caller's transaction. */
+  retryAtWithinTransaction(jobId: string, runAtMs: number): void {
+    this.retryStatement.run(runAtMs, Number(jobId));
+  }
+
+  /** The jobs of `queue` with exactly this payload (e.g. the delivery job of one event). */
+  findByPayload(
+    queue: string,
+    payload: Record<string, unknown>,
+  ): { id: string; lockedUntilMs: number | null }[] {
+    const rows = this.byPayloadStatement.all(queue, JSON.stringify(payload)) as {
+      id: number;
+      locked_until_ms: number | null;
+    }[];
+    return rows.map((row) => ({ id: String(row.id), lockedUntilMs: row.locked_until_ms }));
   }
 
   async claim(queue: string, workerId: string, limit: number, leaseMs: number): Promise<Job[]> {

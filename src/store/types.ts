@@ -269,9 +269,107 @@ export interface Store {
   readonly calls: CallRepository;
   readonly trunks: TrunkRepository;
   readonly sandboxInvites: SandboxInviteRepository;
+  readonly webhookEndpoints: WebhookEndpointRepository;
+  readonly events: EventRepository;
   /** A named secret the service made for itself (e.g. the recording-link key), created on first use. */
   serviceSecret(name: string, create: () => string): Promise<string>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The account's one webhook endpoint. */
+export interface WebhookEndpointRecord {
+  accountId: string;
+  url: string;
+  secret: string;
+  /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** pending: a delivery job exists; parked: waits for an enabled endpoint; delivered/failed: done. */
+export const eventStatuses = ['pending', 'parked', 'delivered', 'failed'] as const;
+export type EventStatus = (typeof eventStatuses)[number];
+
+export interface EventRecord {
+  id: string;
+  accountId: string;
+  type: string;
+  callId: string;
+  /** The exact JSON bytes that are signed and sent on every attempt. */
+  body: string;
+  createdAt: string;
+  status: EventStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+}
+
+export interface EventAttemptRecord {
+  eventId: string;
+  attemptedAt: string;
+  url: string;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string;
+  error: string | null;
+}
+
+export interface EventListQuery {
+  limit: number;
+  /** Events strictly older than this event id (ids sort by creation time). */
+  before?: string;
+}
+
+/** What one attempt decided, written with the attempt in one transaction. */
+export type AttemptOutcome =
+  | { kind: 'delivered' }
+  | { kind: 'retry'; runAtMs: number }
+  | { kind: 'failed' }
+  /** The endpoint answered 410: it is disabled with this reason and the event parked. */
+  | { kind: 'gone'; reason: string };
+
+export interface WebhookEndpointRepository {
+  /** Creates or replaces the account's endpoint (enabled, no previous secret); requeues parked events. */
+  set(accountId: string, url: string, secret: string, atIso: string): Promise<WebhookEndpointRecord>;
+  get(accountId: string): Promise<WebhookEndpointRecord | null>;
+  /** The current secret becomes the previous one until `previousExpiresAtIso`. Null: no endpoint. */
+  rotateSecret(
+    accountId: string,
+    newSecret: string,
+    previousExpiresAtIso: string,
+    atIso: string,
+  ): Promise<WebhookEndpointRecord | null>;
+  /** Enabling requeues the account's parked events in the same transaction. Null: no endpoint. */
+  setEnabled(
+    accountId: string,
+    enabled: boolean,
+    reason: string | null,
+    atIso: string,
+  ): Promise<WebhookEndpointRecord | null>;
+}
+
+export interface EventRepository {
+  /** The event whatever its account: for the delivery worker, never for the API. */
+  getById(eventId: string): Promise<EventRecord | null>;
+  get(accountId: string, eventId: string): Promise<EventRecord | null>;
+  list(accountId: string, query: EventListQuery): Promise<EventRecord[]>;
+  attempts(eventId: string): Promise<EventAttemptRecord[]>;
+  /** In one transaction: stores the attempt, updates the event, and completes or reschedules the job. */
+  recordAttempt(jobId: string, attempt: EventAttemptRecord, outcome: AttemptOutcome): Promise<EventRecord | null>;
+  /**
+   * Parks the event and completes its job, unless the account's endpoint is (now) enabled: that
+   * check and the park are one transaction, so an enable cannot slip between them. False: not parked.
+   */
+  park(eventId: string, jobId: string): Promise<boolean>;
+  /**
+   * Sends the event again at `runAtMs` (a new job). Conflict while an attempt is in flight;
+   * a waiting job is moved rather than duplicated. Null: no such event in the account.
+   */
+  requeue(accountId: string, eventId: string, runAtMs: number): Promise<EventRecord | null>;
 }

@@ -17,6 +17,7 @@ import type {
 } from '../types.js';
 import { SqliteCalls } from './calls.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
+import { SqliteEvents, SqliteWebhookEndpoints } from './events.js';
 import { GroupCommitter } from './groupCommit.js';
 import {
   type AccountRow,
@@ -283,6 +284,8 @@ export class SqliteStore implements Store {
   readonly calls: SqliteCalls;
   readonly trunks: SqliteTrunks;
   readonly sandboxInvites: SqliteSandboxInvites;
+  readonly webhookEndpoints: SqliteWebhookEndpoints;
+  readonly events: SqliteEvents;
   readonly queue: SqliteJobQueue;
   readonly db: SqliteDatabase;
   private readonly committer: GroupCommitter;
@@ -298,6 +301,8 @@ export class SqliteStore implements Store {
     this.calls = new SqliteCalls(db, this.committer, this.queue);
     this.trunks = new SqliteTrunks(db);
     this.sandboxInvites = new SqliteSandboxInvites(db);
+    this.webhookEndpoints = new SqliteWebhookEndpoints(db, this.queue);
+    this.events = new SqliteEvents(db, this.committer, this.queue);
   }
 
   async serviceSecret(name: string, create: () => string): Promise<string> {
