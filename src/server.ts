@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
+import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks.js';
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
 import type { Config } from './config.js';
@@ -10,11 +12,18 @@ import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
 import { loadSecretBox } from './secrets/secretBox.js';
 import { SqliteStore } from './store/sqlite/sqliteStore.js';
+import type { CompletedEventBuilder } from './store/types.js';
+import {
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  startDeliveryWorker,
+} from './webhooks/deliveryWorker.js';
 
 export interface RunningService {
   app: FastifyInstance;
   store: SqliteStore;
   calls: CallWorker;
+  webhooks: DeliveryWorker;
   /** The address the API listens on, e.g. http://127.0.0.1:3000. */
   url: string;
   close(): Promise<void>;
@@ -66,21 +75,49 @@ function lockDataDir(dataDir: string): () => void {
 export async function startService(
   config: Config,
   logger: Logger,
-  options: { handleSignals?: boolean } = {},
+  options: {
+    handleSignals?: boolean;
+    /** Test and benchmark knobs of the webhook delivery worker (short retry delays, timeouts). */
+    webhookDelivery?: Pick<
+      DeliveryWorkerOptions,
+      'retryDelay' | 'timeoutMs' | 'pollIntervalMs' | 'concurrency'
+    >;
+  } = {},
 ): Promise<RunningService> {
   const unlock = lockDataDir(config.dataDir);
   const store = SqliteStore.open(config.sqlitePath);
   let calls: CallWorker | undefined;
+  let webhooks: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
   try {
     const secretBox = loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
+    const recordingLinks = createRecordingLinks({
+      publicUrl: config.publicUrl,
+      keyBase64: await store.serviceSecret(recordingLinkKeyName, () => randomBytes(32).toString('base64')),
+    });
+    const deliveries = startDeliveryWorker({
+      events: store.events,
+      endpoints: store.webhookEndpoints,
+      queue: store.queue,
+      logger,
+      allowPrivate: config.webhookAllowPrivate,
+      workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
+      ...options.webhookDelivery,
+    });
+    webhooks = deliveries;
+    const buildEvent = completedEventBuilder((call) => recordingLinks.urlFor(call));
+    // The event is committed with the call in the same batch; the hint runs after that commit.
+    const buildEventAndWake: CompletedEventBuilder = (call) => {
+      setImmediate(() => deliveries.wake());
+      return buildEvent(call);
+    };
     calls = await startCallWorker({
       config,
       store,
       queue: store.queue,
       logger,
       secretBox,
-      buildEvent: completedEventBuilder(() => null),
+      buildEvent: buildEventAndWake,
       soleWorker: true,
     });
     app = await buildApp({
@@ -90,6 +127,8 @@ export async function startService(
       limiter: new MemoryRateLimiter(),
       version: packageVersion(),
       callControl: calls.dispatcher,
+      recordings: { links: recordingLinks, baseDir: config.dataDir },
+      wakeWebhookDelivery: () => deliveries.wake(),
     });
     const url = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
@@ -99,6 +138,7 @@ export async function startService(
       closing ??= (async () => {
         await runningApp.close();
         await runningCalls.close();
+        await deliveries.stop();
         await store.close();
         unlock();
         logger.info('stopped');
@@ -114,10 +154,11 @@ export async function startService(
       }
     }
     logger.info({ url, dataDir: config.dataDir }, 'callwright listening');
-    return { app, store, calls, url, close };
+    return { app, store, calls, webhooks: deliveries, url, close };
   } catch (error) {
     await app?.close();
     await calls?.close(0);
+    await webhooks?.stop();
     await store.close();
     unlock();
     throw error;

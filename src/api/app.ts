@@ -9,9 +9,11 @@ import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
 import { type CallControl, registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
+import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
 import { maxBodyBytes } from './jsonBody.js';
 import { OpenApiCollector } from './openapi.js';
+import { type RecordingAccess, registerRecordingRoutes, signedRecordingRequest } from './recordings.js';
 
 export interface AppDependencies {
   store: Store;
@@ -21,6 +23,10 @@ export interface AppDependencies {
   version: string;
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
+  /** Signed recording links and where recordings live; null: every recording is 404. */
+  recordings?: RecordingAccess | null;
+  /** A hint to the webhook delivery worker of this process (an event was re-queued). */
+  wakeWebhookDelivery?: () => void;
 }
 
 /**
@@ -80,9 +86,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const limitAccount = createAccountRateLimit(limiter, config.ratePolicy);
   await app.register(
     async (api) => {
-      api.addHook('onRequest', authenticate);
-      api.addHook('onRequest', limitAccount);
+      const links = deps.recordings?.links ?? null;
+      // A valid signed recording link stands in for the API key (and its account's rate limit).
+      api.addHook('onRequest', async (request, reply) =>
+        signedRecordingRequest(request, links) ? undefined : authenticate(request, reply),
+      );
+      api.addHook('onRequest', async (request, reply) =>
+        request.auth === null && request.routeOptions.url?.endsWith('/recording')
+          ? undefined
+          : limitAccount(request, reply),
+      );
       registerCallRoutes(api, store, deps.callControl ?? null);
+      registerRecordingRoutes(api, store, deps.recordings ?? null);
+      registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
     },
     { prefix: '/v1' },
   );

@@ -141,6 +141,7 @@ export function errorResponses(...statuses: number[]) {
   const descriptions: Record<number, string> = {
     400: 'validation_error: missing or invalid parameters',
     401: 'unauthorized: invalid, missing or revoked API key',
+    403: 'forbidden: the signed link has expired',
     404: 'not_found: no such resource (for call creation: unknown or inactive agent)',
     409: 'conflict: the call has already ended',
     422: 'invalid_phone: a phone number is not E.164',

@@ -5,6 +5,8 @@
 export const errorStatusByCode = {
   validation_error: 400,
   unauthorized: 401,
+  /** A signed link that has expired (recordings). */
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   invalid_phone: 422,
