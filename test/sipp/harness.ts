@@ -78,13 +78,17 @@ export async function startSipp(scenario: string, extraArgs: readonly string[] =
     ],
     { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let output = '';
+  // Kept apart: SIPp's error lines (e.g. "Can't create raw IPv4 socket" from play_pcap_audio when
+  // not root) must not be pushed out of the report by its final statistics screens.
+  let screens = '';
+  let errors = '';
   child.stdout.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
+    screens = (screens + chunk.toString('utf8')).slice(-4_000);
   });
   child.stderr.on('data', (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
+    errors = (errors + chunk.toString('utf8')).slice(-2_000);
   });
+  const output = (): string => `${screens}\n--- SIPp stderr ---\n${errors}`;
   let finished = false;
   const exited = new Promise<{ code: number | null; output: string }>((resolve) => {
     const limit = setTimeout(() => {
@@ -93,12 +97,12 @@ export async function startSipp(scenario: string, extraArgs: readonly string[] =
     child.on('exit', (code) => {
       finished = true;
       clearTimeout(limit);
-      resolve({ code, output });
+      resolve({ code, output: output() });
     });
     child.on('error', (error) => {
       finished = true;
       clearTimeout(limit);
-      resolve({ code: null, output: `${output}\n${error.message}` });
+      resolve({ code: null, output: `${output()}\n${error.message}` });
     });
   });
   const run: SippRun = {

@@ -171,6 +171,8 @@ describe('SIPp as the callee, with our RTP session', () => {
     await expectSippPassed(run);
   });
 
+  // SIPp's play_pcap_audio needs root or CAP_NET_RAW (a raw socket); without it SIPp exits 255
+  // and this test fails with SIPp's "Can't create raw IPv4 socket" in the report.
   it('callee DTMF: the packaged RFC 2833 capture of "1" is reported once, then SIPp hangs up', async () => {
     const { port, run } = await startSipp('uas_dtmf.xml');
     const caller = await startCaller();
