@@ -15,6 +15,8 @@ export interface Config {
   authFailurePolicy: RatePolicy;
   logLevel: LogLevel;
   trustProxy: boolean;
+  /** Dashboard session cookies carry Secure (CALLWRIGHT_COOKIE_SECURE; default: the public URL is https). */
+  cookieSecure: boolean;
   /** Base64 of 32 bytes; null means a key file in the data directory. */
   secretKeyBase64: string | null;
   telephony: TelephonyConfig;
@@ -124,6 +126,23 @@ function readSecretKey(env: Environment): string | null {
   return raw;
 }
 
+/**
+ * Secure cookies unless told otherwise; the default follows CALLWRIGHT_PUBLIC_URL (https: secure).
+ * Plain-http cookies are allowed only for a localhost public URL, where browsers would drop Secure ones.
+ */
+function readCookieSecure(env: Environment, port: number): boolean {
+  const publicUrl = new URL(readPublicUrl(env, 'CALLWRIGHT_PUBLIC_URL', `http://localhost:${port}`));
+  const secure = readBoolean(env, 'CALLWRIGHT_COOKIE_SECURE', publicUrl.protocol === 'https:');
+  const local = ['localhost', '127.0.0.1', '[::1]'].includes(publicUrl.hostname);
+  if (!secure && !local && publicUrl.protocol === 'https:') {
+    throw new ConfigError(
+      'CALLWRIGHT_COOKIE_SECURE',
+      'may be false only when CALLWRIGHT_PUBLIC_URL is plain http',
+    );
+  }
+  return secure;
+}
+
 export function loadConfig(env: Environment = process.env): Config {
   const port = readPort(env, 'PORT', 3000);
   const host = readValue(env, 'HOST') ?? '127.0.0.1';
@@ -142,6 +161,7 @@ export function loadConfig(env: Environment = process.env): Config {
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
     logLevel,
     trustProxy: readBoolean(env, 'CALLWRIGHT_TRUST_PROXY', false),
+    cookieSecure: readCookieSecure(env, port),
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
     telephony: {

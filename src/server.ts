@@ -127,6 +127,12 @@ export async function startService(
       limiter: new MemoryRateLimiter(),
       version: packageVersion(),
       callControl: calls.dispatcher,
+      dashboard: {
+        secretBox,
+        cookieSecure: config.cookieSecure,
+        dataDir: config.dataDir,
+        webhookAllowPrivate: config.webhookAllowPrivate,
+      },
       recordings: { links: recordingLinks, baseDir: config.dataDir },
       wakeWebhookDelivery: () => deliveries.wake(),
     });

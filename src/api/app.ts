@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config.js';
+import { type DashboardOptions, dashboardPlugin } from '../dashboard/plugin.js';
 import { AppError } from '../domain/errors.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
@@ -23,6 +24,8 @@ export interface AppDependencies {
   version: string;
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
+  /** The account dashboard at `/` (issue 6); absent: no dashboard. */
+  dashboard?: Omit<DashboardOptions, 'store' | 'logger' | 'limiter' | 'callControl'> | null;
   /** Signed recording links and where recordings live; null: every recording is 404. */
   recordings?: RecordingAccess | null;
   /** A hint to the webhook delivery worker of this process (an event was re-queued). */
@@ -102,5 +105,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/v1' },
   );
+  if (deps.dashboard) await app.register(dashboardPlugin, { ...deps, ...deps.dashboard });
   return app;
 }

@@ -12,6 +12,7 @@ import {
   resolveAccount,
   UsageError,
 } from './context.js';
+import { users } from './userCommands.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
 
@@ -197,6 +198,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   agents,
   numbers,
   trunks,
+  users,
 };
 
 export async function runCommand(

@@ -21,6 +21,7 @@ export const usage = `Usage: callwright <command> [options]
   numbers list | remove +E164
   trunks add --name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]
   trunks list | remove TRUNK
+  users create --email EMAIL              a dashboard user of the account; password from stdin or a prompt
 
 Global options: --json (one JSON object on stdout), --account ACCOUNT_ID (default: the default account)
 Environment: see the README's Configuration section
