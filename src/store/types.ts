@@ -373,3 +373,93 @@ export interface EventRepository {
    */
   requeue(accountId: string, eventId: string, runAtMs: number): Promise<EventRecord | null>;
 }
+
+/* The account dashboard (issue 6): its users, their sessions and the queries its pages need. */
+
+/** A person who signs in to the dashboard; belongs to one account. */
+export interface UserRecord {
+  id: string;
+  accountId: string;
+  /** Lower-cased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`, never the password. */
+  passwordHash: string;
+  createdAt: string;
+  lastSignInAt: string | null;
+}
+
+export type NewUser = Pick<UserRecord, 'accountId' | 'email' | 'passwordHash'>;
+
+export interface UserRepository {
+  /** Conflict when the email is taken. */
+  create(input: NewUser): Promise<UserRecord>;
+  /** First-run sign-up: creates the user only while no user exists at all (one transaction). */
+  createFirst(input: NewUser): Promise<UserRecord | null>;
+  findByEmail(email: string): Promise<UserRecord | null>;
+  count(): Promise<number>;
+  recordSignIn(userId: string, atIso: string): Promise<void>;
+}
+
+/** A signed-in browser. Only the SHA-256 of the cookie's token is stored. */
+export interface SessionRecord {
+  tokenHash: string;
+  userId: string;
+  /** The per-session token every form carries. */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+  lastSeenAt: string;
+}
+
+export interface SessionRepository {
+  create(input: Omit<SessionRecord, 'lastSeenAt'>): Promise<SessionRecord>;
+  /** The live session and its user; null when unknown or expired. */
+  find(tokenHash: string, nowIso: string): Promise<{ session: SessionRecord; user: UserRecord } | null>;
+  touch(tokenHash: string, atIso: string): Promise<void>;
+  delete(tokenHash: string): Promise<void>;
+  deleteExpired(nowIso: string): Promise<number>;
+}
+
+export interface CallFilter {
+  status?: CallStatus;
+  /** Calls created at or after this instant. */
+  fromIso?: string;
+  /** Calls created strictly before this instant. */
+  toIso?: string;
+  limit: number;
+}
+
+export interface CallsPerDay {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  status: CallStatus;
+  count: number;
+}
+
+export interface DashboardQueries {
+  listCalls(accountId: string, filter: CallFilter): Promise<CallRecord[]>;
+  callsPerDay(accountId: string, sinceIso: string): Promise<CallsPerDay[]>;
+  /** Terminal calls since then that carry metrics, oldest first, for the latency chart. */
+  callMetricsSince(
+    accountId: string,
+    sinceIso: string,
+  ): Promise<{ id: string; endedAt: string; metrics: Record<string, unknown> }[]>;
+  /** The id of the call's call.completed event, if it has been written. */
+  eventIdForCall(accountId: string, callId: string): Promise<string | null>;
+}
+
+/** Agent edits from the dashboard. Declared apart so the dashboard's additions stay in one place. */
+export interface AgentRepository {
+  /** Replaces the editable fields; null when no such agent in that account. */
+  update(
+    accountId: string,
+    agentId: string,
+    fields: Omit<NewAgent, 'accountId' | 'active'>,
+  ): Promise<AgentRecord | null>;
+}
+
+export interface Store {
+  readonly users: UserRepository;
+  readonly sessions: SessionRepository;
+  readonly dashboard: DashboardQueries;
+}

@@ -173,4 +173,31 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       );
     `,
   },
+  {
+    version: 4,
+    name: 'dashboard users and sessions',
+    sql: `
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        last_sign_in_at TEXT
+      );
+
+      -- token_hash is the SHA-256 of the cookie's random token; the token itself is never stored.
+      CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        csrf_token TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        last_seen_at TEXT NOT NULL
+      );
+      CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+
+      CREATE INDEX calls_by_account_created ON calls (account_id, created_at);
+    `,
+  },
 ];

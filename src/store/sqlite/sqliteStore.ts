@@ -16,6 +16,7 @@ import type {
   Store,
 } from '../types.js';
 import { SqliteCalls } from './calls.js';
+import { SqliteDashboardQueries, SqliteSessions, SqliteUsers, updateAgentRow } from './dashboard.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { SqliteEvents, SqliteWebhookEndpoints } from './events.js';
 import { GroupCommitter } from './groupCommit.js';
@@ -178,7 +179,7 @@ class SqliteAgents implements AgentRepository {
   private readonly byAccount;
   private readonly setActiveStatement;
 
-  constructor(db: SqliteDatabase) {
+  constructor(private readonly db: SqliteDatabase) {
     this.insert = db.prepare(
       `INSERT INTO agents (id, account_id, name, active, prompt, first_message, variables, extraction, brain,
          script, settings, max_duration_s, silence_timeout_s, created_at, updated_at)
@@ -222,6 +223,14 @@ class SqliteAgents implements AgentRepository {
 
   async list(accountId: string): Promise<AgentRecord[]> {
     return (this.byAccount.all(accountId) as AgentRow[]).map(toAgent);
+  }
+
+  async update(
+    accountId: string,
+    agentId: string,
+    fields: Parameters<AgentRepository['update']>[2],
+  ): Promise<AgentRecord | null> {
+    return updateAgentRow(this.db, accountId, agentId, fields);
   }
 
   async setActive(accountId: string, agentId: string, active: boolean): Promise<AgentRecord | null> {
@@ -286,6 +295,9 @@ export class SqliteStore implements Store {
   readonly sandboxInvites: SqliteSandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
+  readonly users: SqliteUsers;
+  readonly sessions: SqliteSessions;
+  readonly dashboard: SqliteDashboardQueries;
   readonly queue: SqliteJobQueue;
   readonly db: SqliteDatabase;
   private readonly committer: GroupCommitter;
@@ -301,6 +313,9 @@ export class SqliteStore implements Store {
     this.calls = new SqliteCalls(db, this.committer, this.queue);
     this.trunks = new SqliteTrunks(db);
     this.sandboxInvites = new SqliteSandboxInvites(db);
+    this.users = new SqliteUsers(db);
+    this.sessions = new SqliteSessions(db);
+    this.dashboard = new SqliteDashboardQueries(db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(db, this.queue);
     this.events = new SqliteEvents(db, this.committer, this.queue);
   }

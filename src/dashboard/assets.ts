@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify';
+
+/** The dashboard's only stylesheet: served by us, no CDN, no build step. */
+export const dashboardCss = `
+:root { --fg:#1b1f24; --muted:#57606a; --bg:#fff; --panel:#f6f8fa; --line:#d0d7de; --accent:#0a58ca;
+  --ok:#1a7f37; --bad:#cf222e; --warn:#9a6700; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+* { box-sizing: border-box; }
+body { margin:0; color:var(--fg); background:var(--bg); line-height:1.5; font-size:16px; }
+a { color:var(--accent); }
+:focus-visible { outline:3px solid #f5a623; outline-offset:2px; }
+.skip { position:absolute; left:-999px; top:0; background:#000; color:#fff; padding:.5rem 1rem; z-index:10; }
+.skip:focus { left:0; }
+header.top { display:flex; flex-wrap:wrap; gap:.5rem 1.5rem; align-items:center; padding:.75rem 1rem;
+  border-bottom:1px solid var(--line); background:var(--panel); }
+.brand a { font-weight:700; text-decoration:none; color:var(--fg); font-size:1.1rem; }
+.account { color:var(--muted); font-size:.9rem; margin-left:.25rem; }
+nav ul { list-style:none; display:flex; flex-wrap:wrap; gap:.25rem .9rem; margin:0; padding:0; }
+nav a { text-decoration:none; padding:.25rem 0; }
+nav a[aria-current="page"] { font-weight:700; border-bottom:3px solid var(--accent); color:var(--fg); }
+.signout { margin-left:auto; font-size:.9rem; color:var(--muted); }
+main { padding:1rem; max-width:1100px; margin:0 auto; }
+main.narrow { max-width:28rem; margin-top:3rem; }
+main:focus { outline:none; }
+h1 { font-size:1.5rem; margin:.5rem 0 1rem; }
+h2 { font-size:1.2rem; margin:1.5rem 0 .5rem; }
+.foot { color:var(--muted); font-size:.8rem; text-align:center; padding:1rem; }
+table { border-collapse:collapse; width:100%; font-size:.92rem; }
+th, td { text-align:left; padding:.45rem .5rem; border-bottom:1px solid var(--line); vertical-align:top; }
+th { background:var(--panel); font-weight:600; }
+.table-wrap { overflow-x:auto; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.88em; word-break:break-all; }
+form.stack { display:grid; gap:.75rem; max-width:40rem; }
+form.inline { display:inline; }
+form.row { display:flex; flex-wrap:wrap; gap:.5rem; align-items:flex-end; }
+label { font-weight:600; display:block; }
+.hint { font-weight:400; color:var(--muted); font-size:.85rem; display:block; }
+input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=date], select, textarea {
+  width:100%; padding:.5rem; border:1px solid #8c959f; border-radius:6px; font:inherit; background:#fff; color:inherit; }
+textarea { min-height:6rem; font-family: ui-monospace, Menlo, Consolas, monospace; font-size:.9rem; }
+form.row label { flex:1 1 10rem; }
+button, .button { font:inherit; padding:.45rem .9rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent);
+  color:#fff; cursor:pointer; text-decoration:none; display:inline-block; }
+button.secondary, .button.secondary { background:#fff; color:var(--accent); }
+button.danger { background:var(--bad); border-color:var(--bad); }
+button.link { background:none; border:none; color:var(--accent); padding:0; text-decoration:underline; }
+.notice { background:#ddf4ff; border:1px solid #54aeff; padding:.6rem .8rem; border-radius:6px; }
+.error { background:#ffebe9; border:1px solid #ff8182; padding:.6rem .8rem; border-radius:6px; }
+.secret { background:#fff8c5; border:1px solid #d4a72c; padding:.8rem; border-radius:6px; }
+.secret output, .secret code { display:block; font-size:1rem; margin:.4rem 0; }
+.muted { color:var(--muted); }
+.flag { display:inline-block; font-size:.78rem; padding:.05rem .4rem; border-radius:999px; background:#fff8c5;
+  border:1px solid #d4a72c; color:#4d2d00; margin:.1rem .2rem 0 0; }
+.badge { display:inline-block; font-size:.8rem; padding:.05rem .5rem; border-radius:999px; border:1px solid var(--line); background:var(--panel); }
+.status-completed { background:#dafbe1; border-color:#4ac26b; }
+.status-failed, .status-busy { background:#ffebe9; border-color:#ff8182; }
+.status-no_answer, .status-canceled { background:#fff8c5; border-color:#d4a72c; }
+.status-dialing, .status-ringing, .status-in_progress, .status-queued { background:#ddf4ff; border-color:#54aeff; }
+.cards { display:grid; grid-template-columns:repeat(auto-fit, minmax(9rem, 1fr)); gap:.75rem; }
+.card { border:1px solid var(--line); border-radius:8px; padding:.75rem; background:var(--panel); }
+.card strong { display:block; font-size:1.5rem; }
+.panel { border:1px solid var(--line); border-radius:8px; padding:1rem; margin:1rem 0; }
+.transcript { list-style:none; padding:0; }
+.transcript li { padding:.4rem .6rem; border-radius:6px; margin:.3rem 0; background:var(--panel); }
+.transcript li.callee { background:#ddf4ff; }
+dl.facts { display:grid; grid-template-columns:max-content 1fr; gap:.3rem 1rem; }
+dl.facts dt { font-weight:600; }
+dl.facts dd { margin:0; }
+svg.chart { width:100%; height:auto; max-width:720px; }
+svg.chart text { font-size:11px; fill:#57606a; }
+.legend { display:flex; flex-wrap:wrap; gap:.75rem; list-style:none; padding:0; font-size:.85rem; }
+.legend span { display:inline-block; width:.8rem; height:.8rem; border-radius:2px; margin-right:.3rem; vertical-align:middle; }
+.swatch-completed { background:#2da44e; } .swatch-busy { background:#cf222e; } .swatch-no_answer { background:#d4a72c; }
+.swatch-failed { background:#8250df; } .swatch-canceled { background:#8c959f; }
+.visually-hidden { position:absolute; width:1px; height:1px; overflow:hidden; clip:rect(0 0 0 0); white-space:nowrap; }
+audio { width:100%; max-width:32rem; }
+@media (max-width: 640px) {
+  header.top { flex-direction:column; align-items:flex-start; }
+  .signout { margin-left:0; }
+  table.responsive thead { position:absolute; left:-9999px; }
+  table.responsive tr { display:block; border:1px solid var(--line); border-radius:8px; margin:.5rem 0; padding:.25rem; }
+  table.responsive td { display:grid; grid-template-columns:8rem 1fr; border:none; padding:.25rem .5rem; }
+  table.responsive td::before { content: attr(data-label); font-weight:600; color:var(--muted); }
+  dl.facts { grid-template-columns:1fr; }
+}
+`;
+
+/**
+ * The dashboard's only script, progressive enhancement: pages work without it. It copies a new
+ * key to the clipboard, and re-fetches regions marked data-live-refresh while calls are live.
+ */
+export const dashboardJs = `
+'use strict';
+document.addEventListener('click', function (event) {
+  var button = event.target.closest && event.target.closest('[data-copy-target]');
+  if (!button) return;
+  var target = document.getElementById(button.getAttribute('data-copy-target'));
+  if (!target) return;
+  var text = target.textContent.trim();
+  var done = function () { button.textContent = 'Copied'; };
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(text).then(done, function () { selectText(target); });
+  } else { selectText(target); }
+});
+function selectText(node) {
+  var range = document.createRange(); range.selectNodeContents(node);
+  var selection = window.getSelection(); selection.removeAllRanges(); selection.addRange(range);
+}
+function refresh(region) {
+  var delay = Number(region.getAttribute('data-live-refresh')) || 2000;
+  setTimeout(function () {
+    fetch(window.location.href, { credentials: 'same-origin', headers: { 'Accept': 'text/html' } })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (text) {
+        if (text === null) { refresh(region); return; }
+        var fresh = new DOMParser().parseFromString(text, 'text/html').getElementById(region.id);
+        if (!fresh) return;
+        region.innerHTML = fresh.innerHTML;
+        if (fresh.hasAttribute('data-live-refresh')) refresh(region);
+        else region.removeAttribute('data-live-refresh');
+      }, function () { refresh(region); });
+  }, delay);
+}
+document.querySelectorAll('[data-live-refresh]').forEach(refresh);
+`;
+
+export function registerAssets(app: FastifyInstance): void {
+  app.get('/assets/dashboard.css', async (_request, reply) =>
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=300').send(dashboardCss),
+  );
+  app.get('/assets/dashboard.js', async (_request, reply) =>
+    reply
+      .type('text/javascript; charset=utf-8')
+      .header('Cache-Control', 'public, max-age=300')
+      .send(dashboardJs),
+  );
+}

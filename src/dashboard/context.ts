@@ -1,0 +1,72 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CallControl } from '../api/calls.js';
+import { AppError } from '../domain/errors.js';
+import type { RateLimiter } from '../limits/rateLimiter.js';
+import type { Logger } from '../logger.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import type { AccountRecord, SessionRecord, Store, UserRecord } from '../store/types.js';
+import type { Html } from './html.js';
+
+/** What the dashboard needs from the process that serves it. */
+export interface DashboardOptions {
+  store: Store;
+  logger: Logger;
+  limiter: RateLimiter;
+  /** Encrypts trunk passwords; null: trunks cannot be added from the dashboard. */
+  secretBox: SecretBox | null;
+  /** Secure cookies (https); off only for plain http on localhost. */
+  cookieSecure: boolean;
+  /** The call workers, to wake them for a test call. */
+  callControl?: CallControl | null | undefined;
+  /** Where recordings live (files outside it are never served). */
+  dataDir: string | null;
+  /** Allow private webhook URLs (CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE). */
+  webhookAllowPrivate: boolean;
+}
+
+/** The signed-in person on a dashboard request. */
+export interface Viewer {
+  user: UserRecord;
+  account: AccountRecord;
+  session: SessionRecord;
+}
+
+const viewers = new WeakMap<FastifyRequest, Viewer>();
+
+export function setViewer(request: FastifyRequest, viewer: Viewer): void {
+  viewers.set(request, viewer);
+}
+
+export function viewerOf(request: FastifyRequest): Viewer {
+  const viewer = viewers.get(request);
+  if (!viewer) throw new AppError('unauthorized', 'sign in first');
+  return viewer;
+}
+
+/** Fields of an application/x-www-form-urlencoded body (the app hands bodies over as bytes). */
+export function formOf(request: FastifyRequest): URLSearchParams {
+  const type = String(request.headers['content-type'] ?? '')
+    .split(';', 1)[0]
+    ?.trim()
+    .toLowerCase();
+  if (request.body === undefined || request.body === null) return new URLSearchParams();
+  if (type !== 'application/x-www-form-urlencoded') {
+    throw new AppError('validation_error', 'forms are sent as application/x-www-form-urlencoded');
+  }
+  const body = request.body;
+  return new URLSearchParams(Buffer.isBuffer(body) ? body.toString('utf8') : String(body));
+}
+
+export function field(form: URLSearchParams, name: string): string {
+  return form.get(name) ?? '';
+}
+
+export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(page.text);
+}
+
+/** See-other redirect after a successful form, to a path of ours only. */
+export function redirectTo(reply: FastifyReply, path: string): FastifyReply {
+  if (!path.startsWith('/') || path.startsWith('//')) throw new AppError('validation_error', 'bad redirect');
+  return reply.code(303).header('Location', path).send();
+}

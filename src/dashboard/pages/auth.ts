@@ -1,0 +1,147 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RatePolicy } from '../../domain/rateLimit.js';
+import { type DashboardOptions, field, formOf, redirectTo, sendPage, viewerOf } from '../context.js';
+import { html } from '../html.js';
+import { barePage, csrfField, errorBox } from '../layout.js';
+import { checkPasswordStrength, hashPassword, verifyAgainstNothing, verifyPassword } from '../passwords.js';
+import {
+  anonymousCsrfToken,
+  anonymousCsrfValid,
+  clearSessionCookie,
+  sessionTokenHash,
+  startSession,
+} from '../security.js';
+
+/** Failed sign-ins allowed per client address, and per email, before a pause. */
+export const signInFailuresPerAddress: RatePolicy = { requests: 20, windowS: 600 };
+export const signInFailuresPerEmail: RatePolicy = { requests: 5, windowS: 300 };
+
+const emailPattern = /^[^\s@]{1,64}@[^\s@]{1,253}$/;
+
+function signInPage(csrfToken: string, email: string, error?: string) {
+  return barePage(
+    'Sign in',
+    html`${errorBox(error)}
+<form method="post" action="/sign-in" class="stack">
+  ${csrfField(csrfToken)}
+  <div><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}"></div>
+  <div><label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required></div>
+  <div><button type="submit">Sign in</button></div>
+</form>
+<p class="muted">No account yet? An operator creates users with <code>callwright users create --email E --account ID</code>.</p>`,
+  );
+}
+
+function signUpPage(csrfToken: string, email: string, error?: string) {
+  return barePage(
+    'Create the first user',
+    html`<p>No one has signed up yet. The first user you create here owns the default account; further users are
+created with <code>callwright users create</code>.</p>
+${errorBox(error)}
+<form method="post" action="/sign-up" class="stack">
+  ${csrfField(csrfToken)}
+  <div><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}"></div>
+  <div><label for="password">Password <span class="hint">at least 10 characters</span></label>
+    <input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required></div>
+  <div><label for="confirm">Repeat the password</label><input id="confirm" name="confirm" type="password" autocomplete="new-password" required></div>
+  <div><button type="submit">Create user and sign in</button></div>
+</form>`,
+  );
+}
+
+function refuseForm(reply: FastifyReply) {
+  return sendPage(
+    reply,
+    barePage(
+      'Refused',
+      html`<p class="error" role="alert">This form has expired or did not come from this dashboard.</p><p><a href="/sign-in">Sign in again</a></p>`,
+    ),
+    403,
+  );
+}
+
+export function registerAuthPages(app: FastifyInstance, options: DashboardOptions): void {
+  const { store, limiter } = options;
+
+  app.get('/sign-in', async (request, reply) => {
+    if ((await store.users.count()) === 0) return redirectTo(reply, '/sign-up');
+    return sendPage(reply, signInPage(anonymousCsrfToken(options, request, reply), ''));
+  });
+
+  app.post('/sign-in', async (request: FastifyRequest, reply) => {
+    const form = formOf(request);
+    if (!anonymousCsrfValid(options, request, field(form, 'csrf_token'))) return refuseForm(reply);
+    const email = field(form, 'email').trim().toLowerCase().slice(0, 320);
+    const password = field(form, 'password');
+    const csrf = field(form, 'csrf_token');
+    const addressKey = `dashboard-sign-in:ip:${request.ip}`;
+    const emailKey = `dashboard-sign-in:email:${email}`;
+    const byAddress = await limiter.peek(addressKey, signInFailuresPerAddress);
+    const byEmail = await limiter.peek(emailKey, signInFailuresPerEmail);
+    if (!byAddress.allowed || !byEmail.allowed) {
+      const waitS = Math.max(byAddress.retryAfterS, byEmail.retryAfterS);
+      reply.header('Retry-After', String(waitS));
+      return sendPage(
+        reply,
+        signInPage(csrf, email, `Too many failed sign-ins. Try again in ${waitS} seconds.`),
+        429,
+      );
+    }
+    const user = await store.users.findByEmail(email);
+    const valid = user
+      ? await verifyPassword(password, user.passwordHash)
+      : await verifyAgainstNothing(password);
+    if (!user || !valid) {
+      await limiter.take(addressKey, signInFailuresPerAddress);
+      await limiter.take(emailKey, signInFailuresPerEmail);
+      request.log.info({ event: 'dashboard_sign_in_failed' }, 'dashboard sign-in refused');
+      return sendPage(reply, signInPage(csrf, email, 'Wrong email or password.'), 401);
+    }
+    await startSession(options, reply, user);
+    request.log.info({ userId: user.id, accountId: user.accountId }, 'dashboard sign-in');
+    return redirectTo(reply, '/');
+  });
+
+  app.get('/sign-up', async (request, reply) => {
+    if ((await store.users.count()) > 0) return redirectTo(reply, '/sign-in');
+    return sendPage(reply, signUpPage(anonymousCsrfToken(options, request, reply), ''));
+  });
+
+  app.post('/sign-up', async (request, reply) => {
+    const form = formOf(request);
+    if (!anonymousCsrfValid(options, request, field(form, 'csrf_token'))) return refuseForm(reply);
+    const csrf = field(form, 'csrf_token');
+    const email = field(form, 'email').trim().toLowerCase();
+    const password = field(form, 'password');
+    if (!emailPattern.test(email))
+      return sendPage(reply, signUpPage(csrf, email, 'Enter an email address.'), 400);
+    if (password !== field(form, 'confirm'))
+      return sendPage(reply, signUpPage(csrf, email, 'The two passwords differ.'), 400);
+    try {
+      checkPasswordStrength(password);
+    } catch (error) {
+      return sendPage(reply, signUpPage(csrf, email, (error as Error).message), 400);
+    }
+    const account = await store.accounts.getOrCreateDefault();
+    const user = await store.users.createFirst({
+      accountId: account.id,
+      email,
+      passwordHash: await hashPassword(password),
+    });
+    if (!user) return redirectTo(reply, '/sign-in');
+    await startSession(options, reply, user);
+    request.log.info({ userId: user.id, accountId: account.id }, 'dashboard first user created');
+    return redirectTo(reply, '/');
+  });
+}
+
+/** Sign-out sits behind the session and CSRF checks like every other form. */
+export function registerSignOut(app: FastifyInstance, options: DashboardOptions): void {
+  app.post('/sign-out', async (request, reply) => {
+    viewerOf(request);
+    const tokenHash = sessionTokenHash(options, request);
+    if (tokenHash) await options.store.sessions.delete(tokenHash);
+    clearSessionCookie(options, reply);
+    return redirectTo(reply, '/sign-in');
+  });
+}

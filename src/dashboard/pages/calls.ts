@@ -1,0 +1,211 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { toCallResource } from '../../api/callResource.js';
+import { type CallStatus, callStatuses, isTerminal } from '../../domain/callStatus.js';
+import { AppError } from '../../domain/errors.js';
+import { isIdOf } from '../../domain/ids.js';
+import type { CallFilter, CallRecord, EventAttemptRecord, EventRecord } from '../../store/types.js';
+import { type DashboardOptions, sendPage, type Viewer, viewerOf } from '../context.js';
+import { type Html, html } from '../html.js';
+import { formatTime, page, statusBadge } from '../layout.js';
+
+const datePattern = /^\d{4}-\d{2}-\d{2}$/;
+const liveRefreshMs = 1500;
+
+function callsTable(calls: CallRecord[]): Html {
+  if (calls.length === 0) return html`<p>No calls match.</p>`;
+  return html`<div class="table-wrap"><table class="responsive">
+<thead><tr><th scope="col">Call</th><th scope="col">Status</th><th scope="col">To</th><th scope="col">From</th><th scope="col">Created</th><th scope="col">Ended</th></tr></thead>
+<tbody>${calls.map(
+    (call) => html`<tr>
+  <td data-label="Call"><a href="/calls/${call.id}"><code>${call.id}</code></a></td>
+  <td data-label="Status">${statusBadge(call.status)}${call.endReason ? html` <span class="muted">${call.endReason}</span>` : ''}</td>
+  <td data-label="To">${call.toNumber}</td>
+  <td data-label="From">${call.fromNumber}</td>
+  <td data-label="Created">${formatTime(call.createdAt)}</td>
+  <td data-label="Ended">${formatTime(call.endedAt)}</td>
+</tr>`,
+  )}</tbody></table></div>`;
+}
+
+function filterForm(status: string, from: string, to: string): Html {
+  return html`<form method="get" action="/calls" class="row" role="search" aria-label="Filter calls">
+  <label for="status">Status<select id="status" name="status">
+    <option value="">any</option>
+    ${callStatuses.map((entry) => html`<option value="${entry}"${entry === status ? html` selected` : ''}>${entry.replace('_', ' ')}</option>`)}
+  </select></label>
+  <label for="from">From day<input id="from" name="from" type="date" value="${from}"></label>
+  <label for="to">To day (inclusive)<input id="to" name="to" type="date" value="${to}"></label>
+  <button type="submit">Filter</button>
+</form>`;
+}
+
+async function webhookAttempts(
+  options: DashboardOptions,
+  viewer: Viewer,
+  call: CallRecord,
+): Promise<{ event: EventRecord; attempts: EventAttemptRecord[] } | null> {
+  const eventId = await options.store.dashboard.eventIdForCall(viewer.account.id, call.id);
+  const event = eventId ? await options.store.events.get(viewer.account.id, eventId) : null;
+  return event ? { event, attempts: await options.store.events.attempts(event.id) } : null;
+}
+
+export function attemptsTable(attempts: EventAttemptRecord[]): Html {
+  if (attempts.length === 0) return html`<p class="muted">No delivery attempt yet.</p>`;
+  return html`<div class="table-wrap"><table class="responsive">
+<thead><tr><th scope="col">Attempted</th><th scope="col">URL</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Response or error</th></tr></thead>
+<tbody>${attempts.map(
+    (attempt) => html`<tr>
+  <td data-label="Attempted">${formatTime(attempt.attemptedAt)}</td>
+  <td data-label="URL"><code>${attempt.url}</code></td>
+  <td data-label="Status">${attempt.statusCode ?? '—'}</td>
+  <td data-label="Latency">${attempt.latencyMs} ms</td>
+  <td data-label="Response">${attempt.error ?? attempt.responseExcerpt}</td>
+</tr>`,
+  )}</tbody></table></div>`;
+}
+
+function facts(entries: [string, Html | string | number | null][]): Html {
+  return html`<dl class="facts">${entries.map(
+    ([label, value]) =>
+      html`<dt>${label}</dt><dd>${value === null || value === '' ? html`<span class="muted">—</span>` : value}</dd>`,
+  )}</dl>`;
+}
+
+async function callDetail(options: DashboardOptions, viewer: Viewer, call: CallRecord): Promise<Html> {
+  const resource = toCallResource(call);
+  const agent = await options.store.agents.get(viewer.account.id, call.agentId);
+  const webhook = await webhookAttempts(options, viewer, call);
+  const live = !isTerminal(call.status);
+  const metrics = Object.entries(call.metrics ?? {});
+  const extracted = Object.entries(call.extractedData);
+  return html`<div id="call-live" aria-live="polite"${live ? html` data-live-refresh="${liveRefreshMs}"` : ''}>
+<section class="panel" aria-labelledby="summary-title">
+<h2 id="summary-title">Summary</h2>
+${facts([
+  [
+    'Status',
+    html`<span data-testid="call-status">${statusBadge(call.status)}</span>${live ? html` <span class="muted">(updating live)</span>` : ''}`,
+  ],
+  ['End reason', call.endReason],
+  ['Answered by', call.answeredBy],
+  ['Agent', agent ? html`<a href="/agents/${agent.id}">${agent.name}</a>` : call.agentId],
+  ['To', call.toNumber],
+  ['From', call.fromNumber],
+  ['Duration', resource.duration_seconds === null ? null : `${resource.duration_seconds} s`],
+])}
+</section>
+<section class="panel" aria-labelledby="timeline-title">
+<h2 id="timeline-title">Timeline</h2>
+<ol>${resource.timeline.map((entry) => html`<li>${statusBadge(entry.status)} ${formatTime(entry.at)}</li>`)}</ol>
+</section>
+<section class="panel" aria-labelledby="transcript-title">
+<h2 id="transcript-title">Transcript</h2>
+${
+  call.transcript.length === 0
+    ? html`<p class="muted">${live ? 'The transcript appears as the call goes on.' : 'No words were transcribed on this call.'}</p>`
+    : html`<ol class="transcript">${call.transcript.map(
+        (
+          entry,
+        ) => html`<li class="${entry.role}"><strong>${entry.role === 'agent' ? 'Agent' : 'Callee'}</strong>
+          <span class="muted">${(entry.start_ms / 1000).toFixed(1)} s</span><br>${entry.text}</li>`,
+      )}</ol>`
+}
+</section>
+<section class="panel" aria-labelledby="recording-title">
+<h2 id="recording-title">Recording</h2>
+${
+  call.recordingPath
+    ? html`<audio controls preload="none" src="/calls/${call.id}/recording">Your browser cannot play this recording.</audio>
+       <p><a href="/calls/${call.id}/recording" download>Download the recording</a></p>`
+    : html`<p class="muted">No recording.</p>`
+}
+</section>
+<section class="panel" aria-labelledby="extracted-title">
+<h2 id="extracted-title">Extracted data</h2>
+${extracted.length === 0 ? html`<p class="muted">Nothing extracted.</p>` : facts(extracted.map(([name, value]) => [name, JSON.stringify(value)]))}
+</section>
+<section class="panel" aria-labelledby="latency-title">
+<h2 id="latency-title">Latency figures</h2>
+${metrics.length === 0 ? html`<p class="muted">No figures recorded.</p>` : facts(metrics.map(([name, value]) => [name, typeof value === 'number' ? String(value) : JSON.stringify(value)]))}
+</section>
+<section class="panel" aria-labelledby="webhook-title">
+<h2 id="webhook-title">Webhook attempts</h2>
+${
+  webhook
+    ? html`<p>Event <code>${webhook.event.id}</code>: ${webhook.event.status}, ${webhook.event.attempts} attempt(s). <a href="/webhook">Webhook settings</a></p>${attemptsTable(webhook.attempts)}`
+    : html`<p class="muted">The call.completed event is written when the call ends.</p>`
+}
+</section>
+</div>`;
+}
+
+function dayStartIso(day: string, plusDays = 0): string {
+  return new Date(Date.parse(`${day}T00:00:00.000Z`) + plusDays * 86_400_000).toISOString();
+}
+
+export function registerCallPages(app: FastifyInstance, options: DashboardOptions): void {
+  app.get<{ Querystring: { status?: string; from?: string; to?: string } }>(
+    '/calls',
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      const status = String(request.query.status ?? '');
+      const from = String(request.query.from ?? '');
+      const to = String(request.query.to ?? '');
+      const filter: CallFilter = { limit: 200 };
+      if (status && (callStatuses as readonly string[]).includes(status))
+        filter.status = status as CallStatus;
+      if (datePattern.test(from)) filter.fromIso = dayStartIso(from);
+      if (datePattern.test(to)) filter.toIso = dayStartIso(to, 1);
+      const calls = await options.store.dashboard.listCalls(viewer.account.id, filter);
+      const anyLive = calls.some((call) => !isTerminal(call.status));
+      return sendPage(
+        reply,
+        page(
+          viewer,
+          '/calls',
+          'Calls',
+          html`${filterForm(status, datePattern.test(from) ? from : '', datePattern.test(to) ? to : '')}
+<div id="calls-live" aria-live="polite"${anyLive ? html` data-live-refresh="${liveRefreshMs}"` : ''}>
+<p class="muted">${calls.length} call(s)${calls.length === 200 ? ' (the newest 200)' : ''}${anyLive ? ', live ones updating' : ''}.</p>
+${callsTable(calls)}
+</div>`,
+        ),
+      );
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const id = request.params.id;
+    const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
+    if (!call) throw new AppError('not_found', 'No such call in this account.');
+    return sendPage(
+      reply,
+      page(viewer, '/calls', `Call ${call.id}`, await callDetail(options, viewer, call)),
+    );
+  });
+
+  app.get<{ Params: { id: string } }>('/calls/:id/recording', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const id = request.params.id;
+    const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
+    if (!call?.recordingPath || !options.dataDir)
+      throw new AppError('not_found', 'No recording for this call.');
+    const path = resolve(options.dataDir, call.recordingPath);
+    const inside = relative(resolve(options.dataDir), path);
+    if (inside.startsWith('..') || !existsSync(path))
+      throw new AppError('not_found', 'No recording for this call.');
+    const type = path.endsWith('.wav')
+      ? 'audio/wav'
+      : path.endsWith('.mp3')
+        ? 'audio/mpeg'
+        : 'application/octet-stream';
+    return reply
+      .type(type)
+      .header('Content-Length', String(statSync(path).size))
+      .header('Cache-Control', 'private, no-store')
+      .send(createReadStream(path));
+  });
+}

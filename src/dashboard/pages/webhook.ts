@@ -1,0 +1,144 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  describeWebhookEndpoint,
+  listEvents,
+  resendEvent,
+  rotateWebhookSecret,
+  setWebhookEnabled,
+  setWebhookEndpoint,
+  showEvent,
+} from '../../admin/webhooks.js';
+import {
+  type DashboardOptions,
+  field,
+  formOf,
+  redirectTo,
+  sendPage,
+  type Viewer,
+  viewerOf,
+} from '../context.js';
+import { type Html, html } from '../html.js';
+import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+
+const notices: Record<string, string> = {
+  saved: 'Endpoint saved with a new signing secret.',
+  rotated: 'Secret rotated. The previous secret keeps signing for 24 hours, so your receiver can switch.',
+  enabled: 'Endpoint enabled: waiting events are being delivered.',
+  disabled: 'Endpoint disabled: events wait until you enable it again.',
+  resent: 'Event queued to be sent again.',
+};
+
+function endpointSection(
+  viewer: Viewer,
+  endpoint: ReturnType<typeof describeWebhookEndpoint> | null,
+  reveal: boolean,
+): Html {
+  const token = viewer.session.csrfToken;
+  return html`<section class="panel" aria-labelledby="endpoint-title"><h2 id="endpoint-title">Endpoint</h2>
+<form method="post" action="/webhook" class="row">
+  ${csrfField(token)}
+  <label for="webhook-url">URL <span class="hint">https; call.completed events are POSTed here, signed</span>
+    <input id="webhook-url" name="url" type="url" required value="${endpoint?.url ?? ''}"></label>
+  <button type="submit">${endpoint ? 'Replace endpoint' : 'Set endpoint'}</button>
+</form>
+${
+  endpoint
+    ? html`<dl class="facts">
+  <dt>State</dt><dd>${endpoint.enabled ? 'enabled' : html`disabled <span class="muted">(${endpoint.disabled_reason ?? ''})</span>`}</dd>
+  <dt>Signing secret</dt><dd>${
+    reveal
+      ? html`<code id="webhook-secret">${endpoint.secret}</code> <button type="button" class="secondary" data-copy-target="webhook-secret">Copy</button> <a href="/webhook">Hide</a>`
+      : html`<span class="mono">whsec_••••••••</span> <a href="/webhook?reveal=1">Reveal</a>`
+  }</dd>
+  <dt>Previous secret</dt><dd>${endpoint.previous_secret_expires_at ? html`still signing until ${formatTime(endpoint.previous_secret_expires_at)}` : 'none'}</dd>
+  <dt>Updated</dt><dd>${formatTime(endpoint.updated_at)}</dd>
+</dl>
+<form method="post" action="/webhook/rotate" class="inline">${csrfField(token)}<button type="submit" class="secondary">Rotate secret</button></form>
+<form method="post" action="/webhook/enabled" class="inline">${csrfField(token)}
+  <input type="hidden" name="enabled" value="${endpoint.enabled ? '0' : '1'}">
+  <button type="submit" class="secondary">${endpoint.enabled ? 'Disable' : 'Enable'}</button></form>`
+    : html`<p>No endpoint yet: events are kept and sent once you set one.</p>`
+}
+</section>`;
+}
+
+export function registerWebhookPages(app: FastifyInstance, options: DashboardOptions): void {
+  app.get<{ Querystring: { notice?: string; reveal?: string; cursor?: string } }>(
+    '/webhook',
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      const accountId = viewer.account.id;
+      const stored = await options.store.webhookEndpoints.get(accountId);
+      const endpoint = stored ? describeWebhookEndpoint(stored) : null;
+      const cursor = request.query.cursor;
+      const events = await listEvents(options.store, accountId, { limit: 25, ...(cursor ? { cursor } : {}) });
+      const details = await Promise.all(
+        events.data.map((event) => showEvent(options.store, accountId, event.event_id)),
+      );
+      const log = html`<section aria-labelledby="log-title"><h2 id="log-title">Delivery log</h2>
+${
+  details.length === 0
+    ? html`<p>No events yet.</p>`
+    : details.map(
+        (event) => html`<article class="panel" aria-label="Event ${event.event_id}">
+<p><code>${event.event_id}</code> ${statusBadge(event.status)} for call <a href="/calls/${event.call_id}"><code>${event.call_id}</code></a>,
+${event.attempts} attempt(s)${event.next_attempt_at ? html`, next ${formatTime(event.next_attempt_at)}` : ''}</p>
+${
+  event.attempt_log.length === 0
+    ? html`<p class="muted">No attempt yet.</p>`
+    : html`<ol>${event.attempt_log.map(
+        (
+          attempt,
+        ) => html`<li>${formatTime(attempt.attempted_at)}: ${attempt.status_code ?? 'no answer'} in ${attempt.latency_ms} ms
+          ${attempt.error ? html`<span class="muted">${attempt.error}</span>` : ''}</li>`,
+      )}</ol>`
+}
+<form method="post" action="/webhook/events/${event.event_id}/resend" class="inline">${csrfField(viewer.session.csrfToken)}
+<button type="submit" class="secondary">Resend</button></form>
+</article>`,
+      )
+}
+${events.next_cursor ? html`<p><a href="/webhook?cursor=${events.next_cursor}">Older events</a></p>` : ''}
+</section>`;
+      return sendPage(
+        reply,
+        page(
+          viewer,
+          '/webhook',
+          'Webhook',
+          html`${endpointSection(viewer, endpoint, request.query.reveal === '1')}${log}`,
+          notices[String(request.query.notice ?? '')],
+        ),
+      );
+    },
+  );
+
+  app.post('/webhook', async (request, reply) => {
+    const viewer = viewerOf(request);
+    await setWebhookEndpoint(options.store, viewer.account.id, field(formOf(request), 'url').trim(), {
+      allowPrivate: options.webhookAllowPrivate,
+    });
+    return redirectTo(reply, '/webhook?notice=saved');
+  });
+
+  app.post('/webhook/rotate', async (request, reply) => {
+    await rotateWebhookSecret(options.store, viewerOf(request).account.id);
+    return redirectTo(reply, '/webhook?notice=rotated&reveal=1');
+  });
+
+  app.post('/webhook/enabled', async (request, reply) => {
+    const enabled = field(formOf(request), 'enabled') === '1';
+    await setWebhookEnabled(
+      options.store,
+      viewerOf(request).account.id,
+      enabled,
+      enabled ? null : 'disabled in the dashboard',
+    );
+    return redirectTo(reply, `/webhook?notice=${enabled ? 'enabled' : 'disabled'}`);
+  });
+
+  app.post<{ Params: { id: string } }>('/webhook/events/:id/resend', async (request, reply) => {
+    await resendEvent(options.store, viewerOf(request).account.id, request.params.id);
+    return redirectTo(reply, '/webhook?notice=resent');
+  });
+}
