@@ -12,6 +12,7 @@ import {
   resolveAccount,
   UsageError,
 } from './context.js';
+import { webhookCommandGroups } from './webhookCommands.js';
 import { users } from './userCommands.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
@@ -198,6 +199,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   agents,
   numbers,
   trunks,
+  ...webhookCommandGroups,
   users,
 };
 

@@ -23,6 +23,8 @@ export interface CommandContext {
   json: boolean;
   accountId: string | undefined;
   out: CliOutput;
+  /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: webhook URLs may point at private addresses. */
+  webhookAllowPrivate?: boolean;
 }
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

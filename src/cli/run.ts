@@ -22,6 +22,8 @@ export const usage = `Usage: callwright <command> [options]
   trunks add --name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]
   trunks list | remove TRUNK
   users create --email EMAIL              a dashboard user of the account; password from stdin or a prompt
+  webhook set URL | show | rotate-secret | disable [--reason TEXT] | enable
+  events list [--limit N] [--cursor EVENT_ID] | show EVENT_ID | resend EVENT_ID
 
 Global options: --json (one JSON object on stdout), --account ACCOUNT_ID (default: the default account)
 Environment: see the README's Configuration section
@@ -75,7 +77,8 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
     store = SqliteStore.open(config.sqlitePath);
     const secretBox = () =>
       loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
-    await runCommand({ store, json, accountId, out, secretBox }, group, verb, args);
+    const webhookAllowPrivate = config.webhookAllowPrivate;
+    await runCommand({ store, json, accountId, out, secretBox, webhookAllowPrivate }, group, verb, args);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -1,0 +1,158 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completedEventBuilder } from '../../src/calls/completedEvents.js';
+import { newId } from '../../src/domain/ids.js';
+import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import { createAccountFixture } from '../helpers/service.js';
+
+/** `callwright webhook …` and `callwright events …`, run as users run them: the built dist/main.js. */
+
+const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
+let dataDir: string;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [mainScript, ...args],
+      { env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+async function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const result = await cli([...args, '--json'], env);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout.trim());
+}
+
+const allowPrivate = { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' };
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'callwright-cli-webhooks-'));
+});
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('callwright webhook', () => {
+  it('set refuses a private address unless CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE=true, with one clear line', async () => {
+    const refused = await cli(['webhook', 'set', 'http://127.0.0.1:4000/hook']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(
+      /^callwright: .*loopback address \(127\.0\.0\.1\).*CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE=true/,
+    );
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect((await cli(['webhook', 'set', 'ftp://example.com/x'], allowPrivate)).code).toBe(1);
+    expect((await cli(['webhook', 'set'])).code).toBe(2);
+    const shown = await cli(['webhook', 'show']);
+    expect(shown.code).toBe(1);
+    expect(shown.stderr).toMatch(/no webhook endpoint is configured/);
+  });
+
+  it('set prints the URL and a new whsec_ secret; show, rotate-secret, disable and enable', async () => {
+    const set = await json(['webhook', 'set', 'http://127.0.0.1:4000/hook'], allowPrivate);
+    expect(Object.keys(set).sort()).toEqual(['secret', 'url']);
+    expect(set.url).toBe('http://127.0.0.1:4000/hook');
+    expect(set.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    expect(await json(['webhook', 'show'])).toMatchObject({
+      url: set.url,
+      secret: set.secret,
+      enabled: true,
+      previous_secret_expires_at: null,
+    });
+    const rotated = await json(['webhook', 'rotate-secret']);
+    expect(rotated.secret).not.toBe(set.secret);
+    const expiresInMs = Date.parse(rotated.previous_secret_expires_at as string) - Date.now();
+    expect(expiresInMs).toBeGreaterThan(23.9 * 3600 * 1000);
+    expect(expiresInMs).toBeLessThanOrEqual(24 * 3600 * 1000);
+
+    expect(await json(['webhook', 'disable', '--reason', 'maintenance'])).toMatchObject({
+      enabled: false,
+      disabled_reason: 'maintenance',
+    });
+    expect(await json(['webhook', 'enable'])).toMatchObject({ enabled: true, disabled_reason: null });
+    const human = await cli(['webhook', 'show']);
+    expect(human.stdout).toMatch(/^url\s+http:\/\/127\.0\.0\.1:4000\/hook$/m);
+  });
+});
+
+describe('callwright events', () => {
+  it('list, show and resend the events of the account', async () => {
+    const store = SqliteStore.open(join(dataDir, 'callwright.db'));
+    let callIds: string[] = [];
+    let accountId: string;
+    try {
+      const account = await store.accounts.getOrCreateDefault();
+      accountId = account.id;
+      const fixture = await createAccountFixture(store, { name: 'events' });
+      const keyId = (await store.apiKeys.list(fixture.accountId))[0]?.id as string;
+      // Events belong to the default account: agents and keys of another account are fine for the rows.
+      callIds = [];
+      for (let i = 0; i < 3; i++) {
+        const id = newId('call');
+        await store.calls.createQueued({
+          id,
+          accountId,
+          agentId: fixture.agentId,
+          apiKeyId: keyId,
+          fromNumber: '+15550009999',
+          toNumber: '+15550100002',
+          firstMessage: null,
+          context: null,
+          variables: null,
+          createdAt: new Date().toISOString(),
+        });
+        await store.calls.finish(
+          id,
+          { status: 'busy', endReason: 'rejected', atIso: new Date().toISOString() },
+          completedEventBuilder(() => null),
+        );
+        callIds.push(id);
+      }
+    } finally {
+      await store.close();
+    }
+    const page = (await json(['events', 'list', '--limit', '2'])) as {
+      data: { event_id: string; call_id: string; status: string }[];
+      has_more: boolean;
+      next_cursor: string;
+    };
+    expect(page.data.map((event) => event.call_id)).toEqual([callIds[2], callIds[1]]);
+    expect(page.has_more).toBe(true);
+    const rest = (await json(['events', 'list', '--cursor', page.next_cursor])) as {
+      data: { call_id: string }[];
+    };
+    expect(rest.data.map((event) => event.call_id)).toEqual([callIds[0]]);
+
+    const eventId = page.data[0]?.event_id as string;
+    const shown = await json(['events', 'show', eventId]);
+    expect(shown).toMatchObject({ event_id: eventId, status: 'pending', attempt_log: [] });
+    expect((shown.payload as { data: { status: string } }).data.status).toBe('busy');
+    expect(await json(['events', 'resend', eventId])).toMatchObject({ event_id: eventId, status: 'pending' });
+
+    const missing = await cli(['events', 'show', 'evt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^callwright: event .* not found/);
+    expect((await cli(['events', 'list', '--limit', '0'])).code).toBe(2);
+    const human = await cli(['events', 'list']);
+    expect(human.stdout.trim().split('\n')).toHaveLength(3);
+  });
+});
