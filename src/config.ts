@@ -21,6 +21,17 @@ export interface Config {
   secretKeyBase64: string | null;
   telephony: TelephonyConfig;
   webhookAllowPrivate: boolean;
+  voice: VoiceConfig;
+}
+
+export interface VoiceConfig {
+  /** An OpenAI-compatible server for agents that use HTTP providers or the llm brain. */
+  openAiBaseUrl: string | null;
+  openAiApiKey: string | null;
+  /** The chat model of llm agents that name none. */
+  llmModel: string;
+  /** Offline speech recognisers working in parallel (each holds ~140 MB). */
+  sttWorkers: number;
 }
 
 export interface TelephonyConfig {
@@ -164,6 +175,14 @@ export function loadConfig(env: Environment = process.env): Config {
     cookieSecure: readCookieSecure(env, port),
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
+    voice: {
+      openAiBaseUrl: readValue(env, 'CALLWRIGHT_OPENAI_BASE_URL')
+        ? readPublicUrl(env, 'CALLWRIGHT_OPENAI_BASE_URL', '')
+        : null,
+      openAiApiKey: readValue(env, 'CALLWRIGHT_OPENAI_API_KEY') ?? null,
+      llmModel: readValue(env, 'CALLWRIGHT_LLM_MODEL') ?? 'gpt-4o-mini',
+      sttWorkers: readInteger(env, 'CALLWRIGHT_STT_WORKERS', 1, 1, 16),
+    },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',
       publicAddress: readValue(env, 'CALLWRIGHT_PUBLIC_IP') ?? '127.0.0.1',

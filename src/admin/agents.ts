@@ -1,6 +1,15 @@
 import { AppError } from '../domain/errors.js';
 import { variableNamePattern } from '../domain/outboundCallRequest.js';
-import type { AgentRecord, AgentVariable, NewAgent, Store } from '../store/types.js';
+import {
+  type AgentBrain,
+  type AgentRecord,
+  type AgentVariable,
+  type ExtractionField,
+  extractionFieldTypes,
+  type NewAgent,
+  type Store,
+} from '../store/types.js';
+import { parseDialogScript } from '../voice/brains/dialogScript.js';
 
 export const agentLimits = {
   nameMaxChars: 200,
@@ -19,6 +28,37 @@ export interface AgentInput {
   active?: boolean;
   maxDurationS?: number;
   silenceTimeoutS?: number;
+  brain?: AgentBrain;
+  /** The dialog graph of a script brain (see src/voice/brains/dialogScript.ts). */
+  script?: unknown;
+  extraction?: ExtractionField[];
+  /** Voice, STT, LLM and voicemail settings (see src/voice/voiceStack.ts). */
+  settings?: Record<string, unknown>;
+}
+
+/** Parses `NAME:TYPE:DESCRIPTION` (TYPE one of string, number, boolean, date). */
+export function parseExtractionField(text: string): ExtractionField {
+  const [name = '', type = '', ...description] = text.split(':');
+  if (!variableNamePattern.test(name))
+    throw new AppError('validation_error', `"${name.slice(0, 70)}" is not a valid field name`);
+  if (!(extractionFieldTypes as readonly string[]).includes(type)) {
+    throw new AppError(
+      'validation_error',
+      `field ${name}: type must be one of ${extractionFieldTypes.join(', ')}`,
+    );
+  }
+  return { name, type: type as ExtractionField['type'], description: description.join(':').trim() };
+}
+
+function checkBrain(input: AgentInput): { brain: AgentBrain; script: unknown } {
+  const brain = input.brain ?? 'script';
+  if (brain !== 'script' && brain !== 'llm')
+    throw new AppError('validation_error', 'brain must be "script" or "llm"');
+  if (brain === 'llm' && input.script !== undefined && input.script !== null) {
+    throw new AppError('validation_error', 'an llm agent has no script');
+  }
+  const script = input.script === undefined || input.script === null ? null : parseDialogScript(input.script);
+  return { brain, script };
 }
 
 /** Parses `NAME` or `NAME=DEFAULT`. */
@@ -68,6 +108,11 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
       throw new AppError('validation_error', `${label} must be a whole number of seconds from 1 to 14400`);
     }
   }
+  const { brain, script } = checkBrain(input);
+  const extraction = input.extraction ?? [];
+  if (new Set(extraction.map((field) => field.name)).size !== extraction.length) {
+    throw new AppError('validation_error', 'an extraction field is declared twice');
+  }
   const agent: NewAgent = {
     accountId,
     name: input.name.trim(),
@@ -75,10 +120,10 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     prompt: input.prompt,
     firstMessage: input.firstMessage ?? '',
     variables,
-    extraction: [],
-    brain: 'script',
-    script: null,
-    settings: {},
+    extraction,
+    brain,
+    script,
+    settings: input.settings ?? {},
     maxDurationS: input.maxDurationS ?? 600,
     silenceTimeoutS: input.silenceTimeoutS ?? 20,
   };
@@ -104,7 +149,10 @@ export function describeAgent(agent: AgentRecord) {
     prompt: agent.prompt,
     first_message: agent.firstMessage,
     variables: agent.variables,
+    extraction: agent.extraction,
     brain: agent.brain,
+    script: agent.script,
+    settings: agent.settings,
     max_duration_s: agent.maxDurationS,
     silence_timeout_s: agent.silenceTimeoutS,
     created_at: agent.createdAt,

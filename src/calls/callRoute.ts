@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CallRecord, Store } from '../store/types.js';
+import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
 import type { InviteOptions } from '../telephony/sip/index.js';
 
 /** Where sandbox calls go: the in-process sandbox carrier's SIP address. */
@@ -29,6 +30,13 @@ export async function inviteForCall(
       from: { uri: `sip:${call.fromNumber}@${hostPort}` },
       to: { uri: `sip:${call.toNumber}@${hostPort}` },
       ringTimeoutMs: options.ringTimeoutMs,
+      // The sandbox's personas may react to the call's variables; a real trunk never sees them.
+      extraHeaders: [
+        {
+          name: sandboxVariablesHeader,
+          value: Buffer.from(JSON.stringify(call.variables ?? {})).toString('base64url'),
+        },
+      ],
     };
   }
   const trunk = await store.trunks.get(call.accountId, number.route);

@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
+import type { AgentRecord, CallFinish, CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
 import {
   createOffer,
   type MediaClock,
@@ -11,6 +12,8 @@ import {
   RtpSession,
 } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import { Conversation } from '../voice/conversation.js';
+import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { inviteForCall, type SandboxAddress } from './callRoute.js';
 import { answerTone } from './placeholderMedia.js';
 
@@ -28,6 +31,10 @@ export interface CallWorkerContext {
   secretBox: SecretBox;
   ringTimeoutMs: number;
   buildEvent: CompletedEventBuilder;
+  /** The speech engines; null runs calls without an agent voice (a tone, then listening). */
+  voice: VoiceStack | null;
+  /** Where stereo call recordings are written. */
+  recordingsDir: string;
 }
 
 function endingOfFailure(failure: CallFailure, localEnding: TelephonyEnding | null): TelephonyEnding {
@@ -60,13 +67,17 @@ export class CallSession {
   private rtp: RtpSession | null = null;
   private answeredBy: AnsweredBy | null = null;
   private maxDurationTimer: NodeJS.Timeout | null = null;
+  private callVoice: CallVoice | null = null;
+  private conversation: Conversation | null = null;
   private readonly log: Logger;
+  private readonly maxDurationMs: number;
 
   constructor(
     private readonly context: CallWorkerContext,
     readonly call: CallRecord,
-    private readonly maxDurationMs: number,
+    private readonly agent: AgentRecord | null,
   ) {
+    this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
     this.done = this.run();
   }
@@ -97,10 +108,12 @@ export class CallSession {
       this.releaseMedia();
     }
     const outcome = terminalOutcomeOf(ending);
+    const endedAtIso = new Date().toISOString();
+    const produced = await this.gatherConversation();
     try {
       const finished = await this.context.store.calls.finish(
         this.call.id,
-        { ...outcome, answeredBy: this.answeredBy, atIso: new Date().toISOString() },
+        { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso },
         this.context.buildEvent,
       );
       this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
@@ -111,8 +124,40 @@ export class CallSession {
     }
   }
 
+  /** The transcript, extracted data, metrics and recording of the conversation, if there was one. */
+  private async gatherConversation(): Promise<Partial<CallFinish>> {
+    const conversation = this.conversation;
+    this.conversation = null;
+    if (!conversation) return {};
+    try {
+      const result = await conversation.finish();
+      if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
+      const recordingPath = join(this.context.recordingsDir, `${this.call.id}.wav`);
+      result.recorder.writeWav(recordingPath);
+      return {
+        transcript: result.transcript,
+        extractedData: result.extractedData,
+        metrics: result.metrics,
+        recordingPath,
+      };
+    } catch (error) {
+      this.log.error({ err: error }, 'could not gather the conversation');
+      return {};
+    } finally {
+      this.callVoice?.vad.close();
+    }
+  }
+
   private async place(): Promise<TelephonyEnding> {
     const { context, call } = this;
+    if (context.voice && this.agent) {
+      try {
+        this.callVoice = context.voice.forCall(this.agent, call, this.log);
+      } catch (error) {
+        this.log.warn({ err: error }, 'the agent cannot hold this call');
+        return { kind: 'internal_error' };
+      }
+    }
     const invite = await inviteForCall(context.store, call, {
       sandbox: context.sandbox,
       secretBox: context.secretBox,
@@ -172,7 +217,19 @@ export class CallSession {
       new Date().toISOString(),
     );
     this.maxDurationTimer = setTimeout(() => this.endLocally({ kind: 'max_duration' }), this.maxDurationMs);
-    void rtp.play(answerTone()).catch(() => undefined);
+    if (!this.callVoice) {
+      void rtp.play(answerTone()).catch(() => undefined);
+      return;
+    }
+    this.conversation = new Conversation({
+      rtp,
+      ...this.callVoice,
+      logger: this.log,
+      silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
+      maxDurationMs: this.maxDurationMs,
+      hangUp: (ending) => this.endLocally({ kind: ending }),
+    });
+    this.conversation.start();
   }
 
   private releaseMedia(): void {

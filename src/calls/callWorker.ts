@@ -6,6 +6,8 @@ import type { CompletedEventBuilder, Store } from '../store/types.js';
 import { MediaClock, PortAllocator } from '../telephony/rtp/index.js';
 import { SandboxCarrier } from '../telephony/sandbox/index.js';
 import { SipUserAgent } from '../telephony/sip/index.js';
+import { createSpeakingSandboxVoice } from '../voice/sandboxPersonVoice.js';
+import type { VoiceStack } from '../voice/voiceStack.js';
 import { CallDispatcher, newWorkerId } from './dispatcher.js';
 
 export interface CallWorker {
@@ -30,6 +32,9 @@ export async function startCallWorker(options: {
   buildEvent: CompletedEventBuilder;
   /** The embedded mode: this process alone owns the database. */
   soleWorker: boolean;
+  /** Speech engines for the agents (and the sandbox person's voice); null runs calls voiceless. */
+  voice: VoiceStack | null;
+  recordingsDir: string;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
   const logger = options.logger.child({ component: 'calls' });
@@ -51,6 +56,7 @@ export async function startCallWorker(options: {
     bindAddress: '127.0.0.1',
     sipPort: 0,
     inviteLog: options.store.sandboxInvites,
+    ...(options.voice ? { voice: createSpeakingSandboxVoice(options.voice.offlineTts) } : {}),
   });
   const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
   const workerId = newWorkerId();
@@ -68,6 +74,8 @@ export async function startCallWorker(options: {
       secretBox: options.secretBox,
       ringTimeoutMs: telephony.ringTimeoutMs,
       buildEvent: options.buildEvent,
+      voice: options.voice,
+      recordingsDir: options.recordingsDir,
     },
     { queue: options.queue, maxCalls: telephony.workerMaxCalls },
   );

@@ -162,8 +162,7 @@ export class CallDispatcher {
 
   private startSession(call: CallRecord): void {
     void this.context.store.agents.get(call.accountId, call.agentId).then((agent) => {
-      const maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
-      const session = new CallSession(this.context, call, maxDurationMs);
+      const session = new CallSession(this.context, call, agent);
       this.sessions.set(call.id, session);
       void session.done.finally(() => {
         this.sessions.delete(call.id);

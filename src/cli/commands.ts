@@ -1,4 +1,11 @@
-import { createAgent, describeAgent, parseVariableDeclaration, setAgentActive } from '../admin/agents.js';
+import { readFileSync } from 'node:fs';
+import {
+  createAgent,
+  describeAgent,
+  parseExtractionField,
+  parseVariableDeclaration,
+  setAgentActive,
+} from '../admin/agents.js';
 import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js';
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
 import { addTrunk, describeTrunk, removeTrunk } from '../admin/trunks.js';
@@ -12,8 +19,8 @@ import {
   resolveAccount,
   UsageError,
 } from './context.js';
-import { webhookCommandGroups } from './webhookCommands.js';
 import { users } from './userCommands.js';
+import { webhookCommandGroups } from './webhookCommands.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
 
@@ -77,6 +84,30 @@ const keys: Record<string, Verb> = {
   },
 };
 
+function readScriptFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read the script file ${path}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`the script file ${path} is not valid JSON`);
+  }
+}
+
+function agentSettingsFromOptions(values: Record<string, unknown>): Record<string, unknown> {
+  const settings: Record<string, unknown> = {};
+  if (typeof values.voice === 'string') settings.tts = { voice: values.voice };
+  if (typeof values['llm-model'] === 'string') settings.llm = { model: values['llm-model'] };
+  if (typeof values['voicemail-message'] === 'string') {
+    settings.voicemail = { action: 'leave_message', message: values['voicemail-message'] };
+  }
+  return settings;
+}
+
 const agents: Record<string, Verb> = {
   async create(context, args) {
     const { values } = parseOptions(args, {
@@ -87,6 +118,12 @@ const agents: Record<string, Verb> = {
       inactive: { type: 'boolean' },
       'max-duration': { type: 'string' },
       'silence-timeout': { type: 'string' },
+      brain: { type: 'string' },
+      script: { type: 'string' },
+      extract: { type: 'string', multiple: true },
+      voice: { type: 'string' },
+      'llm-model': { type: 'string' },
+      'voicemail-message': { type: 'string' },
     });
     const seconds = (name: string) => {
       const text = values[name];
@@ -103,6 +140,10 @@ const agents: Record<string, Verb> = {
       active: values.inactive !== true,
       ...seconds('max-duration'),
       ...seconds('silence-timeout'),
+      ...(typeof values.brain === 'string' ? { brain: values.brain as 'script' | 'llm' } : {}),
+      ...(typeof values.script === 'string' ? { script: readScriptFile(values.script) } : {}),
+      extraction: ((values.extract as string[] | undefined) ?? []).map(parseExtractionField),
+      settings: agentSettingsFromOptions(values),
     });
     print(context, describeAgent(agent));
   },

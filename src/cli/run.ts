@@ -15,7 +15,8 @@ export const usage = `Usage: callwright <command> [options]
   keys list
   keys revoke KEY_ID
   agents create --name N --prompt TEXT [--first-message TEXT] [--variable NAME[=DEFAULT]]... [--inactive]
-                [--max-duration SECONDS] [--silence-timeout SECONDS]
+                [--max-duration SECONDS] [--silence-timeout SECONDS] [--brain script|llm] [--script FILE]
+                [--extract NAME:TYPE:DESCRIPTION]... [--voice VOICE] [--llm-model MODEL] [--voicemail-message TEXT]
   agents list | activate AGENT_ID | deactivate AGENT_ID
   numbers add +E164 [--route sandbox|TRUNK]
   numbers list | remove +E164

@@ -12,7 +12,7 @@ let fixture: Awaited<ReturnType<typeof callFixture>>;
 
 beforeAll(async () => {
   service = await startFullService();
-  fixture = await callFixture(service, { maxDurationS: 3 });
+  fixture = await callFixture(service, { maxDurationS: 12 });
 });
 
 afterAll(async () => {
@@ -40,7 +40,13 @@ const personas: [string, string, string, string | null, boolean][] = [
   ],
   ['+15550100002', 'busy', 'busy', 'rejected', false],
   ['+15550100003', 'never answers (5 s ring timeout here)', 'no_answer', null, false],
-  ['+15550100004', 'voicemail', 'completed', 'max_duration', true],
+  [
+    '+15550100004',
+    'voicemail: greeting, beep; this agent has no message, so it hangs up',
+    'completed',
+    'voicemail',
+    true,
+  ],
   ['+15550100005', 'unreachable', 'failed', 'unreachable', false],
   ['+15550100006', 'hangs up after 2 s', 'completed', 'callee_hangup', true],
   ['+15550100007', 'silent', 'completed', 'max_duration', true],
@@ -61,7 +67,7 @@ describe('sandbox personas through the public API', () => {
       expect(call.sipCallId).not.toBeNull();
       if (answered) {
         expect(call.inProgressAt).not.toBeNull();
-        expect(call.answeredBy).toBe('unknown');
+        expect(call.answeredBy).toBe(endReason === 'voicemail' ? 'machine' : 'unknown');
       } else {
         expect(call.inProgressAt).toBeNull();
       }

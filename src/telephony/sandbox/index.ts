@@ -11,6 +11,7 @@ export {
 } from './personas.js';
 export type { SandboxVoice } from './sandboxAudio.js';
 export { beepTone, createToneVoice, frameRms, replyTone, speechLikeTone } from './sandboxAudio.js';
+export { sandboxVariablesHeader } from './sandboxCall.js';
 export type { SandboxCarrierOptions } from './sandboxCarrier.js';
 export { SandboxCarrier } from './sandboxCarrier.js';
 export type { SpeechPauseDetectorOptions } from './speechPauseDetector.js';

@@ -37,7 +37,7 @@ function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: Persona
   let replies: Promise<void> = Promise.resolve();
   const replyOnce = async (turn: number): Promise<void> => {
     if (call.isFinished) return;
-    const audio = await voice.reply(turn);
+    const audio = await voice.reply(turn, call.variables);
     if (call.isFinished) return;
     call.logger.debug({ turn }, 'sandbox person replies');
     const played = await rtp.play(audio);

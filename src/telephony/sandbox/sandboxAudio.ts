@@ -9,8 +9,11 @@ import type { PersonaTiming } from './personas.js';
  */
 
 export interface SandboxVoice {
-  /** The person's reply number `turn` (0-based). */
-  reply(turn: number): Promise<Int16Array>;
+  /**
+   * The person's reply number `turn` (0-based). `variables` are the call's variables, which the
+   * dispatcher passes to the sandbox (and only to the sandbox) in an INVITE header.
+   */
+  reply(turn: number, variables: Readonly<Record<string, unknown>>): Promise<Int16Array>;
   /** The voicemail greeting ("you have reached…"), played before the beep. */
   voicemailGreeting(): Promise<Int16Array>;
 }

@@ -8,6 +8,7 @@ import {
   RtpSession,
 } from '../rtp/index.js';
 import type { IncomingCall } from '../sip/index.js';
+import { headerValue } from '../sip/index.js';
 
 /** What every sandbox call borrows from the carrier. */
 export interface SandboxCallServices {
@@ -21,6 +22,9 @@ export interface SandboxCallServices {
  * every timer the persona starts. `finished` settles once all of it is released, whichever way
  * the call ended (CANCEL, BYE either way, rejection, carrier close).
  */
+/** The INVITE header that carries a sandbox call's variables. */
+export const sandboxVariablesHeader = 'X-Sandbox-Variables';
+
 export class SandboxCall {
   readonly incoming: IncomingCall;
   readonly logger: Logger;
@@ -44,6 +48,23 @@ export class SandboxCall {
       'ended',
       (ended) => void this.finish(`${ended.by === 'remote' ? 'caller' : 'callee'} hung up`),
     );
+  }
+
+  /**
+   * The call's variables, from the `X-Sandbox-Variables` header (base64url JSON) the dispatcher
+   * adds on sandbox routes; empty when absent or malformed.
+   */
+  get variables(): Readonly<Record<string, unknown>> {
+    const raw = headerValue(this.incoming.request, sandboxVariablesHeader);
+    if (!raw || raw.length > 8_192) return {};
+    try {
+      const parsed: unknown = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+      return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? (parsed as Record<string, unknown>)
+        : {};
+    } catch {
+      return {};
+    }
   }
 
   get isFinished(): boolean {

@@ -1,0 +1,94 @@
+import { renderTemplate, type VariableValue } from '../../domain/templates.js';
+import type { DialogNode, DialogOption, DialogScript } from './dialogScript.js';
+import { normalizeSpeech } from './dialogScript.js';
+import type { AgentBrain, BrainAction, CalleeTurn } from './types.js';
+
+/** Nodes entered in one response at most: a guard against `next` loops without a `listen`. */
+const maxStepsPerResponse = 50;
+
+/**
+ * The offline, deterministic brain: walks the agent's dialog script. What it fills (`set`,
+ * `capture`) is the call's extracted data.
+ */
+export class ScriptBrain implements AgentBrain {
+  private current: DialogNode | null = null;
+  private readonly extracted: Record<string, string | number | boolean> = {};
+
+  constructor(
+    private readonly script: DialogScript,
+    private readonly variables: Record<string, VariableValue>,
+    private readonly firstMessage: string | null,
+  ) {}
+
+  async *start(): AsyncIterable<BrainAction> {
+    if (this.firstMessage) yield { type: 'say', text: this.render(this.firstMessage) };
+    yield* this.enter(this.script.start, this.firstMessage !== null);
+  }
+
+  async *onCalleeTurn(turn: CalleeTurn): AsyncIterable<BrainAction> {
+    const node = this.current;
+    if (!node?.listen) return;
+    const option = this.match(node.listen, turn);
+    if (option) {
+      Object.assign(this.extracted, option.set ?? {});
+      if (option.capture) this.extracted[option.capture] = turn.text;
+      yield* this.enter(option.next, false);
+    } else if (node.otherwise) {
+      yield* this.enter(node.otherwise, false);
+    }
+  }
+
+  async *onDtmf(digit: string): AsyncIterable<BrainAction> {
+    const target = this.current?.dtmf?.[digit];
+    if (target) yield* this.enter(target, false);
+  }
+
+  expectedPhrases(): string[] | undefined {
+    const options = this.current?.listen;
+    if (!options) return undefined;
+    // An option with no phrases listens free-form: then the whole turn is free-form.
+    if (options.some((option) => option.phrases.length === 0)) return undefined;
+    return [...new Set(options.flatMap((option) => option.phrases))];
+  }
+
+  noteSaid(): void {}
+
+  async extract(): Promise<Record<string, unknown>> {
+    return { ...this.extracted };
+  }
+
+  private match(options: DialogOption[], turn: CalleeTurn): DialogOption | undefined {
+    const heard = normalizeSpeech(turn.matchedPhrase ?? turn.text);
+    if (!heard) return options.find((option) => option.phrases.length === 0);
+    const padded = ` ${heard} `;
+    return (
+      options.find((option) => option.phrases.some((phrase) => normalizeSpeech(phrase) === heard)) ??
+      options.find((option) =>
+        option.phrases.some((phrase) => padded.includes(` ${normalizeSpeech(phrase)} `)),
+      ) ??
+      options.find((option) => option.phrases.length === 0)
+    );
+  }
+
+  /** Enters `name` and follows `next` links, saying what each node says, until a listen or an end. */
+  private async *enter(name: string, skipFirstSay: boolean): AsyncIterable<BrainAction> {
+    let nodeName: string | undefined = name;
+    for (let step = 0; nodeName !== undefined && step < maxStepsPerResponse; step++) {
+      const node: DialogNode | undefined = this.script.nodes[nodeName];
+      if (!node) return;
+      this.current = node;
+      Object.assign(this.extracted, node.set ?? {});
+      if (node.say && !(skipFirstSay && step === 0)) yield { type: 'say', text: this.render(node.say) };
+      if (node.end) {
+        yield { type: 'end_call' };
+        return;
+      }
+      if (node.listen) return;
+      nodeName = node.next;
+    }
+  }
+
+  private render(template: string): string {
+    return renderTemplate(template, { ...this.variables, ...this.extracted });
+  }
+}

@@ -1,0 +1,299 @@
+import type { AnsweredBy } from '../domain/callStatus.js';
+import type { Logger } from '../logger.js';
+import type { TranscriptEntry } from '../store/types.js';
+import type { RtpSession } from '../telephony/rtp/index.js';
+import { BeepDetector } from './beepDetector.js';
+import type { AgentBrain, BrainAction } from './brains/types.js';
+import { CallRecorder } from './callRecorder.js';
+import {
+  AudioTurnDetector,
+  type SpeechToText,
+  type SpeechToTextSession,
+  type TextToSpeech,
+  type TurnEvent,
+  type VoiceActivityDetector,
+} from './providers/index.js';
+
+export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail';
+
+export interface ConversationOptions {
+  rtp: RtpSession;
+  brain: AgentBrain;
+  tts: TextToSpeech;
+  ttsVoice?: string;
+  stt: SpeechToText;
+  vad: VoiceActivityDetector;
+  logger: Logger;
+  silenceTimeoutMs: number;
+  maxDurationMs: number;
+  /** Silence after speech that ends the callee's turn. */
+  endOfTurnSilenceMs?: number;
+  voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  /** Ends the call from the agent's side. */
+  hangUp: (ending: AgentEnding) => void;
+}
+
+export interface ConversationResult {
+  transcript: TranscriptEntry[];
+  answeredBy: AnsweredBy;
+  extractedData: Record<string, unknown>;
+  metrics: Record<string, unknown>;
+  recorder: CallRecorder;
+}
+
+const preRollFrames = 15;
+
+function percentile(sorted: number[], quantile: number): number | null {
+  if (sorted.length === 0) return null;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] as number);
+}
+
+/** The words of `text` the callee heard when `fraction` of its audio was played. */
+function heardPart(text: string, fraction: number): string {
+  if (fraction >= 0.999) return text;
+  const words = text.split(/\s+/);
+  return words.slice(0, Math.floor(words.length * Math.max(0, fraction))).join(' ');
+}
+
+/**
+ * The voice pipeline of one answered call: received frames → VAD and end-of-turn → STT → brain →
+ * TTS → paced RTP, with barge-in (callee speech clears the agent's queued audio at once), DTMF to
+ * the brain, answering-machine beeps, the silence timeout, the recording and the transcript.
+ */
+export class Conversation {
+  private readonly recorder: CallRecorder;
+  private readonly turns: AudioTurnDetector;
+  private readonly beeps = new BeepDetector();
+  private readonly transcript: TranscriptEntry[] = [];
+  private readonly preRoll: Int16Array[] = [];
+  private readonly latenciesMs: number[] = [];
+  private stt: { session: Promise<SpeechToTextSession>; speechStartMs: number } | null = null;
+  private response: AbortController | null = null;
+  private answeredBy: AnsweredBy = 'unknown';
+  private turnEndedAtMs: number | null = null;
+  private silenceTimer: NodeJS.Timeout | null = null;
+  private bargeIns = 0;
+  private dtmfReceived = '';
+  private ended = false;
+  private voicemailHandled = false;
+  private readonly onAudio = (samples: Int16Array, kind: string) => this.handleCalleeFrame(samples, kind);
+  private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
+  private readonly onDtmf = ({ digit }: { digit: string }) => this.handleDtmf(digit);
+
+  constructor(private readonly options: ConversationOptions) {
+    this.recorder = new CallRecorder(options.maxDurationMs);
+    this.turns = new AudioTurnDetector(options.vad, {
+      silenceWindowMs: options.endOfTurnSilenceMs ?? 600,
+      minSpeechDurationMs: 100,
+    });
+  }
+
+  start(): void {
+    const { rtp } = this.options;
+    rtp.on('audio', this.onAudio);
+    rtp.on('outgoingAudio', this.onOutgoing);
+    rtp.on('dtmf', this.onDtmf);
+    this.respond((signal) => this.options.brain.start(signal));
+    this.armSilenceTimer();
+  }
+
+  /** Stops listening and speaking (the call has ended) and gathers what the call produced. */
+  async finish(): Promise<ConversationResult> {
+    this.ended = true;
+    const { rtp, brain } = this.options;
+    rtp.off('audio', this.onAudio);
+    rtp.off('outgoingAudio', this.onOutgoing);
+    rtp.off('dtmf', this.onDtmf);
+    this.response?.abort();
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    const pending = this.stt;
+    this.stt = null;
+    if (pending) void pending.session.then((session) => session.close()).catch(() => undefined);
+    const sorted = [...this.latenciesMs].sort((a, b) => a - b);
+    let extractedData: Record<string, unknown> = {};
+    try {
+      extractedData = await brain.extract(this.transcript);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'extraction failed');
+    }
+    return {
+      transcript: this.transcript,
+      answeredBy: this.answeredBy,
+      extractedData,
+      recorder: this.recorder,
+      metrics: {
+        response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
+        response_latencies_ms: sorted.map((value) => Math.round(value)),
+        barge_ins: this.bargeIns,
+        dtmf_received: this.dtmfReceived,
+      },
+    };
+  }
+
+  private nowMs(): number {
+    return this.recorder.elapsedMs;
+  }
+
+  private handleCalleeFrame(samples: Int16Array, kind: string): void {
+    if (this.ended) return;
+    this.recorder.addCalleeFrame(samples);
+    const frame = kind === 'silence' ? new Int16Array(samples.length) : samples;
+    if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(frame)) this.handleBeep();
+    if (this.stt) void this.stt.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
+    else {
+      this.preRoll.push(frame);
+      if (this.preRoll.length > preRollFrames) this.preRoll.shift();
+    }
+    for (const event of this.turns.pushAudio(frame)) this.handleTurnEvent(event);
+  }
+
+  private handleAgentFrame(samples: Int16Array): void {
+    this.recorder.addAgentFrame(samples);
+    if (this.turnEndedAtMs !== null) {
+      this.latenciesMs.push(performance.now() - this.turnEndedAtMs);
+      this.turnEndedAtMs = null;
+    }
+  }
+
+  private handleTurnEvent(event: TurnEvent): void {
+    if (event.type === 'speech_start') {
+      this.armSilenceTimer();
+      if (this.options.rtp.queuedMs > 0) {
+        // Barge-in: the callee talks over the agent; its queued audio stops within a frame.
+        this.bargeIns++;
+        this.response?.abort();
+        this.options.rtp.clear();
+      }
+      const frames = [...this.preRoll];
+      this.preRoll.length = 0;
+      const phrases = this.options.brain.expectedPhrases();
+      const session = this.options.stt.startSession(phrases ? { phrases } : {});
+      const withPreRoll = session.then((opened) => {
+        for (const frame of frames) opened.pushAudio(frame);
+        return opened;
+      });
+      this.stt = { session: withPreRoll, speechStartMs: this.nowMs() - frames.length * 20 };
+      withPreRoll.catch((error: unknown) => this.options.logger.warn({ err: error }, 'STT session failed'));
+      return;
+    }
+    const current = this.stt;
+    this.stt = null;
+    if (!current) return;
+    this.turnEndedAtMs = performance.now();
+    const endMs = this.nowMs();
+    void current.session
+      .then(async (session) => {
+        try {
+          return await session.finish();
+        } finally {
+          session.close();
+        }
+      })
+      .then((heard) => {
+        if (this.ended) return;
+        const text = heard.text.trim();
+        if (text) {
+          if (this.answeredBy === 'unknown') this.answeredBy = 'human';
+          this.transcript.push({ role: 'callee', text, start_ms: current.speechStartMs, end_ms: endMs });
+        }
+        this.armSilenceTimer();
+        const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
+        this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal));
+      })
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'recognition failed'));
+  }
+
+  private handleDtmf(digit: string): void {
+    if (this.ended) return;
+    this.dtmfReceived += digit;
+    this.armSilenceTimer();
+    this.respond((signal) => this.options.brain.onDtmf(digit, signal));
+  }
+
+  private handleBeep(): void {
+    this.voicemailHandled = true;
+    this.answeredBy = 'machine';
+    const { voicemail } = this.options;
+    this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
+    if (voicemail.action === 'hang_up' || !voicemail.message) {
+      this.response?.abort();
+      this.options.hangUp('voicemail');
+      return;
+    }
+    const message = voicemail.message;
+    this.respond(async function* () {
+      yield { type: 'say', text: message } satisfies BrainAction;
+      yield { type: 'end_call' } satisfies BrainAction;
+    }, 'voicemail');
+  }
+
+  /** Runs one response, aborting the one before it. */
+  private respond(
+    actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
+    endingReason: AgentEnding = 'agent_hangup',
+  ): void {
+    this.response?.abort();
+    const controller = new AbortController();
+    this.response = controller;
+    void (async () => {
+      try {
+        for await (const action of actions(controller.signal)) {
+          if (controller.signal.aborted || this.ended) return;
+          if (action.type === 'say') await this.say(action.text, controller.signal);
+          else if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
+          else {
+            this.options.hangUp(endingReason);
+            return;
+          }
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) this.options.logger.warn({ err: error }, 'agent response failed');
+      } finally {
+        if (this.response === controller) this.response = null;
+        this.armSilenceTimer();
+      }
+    })();
+  }
+
+  private async say(text: string, signal: AbortSignal): Promise<void> {
+    const { rtp, tts, ttsVoice } = this.options;
+    const startMs = this.nowMs() + rtp.queuedMs;
+    const plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[] = [];
+    try {
+      for await (const chunk of tts.synthesize(text, { signal, ...(ttsVoice ? { voice: ttsVoice } : {}) })) {
+        if (signal.aborted) break;
+        plays.push(rtp.play(chunk.samples));
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+    const results = await Promise.all(plays);
+    const playedMs = results.reduce((sum, result) => sum + result.playedMs, 0);
+    const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
+    const interrupted = signal.aborted || results.some((result) => result.interrupted);
+    const said = interrupted ? heardPart(text, durationMs > 0 ? playedMs / durationMs : 0) : text;
+    if (interrupted) this.options.brain.noteSaid(said);
+    if (said)
+      this.transcript.push({
+        role: 'agent',
+        text: said,
+        start_ms: Math.round(startMs),
+        end_ms: Math.round(startMs + playedMs),
+      });
+  }
+
+  private armSilenceTimer(): void {
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    if (this.ended) return;
+    this.silenceTimer = setTimeout(() => {
+      if (this.ended) return;
+      // Only a silence on both sides counts: not while the agent talks or the callee is mid-turn.
+      if (this.response || this.stt || this.options.rtp.queuedMs > 0) {
+        this.armSilenceTimer();
+        return;
+      }
+      this.options.hangUp('silence_timeout');
+    }, this.options.silenceTimeoutMs);
+    this.silenceTimer.unref();
+  }
+}

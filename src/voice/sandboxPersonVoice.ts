@@ -1,0 +1,32 @@
+import type { SandboxVoice } from '../telephony/sandbox/index.js';
+import type { TextToSpeech } from './providers/index.js';
+
+/**
+ * The sandbox person's voice once TTS exists: replies that fit the example appointment agent.
+ * It agrees unless the call's variables ask it to reschedule (`reschedule_to`, e.g. "Wednesday").
+ */
+export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
+  async function speak(text: string): Promise<Int16Array> {
+    const chunks: Int16Array[] = [];
+    for await (const chunk of tts.synthesize(text)) chunks.push(chunk.samples);
+    const samples = new Int16Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+    let offset = 0;
+    for (const chunk of chunks) {
+      samples.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return samples;
+  }
+  return {
+    reply(turn, variables) {
+      const rescheduleTo = typeof variables.reschedule_to === 'string' ? variables.reschedule_to.trim() : '';
+      const lines = rescheduleTo ? ['No, I need to reschedule.', rescheduleTo] : ['Yes, that works.'];
+      return speak(lines[turn] ?? 'Okay, thank you.');
+    },
+    voicemailGreeting() {
+      return speak(
+        'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
+      );
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * The example script agent holding real spoken conversations with the sandbox person, end to
+ * end through the public API: flite speech both ways over RTP, pocketsphinx with the script's
+ * phrases, the script's branches, extracted data, transcript and the stereo recording.
+ */
+
+let service: Awaited<ReturnType<typeof startFullService>>;
+let key: string;
+let agentId: string;
+let accountId: string;
+
+const script = JSON.parse(
+  readFileSync(resolve(import.meta.dirname, '../../examples/agents/appointment-confirmation.json'), 'utf8'),
+);
+
+beforeAll(async () => {
+  service = await startFullService();
+  const account = await service.store.accounts.create({ name: 'voice' });
+  accountId = account.id;
+  key = (await createApiKey(service.store, account.id, 'voice')).key;
+  agentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Appointment confirmation',
+      prompt: 'Confirm the appointment.',
+      variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
+      script,
+      maxDurationS: 60,
+    })
+  ).id;
+  await addPhoneNumber(service.store, account.id, '+15550009999');
+});
+
+afterAll(async () => {
+  await service.dispose();
+});
+
+async function converse(variables: Record<string, string>) {
+  const result = await postCall(service.url, key, {
+    agent_id: agentId,
+    from_number: '+15550009999',
+    to_number: '+15550100001',
+    variables,
+  });
+  expect(result.status).toBe(200);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 60_000);
+}
+
+function wavInfo(path: string) {
+  const wav = readFileSync(path);
+  return {
+    riff: wav.toString('ascii', 0, 4),
+    channels: wav.readUInt16LE(22),
+    sampleRateHz: wav.readUInt32LE(24),
+    bitsPerSample: wav.readUInt16LE(34),
+    durationMs: (wav.readUInt32LE(40) / 4 / 8000) * 1000,
+  };
+}
+
+describe('the example appointment agent on the sandbox', () => {
+  it('confirms: the person agrees, the agent says goodbye and hangs up', async () => {
+    const call = await converse({ customer_name: 'Ann' });
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup', answeredBy: 'human' });
+    expect(call.extractedData).toEqual({ confirmed: true });
+    const roles = call.transcript.map((entry) => entry.role);
+    expect(roles).toEqual(['agent', 'callee', 'agent']);
+    expect(call.transcript[0]?.text).toContain('Hello Ann');
+    expect(call.transcript[0]?.text).toContain('Tuesday');
+    expect(call.transcript[1]?.text).toMatch(/yes/);
+    expect(call.transcript[2]?.text).toContain('confirmed for Tuesday');
+    for (const [index, entry] of call.transcript.entries()) {
+      expect(entry.end_ms).toBeGreaterThan(entry.start_ms);
+      if (index > 0) expect(entry.start_ms).toBeGreaterThanOrEqual(call.transcript[index - 1]!.end_ms);
+    }
+    const wav = wavInfo(call.recordingPath as string);
+    expect(wav).toMatchObject({ riff: 'RIFF', channels: 2, sampleRateHz: 8000, bitsPerSample: 16 });
+    const callMs = Date.parse(call.endedAt as string) - Date.parse(call.inProgressAt as string);
+    expect(Math.abs(wav.durationMs - callMs)).toBeLessThan(1500);
+    const latency = (call.metrics as { response_latency_ms: { p50: number | null } }).response_latency_ms;
+    expect(latency.p50).not.toBeNull();
+  }, 70_000);
+
+  it('reschedules to a weekday the person asks for', async () => {
+    const call = await converse({
+      customer_name: 'Bob',
+      appointment_day: 'Monday',
+      reschedule_to: 'Wednesday',
+    });
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(call.extractedData).toEqual({ confirmed: false, new_day: 'Wednesday' });
+    expect(call.transcript.map((entry) => entry.role)).toEqual([
+      'agent',
+      'callee',
+      'agent',
+      'callee',
+      'agent',
+    ]);
+    expect(call.transcript.at(-1)?.text).toContain('Wednesday');
+  }, 70_000);
+
+  it('speaks a per-call first_message instead of the greeting, and leaves the stored agent unchanged', async () => {
+    const before = await service.store.agents.get(
+      (await service.store.agents.list(accountId))[0]!.accountId,
+      agentId,
+    );
+    const result = await postCall(service.url, key, {
+      agent_id: agentId,
+      from_number: '+15550009999',
+      to_number: '+15550100001',
+      first_message: 'Hi {{customer_name}}, quick question: is {{appointment_day}} still fine?',
+      context: 'The customer asked us to keep calls short.',
+      variables: { customer_name: 'Cy' },
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 60_000);
+    expect(call.transcript[0]?.text).toBe('Hi Cy, quick question: is Tuesday still fine?');
+    expect(call.extractedData).toEqual({ confirmed: true });
+    expect(await service.store.agents.get(before!.accountId, agentId)).toEqual(before);
+  }, 70_000);
+});
