@@ -12,10 +12,13 @@ const width = 720;
 const height = 240;
 const pad = { left: 40, right: 12, top: 12, bottom: 34 };
 
+/** A maximum that is four round steps (1, 2 or 5 times a power of ten), so tick labels are whole. */
 function niceMax(value: number): number {
-  if (value <= 5) return 5;
-  const magnitude = 10 ** Math.floor(Math.log10(value));
-  return Math.ceil(value / magnitude) * magnitude;
+  const rough = Math.max(1, value / 4);
+  const magnitude = 10 ** Math.floor(Math.log10(rough));
+  const step =
+    [1, 2, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate >= rough) ?? rough;
+  return step * 4;
 }
 
 function axis(maxValue: number, unit: string): Html {

@@ -15,12 +15,19 @@ export function responseLatencyMs(metrics: Record<string, unknown>): number | nu
     'response_latency_p50_ms',
     'latency_ms',
   ];
-  for (const name of preferred) {
-    const value = metrics[name];
+  const numeric = (value: unknown): number | null => {
     if (typeof value === 'number' && Number.isFinite(value)) return value;
+    // A distribution such as {"p50": 420, "p95": 900}: its median.
+    const p50 = value && typeof value === 'object' ? (value as Record<string, unknown>).p50 : undefined;
+    return typeof p50 === 'number' && Number.isFinite(p50) ? p50 : null;
+  };
+  for (const name of preferred) {
+    const value = numeric(metrics[name]);
+    if (value !== null) return value;
   }
   for (const [name, value] of Object.entries(metrics)) {
-    if (/latency/i.test(name) && typeof value === 'number' && Number.isFinite(value)) return value;
+    const figure = /latency/i.test(name) ? numeric(value) : null;
+    if (figure !== null) return figure;
   }
   return null;
 }

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { html, unsafeRaw } from './html.js';
+import { keyFlags } from './pages/keys.js';
+import { responseLatencyMs } from './pages/overview.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+
+describe('html template', () => {
+  it('escapes every interpolated value, nested templates and lists pass through once', () => {
+    const name = `<script>alert("x")</script>' & \``;
+    const out = html`<p title="${name}">${name}${[html`<b>${'<i>'}</b>`, '<u>']}${unsafeRaw('<br>')}</p>`;
+    expect(out.text).toBe(
+      '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39; &amp; &#96;">' +
+        '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39; &amp; &#96;<b>&lt;i&gt;</b>&lt;u&gt;<br></p>',
+    );
+    expect(html`${null}${undefined}${false}${0}`.text).toBe('0');
+  });
+});
+
+describe('passwords', () => {
+  it('verifies the right password only, with a fresh salt each time', async () => {
+    const first = await hashPassword('correct horse battery');
+    const second = await hashPassword('correct horse battery');
+    expect(first).toMatch(/^scrypt\$16384\$8\$1\$/);
+    expect(first).not.toBe(second);
+    expect(await verifyPassword('correct horse battery', first)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', first)).toBe(false);
+    expect(await verifyPassword('x', 'not a hash')).toBe(false);
+  });
+});
+
+describe('key flags and latency figures', () => {
+  const day = 86_400_000;
+  const key = (createdDaysAgo: number, usedDaysAgo: number | null, revoked = false) => ({
+    id: 'key_1',
+    accountId: 'a',
+    name: 'k',
+    prefix: 'cw_live_abcd',
+    last4: 'wxyz',
+    createdAt: new Date(Date.now() - createdDaysAgo * day).toISOString(),
+    lastUsedAt: usedDaysAgo === null ? null : new Date(Date.now() - usedDaysAgo * day).toISOString(),
+    revokedAt: revoked ? new Date().toISOString() : null,
+  });
+  it('flags keys older than 90 days and keys unused for 30 days, never revoked ones', () => {
+    expect(keyFlags(key(10, 1), Date.now())).toEqual([]);
+    expect(keyFlags(key(91, 1), Date.now())).toEqual(['older than 90 days: rotate it']);
+    expect(keyFlags(key(31, null), Date.now())).toEqual(['unused for 30 days']);
+    expect(keyFlags(key(40, 35), Date.now())).toEqual(['unused for 30 days']);
+    expect(keyFlags(key(100, 50, true), Date.now())).toEqual([]);
+  });
+  it('reads a latency as a number or the median of a distribution', () => {
+    expect(responseLatencyMs({ response_latency_ms: 420 })).toBe(420);
+    expect(responseLatencyMs({ response_latency_ms: { p50: 380, p95: 900 } })).toBe(380);
+    expect(responseLatencyMs({ response_latency_ms: { p50: null } })).toBeNull();
+    expect(responseLatencyMs({ barge_ins: 2 })).toBeNull();
+  });
+});
