@@ -12,13 +12,18 @@ export async function addPhoneNumber(
 ): Promise<PhoneNumberRecord> {
   if (!isE164(number))
     throw new AppError('invalid_phone', `${number.slice(0, 40)} is not an E.164 number such as +14155550123`);
+  let routeId = sandboxRoute;
   if (route !== sandboxRoute) {
-    throw new AppError(
-      'validation_error',
-      `unknown route "${route.slice(0, 40)}": only "sandbox" exists until trunks are configured`,
-    );
+    const trunk = await store.trunks.get(accountId, route);
+    if (!trunk) {
+      throw new AppError(
+        'validation_error',
+        `unknown route "${route.slice(0, 40)}": give "sandbox" or a trunk's name`,
+      );
+    }
+    routeId = trunk.id;
   }
-  return store.numbers.add({ accountId, number, route });
+  return store.numbers.add({ accountId, number, route: routeId });
 }
 
 export async function removePhoneNumber(store: Store, accountId: string, number: string): Promise<void> {
