@@ -161,7 +161,8 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       })
       .finally(() => {
         running.delete(work);
-        schedulePoll(0);
+        // Refill in batches: one claim (one fsync) for many free slots, not one per finished job.
+        if (running.size <= concurrency / 2) schedulePoll(0);
       });
     running.add(work);
   }
