@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { queueNames } from '../../queue/types.js';
 import { migrate, openSqliteDatabase } from './database.js';
 import { GroupCommitter } from './groupCommit.js';
+import { sqliteMigrations } from './migrations.js';
 import { SqliteStore } from './sqliteStore.js';
 
 let dir: string;
@@ -22,7 +23,7 @@ describe('migrations', () => {
     const db = openSqliteDatabase(join(dir, 'a.db'));
     expect(migrate(db)).toEqual([]);
     const versions = db.prepare('SELECT version FROM schema_migrations').all();
-    expect(versions).toEqual([{ version: 1 }]);
+    expect(versions).toEqual(sqliteMigrations.map((migration) => ({ version: migration.version })));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
     db.close();
