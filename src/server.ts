@@ -13,6 +13,7 @@ import type { Logger } from './logger.js';
 import { loadSecretBox } from './secrets/secretBox.js';
 import { SqliteStore } from './store/sqlite/sqliteStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
+import { VoiceStack } from './voice/voiceStack.js';
 import {
   type DeliveryWorker,
   type DeliveryWorkerOptions,
@@ -89,6 +90,7 @@ export async function startService(
   let calls: CallWorker | undefined;
   let webhooks: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
+  let voice: VoiceStack | undefined;
   try {
     const secretBox = loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
     const recordingLinks = createRecordingLinks({
@@ -111,8 +113,11 @@ export async function startService(
       setImmediate(() => deliveries.wake());
       return buildEvent(call);
     };
+    voice = await VoiceStack.start(config.voice, logger.child({ component: 'voice' }));
     calls = await startCallWorker({
       config,
+      voice,
+      recordingsDir: join(config.dataDir, 'recordings'),
       store,
       queue: store.queue,
       logger,
@@ -140,11 +145,13 @@ export async function startService(
     let closing: Promise<void> | undefined;
     const runningApp = app;
     const runningCalls = calls;
+    const runningVoice = voice;
     const close = () => {
       closing ??= (async () => {
         await runningApp.close();
         await runningCalls.close();
         await deliveries.stop();
+        await runningVoice.close();
         await store.close();
         unlock();
         logger.info('stopped');
@@ -165,6 +172,7 @@ export async function startService(
     await app?.close();
     await calls?.close(0);
     await webhooks?.stop();
+    await voice?.close();
     await store.close();
     unlock();
     throw error;

@@ -20,12 +20,12 @@ export class ScriptBrain implements AgentBrain {
     private readonly firstMessage: string | null,
   ) {}
 
-  async *start(): AsyncIterable<BrainAction> {
+  async *start(_signal?: AbortSignal): AsyncIterable<BrainAction> {
     if (this.firstMessage) yield { type: 'say', text: this.render(this.firstMessage) };
     yield* this.enter(this.script.start, this.firstMessage !== null);
   }
 
-  async *onCalleeTurn(turn: CalleeTurn): AsyncIterable<BrainAction> {
+  async *onCalleeTurn(turn: CalleeTurn, _signal?: AbortSignal): AsyncIterable<BrainAction> {
     const node = this.current;
     if (!node?.listen) return;
     const option = this.match(node.listen, turn);
@@ -38,7 +38,7 @@ export class ScriptBrain implements AgentBrain {
     }
   }
 
-  async *onDtmf(digit: string): AsyncIterable<BrainAction> {
+  async *onDtmf(digit: string, _signal?: AbortSignal): AsyncIterable<BrainAction> {
     const target = this.current?.dtmf?.[digit];
     if (target) yield* this.enter(target, false);
   }

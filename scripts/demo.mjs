@@ -1,0 +1,136 @@
+// npm run demo — one real sandbox conversation, end to end: starts the embedded service, creates
+// an account, a key, the example appointment agent and a caller ID, places a call to the sandbox
+// person through the HTTP API, receives the signed call.completed event on a local receiver,
+// verifies it, and prints the transcript, the extracted data and the recording's path.
+// Exits 0 only if all of that happened.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAgent, parseVariableDeclaration } from '../dist/admin/agents.js';
+import { createApiKey } from '../dist/admin/apiKeys.js';
+import { addPhoneNumber } from '../dist/admin/numbers.js';
+import { setWebhookEndpoint } from '../dist/admin/webhooks.js';
+import { loadConfig } from '../dist/config.js';
+import { createLogger } from '../dist/logger.js';
+import { startService } from '../dist/server.js';
+import { verifyWebhook } from '../dist/webhooks/verify.js';
+
+const step = (text) => console.log(`\u25b8 ${text}`);
+const fail = (text) => {
+  console.error(`\u2717 ${text}`);
+  process.exit(1);
+};
+const overallTimer = setTimeout(() => fail('the demo did not finish within 120 s'), 120_000);
+
+const dataDir = mkdtempSync(join(tmpdir(), 'callwright-demo-'));
+step(`starting callwright (embedded SQLite in ${dataDir}; loading the offline speech engines)`);
+const config = loadConfig({
+  PORT: '0',
+  CALLWRIGHT_DATA_DIR: dataDir,
+  CALLWRIGHT_SIP_BIND: '127.0.0.1',
+  CALLWRIGHT_SIP_PORT: '0',
+  CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
+  LOG_LEVEL: 'warn',
+});
+const service = await startService(config, createLogger('warn'));
+step(`API listening on ${service.url}; sandbox carrier at ${service.calls.sandbox.sipUri}`);
+
+let receivedEvent;
+const received = new Promise((resolve) => {
+  receivedEvent = resolve;
+});
+const receiver = createServer((request, response) => {
+  const chunks = [];
+  request.on('data', (chunk) => chunks.push(chunk));
+  request.on('end', () => {
+    response.writeHead(204).end();
+    receivedEvent({ headers: request.headers, body: Buffer.concat(chunks) });
+  });
+});
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const hookUrl = `http://127.0.0.1:${receiver.address().port}/hooks/callwright`;
+
+const account = await service.store.accounts.create({ name: 'Demo clinic' });
+const { key } = await createApiKey(service.store, account.id, 'demo');
+const script = JSON.parse(
+  readFileSync(new URL('../examples/agents/appointment-confirmation.json', import.meta.url), 'utf8'),
+);
+const agent = await createAgent(service.store, account.id, {
+  name: 'Appointment confirmation',
+  prompt: 'Confirm the appointment, or reschedule it to another weekday, or take a message.',
+  variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
+  extraction: [],
+  script,
+  maxDurationS: 90,
+});
+await addPhoneNumber(service.store, account.id, '+15550009999');
+const endpoint = await setWebhookEndpoint(service.store, account.id, hookUrl, { allowPrivate: true });
+step(`created an API key, the example agent ${agent.id}, caller ID +15550009999, webhook ${hookUrl}`);
+
+const response = await fetch(`${service.url}/v1/calls/outbound`, {
+  method: 'POST',
+  headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+  body: JSON.stringify({
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    to_number: '+15550100001',
+    variables: { customer_name: 'Ann', appointment_day: 'Tuesday', reschedule_to: 'Wednesday' },
+  }),
+});
+const created = await response.json();
+if (response.status !== 200)
+  fail(`POST /v1/calls/outbound answered ${response.status}: ${JSON.stringify(created)}`);
+step(`POST /v1/calls/outbound -> 200 ${created.call_id} (${created.status})`);
+
+let lastStatus = created.status;
+const watcher = setInterval(async () => {
+  const record = await (
+    await fetch(`${service.url}/v1/calls/${created.call_id}`, { headers: { 'X-API-Key': key } })
+  ).json();
+  if (record.status !== lastStatus) {
+    lastStatus = record.status;
+    step(`call is ${record.status}${record.end_reason ? ` (${record.end_reason})` : ''}`);
+  }
+}, 200);
+
+const delivery = await received;
+clearInterval(watcher);
+let event;
+try {
+  event = verifyWebhook(endpoint.secret, delivery.headers, delivery.body);
+} catch (error) {
+  fail(`the webhook signature did not verify: ${error.message}`);
+}
+step(
+  `received call.completed ${event.id} (webhook-id ${delivery.headers['webhook-id']}); signature verified`,
+);
+if (event.data.call_id !== created.call_id) fail('the event is for another call');
+
+console.log('\nTranscript:');
+for (const entry of event.data.transcript) {
+  const at = `${(entry.start_ms / 1000).toFixed(1).padStart(5)} s`;
+  console.log(`  ${at}  ${entry.role === 'agent' ? 'agent ' : 'callee'}  ${entry.text}`);
+}
+console.log(
+  `\nStatus: ${event.data.status} / ${event.data.end_reason}, answered by ${event.data.answered_by}, ${event.data.duration_seconds} s`,
+);
+console.log(`Extracted data: ${JSON.stringify(event.data.extracted_data)}`);
+console.log(
+  `Response latency: p50 ${event.data.metrics.response_latency_ms.p50} ms, p95 ${event.data.metrics.response_latency_ms.p95} ms`,
+);
+const call = await service.store.calls.getById(created.call_id);
+console.log(`Recording: ${call.recordingPath}`);
+console.log(`Recording URL (signed, expires): ${event.data.recording_url}`);
+
+const ok =
+  event.data.status === 'completed' &&
+  event.data.transcript.length >= 3 &&
+  call.recordingPath &&
+  Object.keys(event.data.extracted_data).length > 0;
+clearTimeout(overallTimer);
+receiver.close();
+await service.close();
+if (!ok) fail('the conversation did not complete as expected');
+console.log('\n\u2713 demo complete');
+process.exit(0);
