@@ -231,14 +231,22 @@ describe('configuration and usage', () => {
 });
 
 describe('serve', () => {
-  it('serves the API from the same data the CLI edits, and keeps it across a process restart', async () => {
+  it('serves the API and places calls from the data the CLI edits, and keeps it across a restart', async () => {
     const key = (await json(['keys', 'create', '--name', 'serve'])).key as string;
     const agent = (await json(['agents', 'create', '--name', 'S', '--prompt', 'p'])).agent_id as string;
     await json(['numbers', 'add', '+15550002000']);
 
     async function startServer() {
       const child = spawn(process.execPath, [mainScript, 'serve'], {
-        env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+        env: {
+          PATH: process.env.PATH,
+          CALLWRIGHT_DATA_DIR: dataDir,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          CALLWRIGHT_SIP_BIND: '127.0.0.1',
+          CALLWRIGHT_SIP_PORT: '0',
+          CALLWRIGHT_RTP_PORTS: `${36_000 + (process.pid % 50) * 40}-${36_038 + (process.pid % 50) * 40}`,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const url = await new Promise<string>((resolveUrl, reject) => {
@@ -265,19 +273,26 @@ describe('serve', () => {
     }
 
     const first = await startServer();
+    // The sandbox's unreachable persona: the call ends at once (failed / unreachable).
     const created = await postCall(first.url, key, {
       agent_id: agent,
       from_number: '+15550002000',
-      to_number: '+15550100001',
+      to_number: '+15550100005',
     });
     expect(created.status).toBe(200);
+    const firstCallId = (created.body as { call_id: string }).call_id;
+    for (let i = 0; i < 100; i++) {
+      const record = await fetch(`${first.url}/v1/calls/${firstCallId}`, { headers: { 'X-API-Key': key } });
+      if (((await record.json()) as { status: string }).status === 'failed') break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
     expect(await first.stop()).toBe(0);
 
     const second = await startServer();
     const callId = (created.body as { call_id: string }).call_id;
     const fetched = await fetch(`${second.url}/v1/calls/${callId}`, { headers: { 'X-API-Key': key } });
     expect(fetched.status).toBe(200);
-    expect(((await fetched.json()) as { status: string }).status).toBe('queued');
+    expect(await fetched.json()).toMatchObject({ call_id: callId, status: 'failed', end_reason: 'unreachable' });
     expect(await second.stop()).toBe(0);
   });
 });
