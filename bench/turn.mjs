@@ -130,17 +130,20 @@ const yes = await synthesized(flite, 'yes that works');
 console.log(
   `bench:turn — Node ${process.version}; latency = end of the VAD silence window (600 ms) -> first agent RTP packet`,
 );
-await measure(
-  'instant fake providers (pipeline overhead)',
-  { tts: instantTts, stt: instantStt, calleeSpeech: yes },
-  { conversations: 10, turns: 10 },
-);
-await measure(
-  'offline stack (pocketsphinx + flite)',
-  { tts: flite, stt: sphinx, calleeSpeech: yes },
-  { conversations: 2, turns: 15 },
-);
-for (const conversations of [2, 4, 8, 16, 24, 32, 48]) {
+const onlyLevels = process.env.BENCH_LEVELS;
+if (!onlyLevels)
+  await measure(
+    'instant fake providers (pipeline overhead)',
+    { tts: instantTts, stt: instantStt, calleeSpeech: yes },
+    { conversations: 10, turns: 10 },
+  );
+if (!onlyLevels)
+  await measure(
+    'offline stack (pocketsphinx + flite)',
+    { tts: flite, stt: sphinx, calleeSpeech: yes },
+    { conversations: 2, turns: 15 },
+  );
+for (const conversations of (onlyLevels ?? '2,4,8,16,24,32,48').split(',').map(Number)) {
   const p95 = await measure(
     `offline stack, ${conversations} concurrent conversations`,
     { tts: flite, stt: sphinx, calleeSpeech: yes },

@@ -25,8 +25,16 @@ const overallTimer = setTimeout(() => fail('the demo did not finish within 120 s
 
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-demo-'));
 step(`starting callwright (embedded SQLite in ${dataDir}; loading the offline speech engines)`);
+// A free port chosen up front, so the signed recording link names the real address.
+const port = await new Promise((resolve) => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port: free } = probe.address();
+    probe.close(() => resolve(free));
+  });
+});
 const config = loadConfig({
-  PORT: '0',
+  PORT: String(port),
+  CALLWRIGHT_PUBLIC_URL: `http://127.0.0.1:${port}`,
   CALLWRIGHT_DATA_DIR: dataDir,
   CALLWRIGHT_SIP_BIND: '127.0.0.1',
   CALLWRIGHT_SIP_PORT: '0',

@@ -161,3 +161,30 @@ describe('the per-account cap on live calls', () => {
     expect((await service.store.calls.getById(third))?.sipCallId).toBeNull();
   }, 30_000);
 });
+
+describe('the silence timeout', () => {
+  it('ends a call where nobody speaks for the agent’s silence timeout as completed / silence_timeout', async () => {
+    const account = await service.store.accounts.create({ name: 'quiet' });
+    const { createApiKey } = await import('../../src/admin/apiKeys.js');
+    const { createAgent } = await import('../../src/admin/agents.js');
+    const { addPhoneNumber } = await import('../../src/admin/numbers.js');
+    const { key } = await createApiKey(service.store, account.id, 'quiet');
+    const agent = await createAgent(service.store, account.id, {
+      name: 'Quiet',
+      prompt: 'p',
+      silenceTimeoutS: 2,
+      maxDurationS: 30,
+    });
+    await addPhoneNumber(service.store, account.id, '+15550009999');
+    const result = await postCall(service.url, key, {
+      agent_id: agent.id,
+      from_number: '+15550009999',
+      to_number: '+15550100007',
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'silence_timeout' });
+    const talked = Date.parse(call.endedAt as string) - Date.parse(call.inProgressAt as string);
+    expect(talked).toBeGreaterThanOrEqual(1_900);
+    expect(talked).toBeLessThan(6_000);
+  }, 30_000);
+});
