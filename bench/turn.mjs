@@ -90,6 +90,8 @@ async function conversationPair({ tts, stt, calleeSpeech, turns }) {
   let quietFrames = 0;
   let spoken = 0;
   const done = new Promise((resolve) => {
+    // A stalled pair (a reply lost under overload) must not stall the whole run.
+    setTimeout(resolve, turns * 6_000).unref();
     calleeRtp.on('audio', (samples) => {
       let energy = 0;
       for (const s of samples) energy += s * s;

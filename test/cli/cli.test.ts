@@ -1,42 +1,21 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
 /** The admin command line, run as users run it: the built `dist/main.js` in a child process. */
 
-const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
 let dataDir: string;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [mainScript, ...args],
-      { env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, ...env }, timeout: 20_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
+  return runCli(dataDir, args, env);
 }
 
-async function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const result = await cli([...args, '--json'], env);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  const lines = result.stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0] as string);
+function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  return runCliJson(dataDir, args, env);
 }
 
 function expectOneLineError(result: CliResult): void {
@@ -292,7 +271,11 @@ describe('serve', () => {
     const callId = (created.body as { call_id: string }).call_id;
     const fetched = await fetch(`${second.url}/v1/calls/${callId}`, { headers: { 'X-API-Key': key } });
     expect(fetched.status).toBe(200);
-    expect(await fetched.json()).toMatchObject({ call_id: callId, status: 'failed', end_reason: 'unreachable' });
+    expect(await fetched.json()).toMatchObject({
+      call_id: callId,
+      status: 'failed',
+      end_reason: 'unreachable',
+    });
     expect(await second.stop()).toBe(0);
   });
 });

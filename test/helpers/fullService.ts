@@ -12,14 +12,14 @@ import { LogCapture } from './service.js';
 
 let nextRtpBase = 20_000 + (process.pid % 200) * 100;
 
-/** The whole embedded service as `serve` runs it (API, dispatcher, SIP, RTP, sandbox) on loopback. */
-export async function startFullService(
-  env: Record<string, string> = {},
-): Promise<RunningService & { dataDir: string; logs: LogCapture; dispose(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'callwright-full-'));
+/**
+ * The configuration of a whole service on loopback: free HTTP and SIP ports, its own RTP range, a
+ * 5 s ring timeout, no practical rate limit. `env` overrides any of it.
+ */
+export function loopbackServiceConfig(dataDir: string, env: Record<string, string> = {}) {
   const rtpBase = nextRtpBase;
   nextRtpBase += 100;
-  const config = loadConfig({
+  return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     CALLWRIGHT_DATA_DIR: dataDir,
@@ -31,6 +31,14 @@ export async function startFullService(
     CALLWRIGHT_RING_TIMEOUT_S: '5',
     ...env,
   });
+}
+
+/** The whole embedded service as `serve` runs it (API, dispatcher, SIP, RTP, sandbox) on loopback. */
+export async function startFullService(
+  env: Record<string, string> = {},
+): Promise<RunningService & { dataDir: string; logs: LogCapture; dispose(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'callwright-full-'));
+  const config = loopbackServiceConfig(dataDir, env);
   const logs = new LogCapture();
   const service = await startService(config, createLogger('info', logs));
   return {

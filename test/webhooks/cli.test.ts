@@ -1,43 +1,23 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { newId } from '../../src/domain/ids.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import { type CliResult, runCli, runCliJson } from '../helpers/cli.js';
 import { createAccountFixture } from '../helpers/service.js';
 
 /** `callwright webhook …` and `callwright events …`, run as users run them: the built dist/main.js. */
 
-const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
 let dataDir: string;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [mainScript, ...args],
-      { env: { PATH: process.env.PATH, CALLWRIGHT_DATA_DIR: dataDir, ...env }, timeout: 20_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        done({ code, stdout, stderr });
-      },
-    );
-  });
+  return runCli(dataDir, args, env);
 }
 
-async function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const result = await cli([...args, '--json'], env);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout.trim());
+function json(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  return runCliJson(dataDir, args, env);
 }
 
 const allowPrivate = { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' };

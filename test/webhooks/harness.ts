@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
-import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
 import type { EventRecord } from '../../src/store/types.js';
 import type { DeliveryWorkerOptions } from '../../src/webhooks/deliveryWorker.js';
+import { loopbackServiceConfig } from '../helpers/fullService.js';
 import { LogCapture } from '../helpers/service.js';
 
 export interface ReceivedRequest {
@@ -63,8 +63,6 @@ export async function startReceiver(
   return receiver;
 }
 
-let nextRtpBase = 30_000 + (process.pid % 200) * 100;
-
 export type WebhookServiceOptions = Pick<
   DeliveryWorkerOptions,
   'retryDelay' | 'timeoutMs' | 'pollIntervalMs' | 'concurrency'
@@ -85,24 +83,10 @@ export async function startWebhookService(
   env: Record<string, string> = {},
 ): Promise<WebhookTestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callwright-webhooks-'));
-  const rtpBase = nextRtpBase;
-  nextRtpBase += 100;
   const logs = new LogCapture();
   const open = () =>
     startService(
-      loadConfig({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        CALLWRIGHT_DATA_DIR: dataDir,
-        CALLWRIGHT_SIP_BIND: '127.0.0.1',
-        CALLWRIGHT_PUBLIC_IP: '127.0.0.1',
-        CALLWRIGHT_SIP_PORT: '0',
-        CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
-        CALLWRIGHT_RATE_LIMIT: '100000/10s',
-        CALLWRIGHT_RING_TIMEOUT_S: '5',
-        CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-        ...env,
-      }),
+      loopbackServiceConfig(dataDir, { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true', ...env }),
       createLogger('info', logs),
       { webhookDelivery: delivery },
     );
