@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { AppError } from './domain/errors.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
+import { ServiceMetrics } from './metrics/serviceMetrics.js';
 import { loadSecretBox } from './secrets/secretBox.js';
 import { SqliteStore } from './store/sqlite/sqliteStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
@@ -113,11 +114,13 @@ export async function startService(
       setImmediate(() => deliveries.wake());
       return buildEvent(call);
     };
+    const metrics = new ServiceMetrics(store, store.queue);
     voice = await VoiceStack.start(config.voice, logger.child({ component: 'voice' }));
     calls = await startCallWorker({
       config,
       voice,
       recordingsDir: join(config.dataDir, 'recordings'),
+      metrics,
       store,
       queue: store.queue,
       logger,
@@ -126,6 +129,7 @@ export async function startService(
       soleWorker: true,
     });
     app = await buildApp({
+      metrics: metrics.registry,
       store,
       config,
       logger,

@@ -5,6 +5,7 @@ import { type DashboardOptions, dashboardPlugin } from '../dashboard/plugin.js';
 import { AppError } from '../domain/errors.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
+import type { MetricsRegistry } from '../metrics/registry.js';
 import type { Store } from '../store/types.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
@@ -13,8 +14,10 @@ import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
 import { maxBodyBytes } from './jsonBody.js';
+import { registerMetricsRoute } from './metrics.js';
 import { OpenApiCollector } from './openapi.js';
 import { type RecordingAccess, registerRecordingRoutes, signedRecordingRequest } from './recordings.js';
+import { renderReferencePage } from './referencePage.js';
 
 export interface AppDependencies {
   store: Store;
@@ -22,6 +25,8 @@ export interface AppDependencies {
   logger: Logger;
   limiter: RateLimiter;
   version: string;
+  /** Prometheus series served at /metrics; absent: no /metrics route. */
+  metrics?: MetricsRegistry;
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
   /** The account dashboard at `/` (issue 6); absent: no dashboard. */
@@ -81,9 +86,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onRoute', openApi.onRoute);
 
   registerHealthRoutes(app, store);
+  if (deps.metrics) registerMetricsRoute(app, deps.metrics);
   app.get('/v1/openapi.json', { config: { public: true } }, async () =>
     openApi.document(`${config.publicUrl}`, deps.version),
   );
+  let referencePage: string | undefined;
+  app.get('/docs', { config: { public: true } }, async (_request, reply) => {
+    referencePage ??= renderReferencePage(openApi.document(`${config.publicUrl}`, deps.version));
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(referencePage);
+  });
 
   const authenticate = createAuthenticator({ store, limiter, authFailurePolicy: config.authFailurePolicy });
   const limitAccount = createAccountRateLimit(limiter, config.ratePolicy);

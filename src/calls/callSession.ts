@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { Logger } from '../logger.js';
+import type { CallMetrics } from '../metrics/serviceMetrics.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { AgentRecord, CallFinish, CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
 import {
@@ -35,6 +36,7 @@ export interface CallWorkerContext {
   voice: VoiceStack | null;
   /** Where stereo call recordings are written. */
   recordingsDir: string;
+  metrics?: CallMetrics;
 }
 
 function endingOfFailure(failure: CallFailure, localEnding: TelephonyEnding | null): TelephonyEnding {
@@ -131,6 +133,8 @@ export class CallSession {
     if (!conversation) return {};
     try {
       const result = await conversation.finish();
+      const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];
+      this.context.metrics?.observeResponseLatenciesMs(latencies);
       if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
       const recordingPath = join(this.context.recordingsDir, `${this.call.id}.wav`);
       result.recorder.writeWav(recordingPath);

@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
 import type { JobQueue } from '../queue/types.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
@@ -35,6 +36,7 @@ export async function startCallWorker(options: {
   /** Speech engines for the agents (and the sandbox person's voice); null runs calls voiceless. */
   voice: VoiceStack | null;
   recordingsDir: string;
+  metrics?: ServiceMetrics;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
   const logger = options.logger.child({ component: 'calls' });
@@ -76,10 +78,12 @@ export async function startCallWorker(options: {
       buildEvent: options.buildEvent,
       voice: options.voice,
       recordingsDir: options.recordingsDir,
+      ...(options.metrics ? { metrics: options.metrics } : {}),
     },
     { queue: options.queue, maxCalls: telephony.workerMaxCalls },
   );
   await dispatcher.start({ recoverOtherWorkers: options.soleWorker });
+  options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));
   logger.info(
     { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
     'call worker ready',

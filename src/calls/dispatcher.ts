@@ -155,7 +155,10 @@ export class CallDispatcher {
         continue;
       }
       await this.options.queue.complete(job.id);
-      if ('claimed' in result) this.startSession(result.claimed);
+      if ('claimed' in result) {
+        this.context.metrics?.observeDispatchMs(nowMs - Date.parse(result.claimed.createdAt));
+        this.startSession(result.claimed);
+      }
     }
     if (jobs.length === capacity) this.pollAgain = true;
   }

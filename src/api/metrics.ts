@@ -1,0 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import type { MetricsRegistry } from '../metrics/registry.js';
+
+/**
+ * `GET /metrics` in the Prometheus text format. It carries counts and latencies only (no ids, no
+ * numbers), and is served without a key like /healthz: restrict it at your proxy if you need to.
+ */
+export function registerMetricsRoute(app: FastifyInstance, registry: MetricsRegistry): void {
+  app.get('/metrics', { config: { public: true } }, async (_request, reply) => {
+    reply.type('text/plain; version=0.0.4; charset=utf-8');
+    return registry.render();
+  });
+}

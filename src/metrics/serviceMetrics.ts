@@ -1,0 +1,98 @@
+import { callStatuses } from '../domain/callStatus.js';
+import type { JobQueue } from '../queue/types.js';
+import { queueNames } from '../queue/types.js';
+import type { Store } from '../store/types.js';
+import { type Histogram, MetricsRegistry } from './registry.js';
+
+/** What the call worker reports into the metrics. */
+export interface CallMetrics {
+  /** From the call's creation to the moment its worker claimed it. */
+  observeDispatchMs(ms: number): void;
+  /** Each turn's response latency of a finished call. */
+  observeResponseLatenciesMs(values: readonly number[]): void;
+}
+
+/**
+ * The service's Prometheus series: calls by status, live calls per worker, queue depth and age,
+ * the webhook backlog, and the dispatch and response latency histograms.
+ */
+export class ServiceMetrics implements CallMetrics {
+  readonly registry = new MetricsRegistry();
+  private readonly dispatch: Histogram;
+  private readonly response: Histogram;
+  private readonly liveCallSources: (() => { workerId: string; live: number })[] = [];
+
+  constructor(store: Store, queue: JobQueue) {
+    this.registry.gauge({
+      name: 'callwright_calls',
+      help: 'Calls in the database by status.',
+      async read() {
+        const counts = await store.calls.countByStatus();
+        return callStatuses.map((status) => ({ labels: { status }, value: counts[status] ?? 0 }));
+      },
+    });
+    this.registry.gauge({
+      name: 'callwright_live_calls',
+      help: 'Live calls (dialing, ringing, in progress) held by each worker of this process.',
+      read: async () =>
+        this.liveCallSources
+          .map((source) => source())
+          .map(({ workerId, live }) => ({ labels: { worker: workerId }, value: live })),
+    });
+    this.registry.gauge({
+      name: 'callwright_queue_jobs',
+      help: 'Jobs waiting in each queue.',
+      async read() {
+        return Promise.all(
+          Object.values(queueNames).map(async (name) => ({
+            labels: { queue: name },
+            value: (await queue.depth(name)).count,
+          })),
+        );
+      },
+    });
+    this.registry.gauge({
+      name: 'callwright_queue_oldest_job_age_seconds',
+      help: 'Age of the oldest job that is due in each queue (0 when empty).',
+      async read() {
+        return Promise.all(
+          Object.values(queueNames).map(async (name) => {
+            const { oldestRunAtMs } = await queue.depth(name);
+            const ageS = oldestRunAtMs === null ? 0 : Math.max(0, (Date.now() - oldestRunAtMs) / 1000);
+            return { labels: { queue: name }, value: Math.round(ageS * 1000) / 1000 };
+          }),
+        );
+      },
+    });
+    this.registry.gauge({
+      name: 'callwright_webhook_backlog',
+      help: 'call.completed deliveries waiting in the queue (due now or scheduled for a retry).',
+      async read() {
+        return [{ labels: {}, value: (await queue.depth(queueNames.webhook)).count }];
+      },
+    });
+    this.dispatch = this.registry.histogram(
+      'callwright_dispatch_latency_seconds',
+      'From a call being queued to a worker claiming it.',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    );
+    this.response = this.registry.histogram(
+      'callwright_response_latency_seconds',
+      "From the end of the callee's turn to the first packet of the agent's reply.",
+      [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5],
+    );
+  }
+
+  /** Registers a call worker whose live calls are reported. */
+  addWorker(source: () => { workerId: string; live: number }): void {
+    this.liveCallSources.push(source);
+  }
+
+  observeDispatchMs(ms: number): void {
+    this.dispatch.observe(ms / 1000);
+  }
+
+  observeResponseLatenciesMs(values: readonly number[]): void {
+    for (const value of values) this.response.observe(value / 1000);
+  }
+}
