@@ -121,7 +121,7 @@ export function registerCallRoutes(app: FastifyInstance, store: Store, control: 
         operationId: 'cancelCall',
         tags: ['calls'],
         params: callIdParamsSchema,
-        response: { 200: callResourceSchema, ...errorResponses(401, 404, 409, 429, 500) },
+        response: { 200: callResourceSchema, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
       },
     },
     async (request) => {

@@ -113,7 +113,7 @@ export function registerEventRoutes(app: FastifyInstance, store: Store, wakeDeli
         operationId: 'getEvent',
         tags: ['events'],
         params: eventIdParamsSchema,
-        response: { 200: eventDetailSchema, ...errorResponses(401, 404, 429, 500) },
+        response: { 200: eventDetailSchema, ...errorResponses(400, 401, 404, 429, 500) },
       },
     },
     async (request) => showEvent(store, authOf(request).account.id, request.params.event_id),
@@ -129,7 +129,7 @@ export function registerEventRoutes(app: FastifyInstance, store: Store, wakeDeli
         operationId: 'resendEvent',
         tags: ['events'],
         params: eventIdParamsSchema,
-        response: { 200: eventSummarySchema, ...errorResponses(401, 404, 409, 429, 500) },
+        response: { 200: eventSummarySchema, ...errorResponses(400, 401, 404, 409, 429, 500) },
       },
     },
     async (request) => {

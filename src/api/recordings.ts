@@ -63,7 +63,15 @@ export function registerRecordingRoutes(
         tags: ['calls'],
         params: callIdParamsSchema,
         querystring: recordingQuerySchema,
-        response: errorResponses(401, 403, 404, 429, 500),
+        response: errorResponses(400, 401, 403, 404, 429, 500),
+      },
+      config: {
+        extraResponses: {
+          200: {
+            description: 'The recording, a stereo 16-bit PCM WAV (callee left, agent right).',
+            content: { 'audio/wav': { schema: { type: 'string', contentMediaType: 'audio/wav' } } },
+          },
+        },
       },
     },
     async (request, reply) => {

@@ -1,4 +1,5 @@
 import { callStatuses, endReasons } from '../domain/callStatus.js';
+import { errorStatusByCode } from '../domain/errors.js';
 import { outboundCallLimits } from '../domain/outboundCallRequest.js';
 import { errorResponseSchema } from './errors.js';
 
@@ -14,6 +15,7 @@ const e164 = { type: 'string', pattern: '^\\+[1-9][0-9]{1,14}$', examples: ['+14
 const variableValue = { type: ['string', 'number', 'boolean'] } as const;
 
 export const outboundCallRequestSchema = {
+  title: 'OutboundCallRequest',
   type: 'object',
   additionalProperties: false,
   required: ['agent_id', 'from_number', 'to_number'],
@@ -34,11 +36,31 @@ export const outboundCallRequestSchema = {
           { type: 'boolean' },
         ],
       },
+      description: 'Values for variables the agent declares; an undeclared name is 400 validation_error.',
     },
   },
+  examples: [
+    {
+      agent_id: 'agt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      from_number: '+14155550100',
+      to_number: '+14155550123',
+      first_message: 'Hi Ann, this is Riverside Dental calling about tomorrow.',
+      variables: { customer_name: 'Ann', slot: 'Tuesday 10:30' },
+    },
+  ],
 } as const;
 
+const createdCallExample = {
+  call_id: 'call_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+  status: 'queued',
+  agent_id: 'agt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+  to_number: '+14155550123',
+  from_number: '+14155550100',
+  created_at: '2026-11-21T18:02:22.504Z',
+};
+
 export const createdCallSchema = {
+  title: 'CreatedCall',
   type: 'object',
   required: ['call_id', 'status', 'agent_id', 'to_number', 'from_number', 'created_at'],
   additionalProperties: false,
@@ -50,9 +72,25 @@ export const createdCallSchema = {
     from_number: { type: 'string' },
     created_at: isoTimestamp,
   },
+  examples: [createdCallExample],
+} as const;
+
+export const transcriptSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['role', 'text', 'start_ms', 'end_ms'],
+    properties: {
+      role: { type: 'string', enum: ['agent', 'callee'] },
+      text: { type: 'string' },
+      start_ms: { type: 'integer', description: 'Milliseconds from the answer.' },
+      end_ms: { type: 'integer' },
+    },
+  },
 } as const;
 
 export const callResourceSchema = {
+  title: 'Call',
   type: 'object',
   required: [
     'call_id',
@@ -89,26 +127,41 @@ export const callResourceSchema = {
         properties: { status: { type: 'string', enum: [...callStatuses] }, at: isoTimestamp },
       },
     },
-    transcript: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['role', 'text', 'start_ms', 'end_ms'],
-        properties: {
-          role: { type: 'string', enum: ['agent', 'callee'] },
-          text: { type: 'string' },
-          start_ms: { type: 'integer' },
-          end_ms: { type: 'integer' },
-        },
-      },
-    },
+    transcript: transcriptSchema,
     recording_url: nullableString,
     extracted_data: { type: 'object', additionalProperties: true },
     metrics: { type: ['object', 'null'], additionalProperties: true },
   },
+  examples: [
+    {
+      ...createdCallExample,
+      status: 'completed',
+      first_message: null,
+      context: null,
+      variables: { customer_name: 'Ann' },
+      end_reason: 'agent_hangup',
+      answered_by: 'human',
+      dialed_at: '2026-11-21T18:02:22.610Z',
+      answered_at: '2026-11-21T18:02:25.020Z',
+      ended_at: '2026-11-21T18:03:07.120Z',
+      duration_seconds: 42.1,
+      timeline: [
+        { status: 'queued', at: '2026-11-21T18:02:22.504Z' },
+        { status: 'dialing', at: '2026-11-21T18:02:22.610Z' },
+        { status: 'ringing', at: '2026-11-21T18:02:23.001Z' },
+        { status: 'in_progress', at: '2026-11-21T18:02:25.020Z' },
+        { status: 'completed', at: '2026-11-21T18:03:07.120Z' },
+      ],
+      transcript: [{ role: 'agent', text: 'Hi Ann!', start_ms: 0, end_ms: 900 }],
+      recording_url: null,
+      extracted_data: { confirmed: true },
+      metrics: { response_latency_ms: { p50: 640, p95: 910 } },
+    },
+  ],
 } as const;
 
 export const callListSchema = {
+  title: 'CallList',
   type: 'object',
   required: ['data', 'has_more', 'next_cursor'],
   properties: {
@@ -136,19 +189,56 @@ export const callIdParamsSchema = {
 
 export { errorResponseSchema };
 
-/** Error responses each operation can give, for the generated reference. */
+const errorExamples: Record<number, { description: string; message: string }> = {
+  400: { description: 'Missing or invalid parameters.', message: 'body.to_number is required' },
+  401: { description: 'Invalid, missing or revoked API key.', message: 'invalid or missing API key' },
+  403: { description: 'The signed link has expired.', message: 'the recording link has expired' },
+  404: {
+    description: 'No such resource (for call creation: the agent does not exist or is inactive).',
+    message: 'agent agt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D not found',
+  },
+  409: { description: 'The resource is not in a state that allows this.', message: 'call has already ended' },
+  422: { description: 'A phone number is not E.164.', message: 'to_number must be E.164, e.g. +14155550123' },
+  429: {
+    description: 'Too many requests. Wait `Retry-After` seconds, then retry with exponential backoff.',
+    message: 'too many requests; retry with exponential backoff',
+  },
+  500: { description: 'Internal error.', message: 'internal server error' },
+  503: { description: 'Not available right now; retry later.', message: 'this process does not place calls' },
+};
+
+/** The error codes a status can carry (the status is derived from the code: DESIGN §8). */
+export function errorCodesOf(status: number): string[] {
+  return Object.entries(errorStatusByCode)
+    .filter(([, codeStatus]) => codeStatus === status)
+    .map(([code]) => code);
+}
+
+/** The error body schema of one status: its code(s) and an example. */
+export function errorSchemaFor(status: number) {
+  const codes = errorCodesOf(status);
+  const example = errorExamples[status];
+  return {
+    description: `${codes.join(', ')}: ${example?.description ?? 'Error.'}`,
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        additionalProperties: false,
+        properties: {
+          code: { type: 'string', enum: codes },
+          message: { type: 'string', description: 'Human-readable; do not parse it.' },
+        },
+      },
+    },
+    examples: [{ error: { code: codes[0], message: example?.message ?? 'error' } }],
+  } as const;
+}
+
+/** Error responses each operation can give, for the serialiser and the generated reference. */
 export function errorResponses(...statuses: number[]) {
-  const descriptions: Record<number, string> = {
-    400: 'validation_error: missing or invalid parameters',
-    401: 'unauthorized: invalid, missing or revoked API key',
-    403: 'forbidden: the signed link has expired',
-    404: 'not_found: no such resource (for call creation: unknown or inactive agent)',
-    409: 'conflict: the call has already ended',
-    422: 'invalid_phone: a phone number is not E.164',
-    429: 'rate_limited: too many requests; retry with exponential backoff after Retry-After',
-    500: 'server_error: internal error',
-  };
-  return Object.fromEntries(
-    statuses.map((status) => [status, { description: descriptions[status], ...errorResponseSchema }]),
-  );
+  return Object.fromEntries(statuses.map((status) => [status, errorSchemaFor(status)]));
 }

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { assertConformsToOpenApi } from './openApiCheck.js';
 
 export interface HttpResult {
   status: number;
@@ -7,7 +8,10 @@ export interface HttpResult {
   text: string;
 }
 
-/** fetch, returning the parsed JSON body beside the raw text. */
+/**
+ * fetch, returning the parsed JSON body beside the raw text. Every response is checked against the
+ * service's OpenAPI document (see openApiCheck.ts).
+ */
 export async function request(
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
@@ -24,7 +28,14 @@ export async function request(
   } catch {
     body = null;
   }
-  return { status: response.status, headers: Object.fromEntries(response.headers), body, text };
+  const headers = Object.fromEntries(response.headers);
+  await assertConformsToOpenApi(url, {
+    method: init.method ?? 'GET',
+    status: response.status,
+    headers,
+    text,
+  });
+  return { status: response.status, headers, body, text };
 }
 
 export function postCall(
@@ -78,7 +89,12 @@ export function rawHttp(baseUrl: string, requestText: string): Promise<HttpResul
       } catch {
         parsed = null;
       }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: parsed, text: body });
+      const status = Number(statusLine.split(' ')[1]);
+      const [method = 'GET', target = '/'] = requestText.split(' ', 2);
+      assertConformsToOpenApi(new URL(target, baseUrl).href, { method, status, headers, text: body }).then(
+        () => resolve({ status, headers, body: parsed, text: body }),
+        reject,
+      );
     });
     socket.write(requestText);
   });
