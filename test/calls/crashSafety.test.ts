@@ -1,5 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,6 +26,7 @@ const env = {
   CALLWRIGHT_SIP_PORT: '0',
   CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
   CALLWRIGHT_RING_TIMEOUT_S: '5',
+  CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
 };
 const children: ChildProcess[] = [];
 
@@ -75,6 +78,25 @@ describe('SIGKILL with calls queued, dialling and live', () => {
       account,
     ]).agent_id as string;
     cli(['numbers', 'add', '+15550009999', '--account', account]);
+    // A real receiver: every delivery is counted by its webhook-id (at-least-once allows repeats).
+    const deliveries = new Map<string, number>();
+    const eventCallIds = new Map<string, string>();
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const id = String(request.headers['webhook-id']);
+        deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+        eventCallIds.set(
+          id,
+          (JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } }).data.call_id,
+        );
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const receiverPort = (receiver.address() as AddressInfo).port;
+    cli(['webhook', 'set', `http://127.0.0.1:${receiverPort}/hook`, '--account', account]);
 
     const first = await serve();
     const callIds: string[] = [];
@@ -120,7 +142,16 @@ describe('SIGKILL with calls queued, dialling and live', () => {
       if (Date.now() > deadline) throw new Error(`not all terminal: ${JSON.stringify(statuses)}`);
       await new Promise((done) => setTimeout(done, 200));
     }
+    // Every call's one event reaches the receiver (the delivery worker drains after the restart).
+    for (
+      let waited = 0;
+      new Set(eventCallIds.values()).size < callIds.length && waited < 20_000;
+      waited += 200
+    ) {
+      await new Promise((done) => setTimeout(done, 200));
+    }
     second.child.kill('SIGTERM');
+    receiver.close();
     await new Promise((done) => second.child.once('exit', done));
 
     const byId = new Map(statuses.map((row) => [row.id, row]));
@@ -139,11 +170,16 @@ describe('SIGKILL with calls queued, dialling and live', () => {
       n: number;
     }[];
     db.close();
+    const receivedCallIds = [...eventCallIds.values()];
     console.log(
       `crash test: ${callIds.length} calls; at SIGKILL ${queued.length} queued, ${inFlight.length} in flight; ` +
         `INVITEs ${invitesBefore} before restart, ${invitesAfter} in all; dialled twice: ${dialledTwice.length}; ` +
-        `events: ${events.length} calls with ${events.reduce((sum, row) => sum + row.n, 0)} events`,
+        `events: ${events.length} calls with ${events.reduce((sum, row) => sum + row.n, 0)} events; ` +
+        `receiver: ${deliveries.size} event ids for ${new Set(receivedCallIds).size} calls, ` +
+        `${[...deliveries.values()].reduce((sum, n) => sum + n, 0)} deliveries`,
     );
+    expect(new Set(receivedCallIds).size).toBe(callIds.length);
+    expect(receivedCallIds).toHaveLength(callIds.length);
     expect(dialledTwice).toEqual([]);
     expect(invitesAfter - invitesBefore).toBe(queued.length);
     expect(events).toHaveLength(callIds.length);
