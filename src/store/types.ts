@@ -1,6 +1,7 @@
 import type { AnsweredBy, CallStatus, EndReason } from '../domain/callStatus.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
 import type { VariableValue } from '../domain/templates.js';
+import type { JobQueue } from '../queue/types.js';
 
 /** Records as the rest of the code sees them: camelCase, timestamps as ISO 8601 UTC strings. */
 
@@ -278,6 +279,11 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** A store and the job queue kept in the same database (SQLite's jobs table, or pg-boss). */
+export interface StoreWithQueue extends Store {
+  readonly queue: JobQueue;
+}
+
 /** The account's one webhook endpoint. */
 export interface WebhookEndpointRecord {
   accountId: string;
@@ -361,7 +367,11 @@ export interface EventRepository {
   list(accountId: string, query: EventListQuery): Promise<EventRecord[]>;
   attempts(eventId: string): Promise<EventAttemptRecord[]>;
   /** In one transaction: stores the attempt, updates the event, and completes or reschedules the job. */
-  recordAttempt(jobId: string, attempt: EventAttemptRecord, outcome: AttemptOutcome): Promise<EventRecord | null>;
+  recordAttempt(
+    jobId: string,
+    attempt: EventAttemptRecord,
+    outcome: AttemptOutcome,
+  ): Promise<EventRecord | null>;
   /**
    * Parks the event and completes its job, unless the account's endpoint is (now) enabled: that
    * check and the park are one transaction, so an enable cannot slip between them. False: not parked.

@@ -1,0 +1,164 @@
+import PgBoss from 'pg-boss';
+import type { Logger } from '../logger.js';
+import { assertSchemaName, type PgPool, type Queryable } from '../store/postgres/database.js';
+import { type Job, type JobQueue, type NewJob, queueNames } from './types.js';
+
+/**
+ * The scale-out queue: pg-boss on the service's PostgreSQL, sharing its connection pool.
+ *
+ * - Jobs are inserted with `send(…, { db })` on the caller's transaction client, so a call and its
+ *   dispatch job (an event and its delivery job) commit or roll back together.
+ * - `claim` is pg-boss's `fetch`: `FOR UPDATE SKIP LOCKED`, so two workers never take one job.
+ * - A claimed job is `active` for `leaseMs` (its `expire_in`); if its worker dies, pg-boss's
+ *   maintenance (every `maintenanceIntervalS`) puts it back for another worker.
+ * - Two statements touch pg-boss's `job` table directly (v10's layout, pinned by the major version):
+ *   setting a claimed job's `expire_in` to the lease, and `retryAt` (back to `retry` at a time).
+ *
+ * Job ids are opaque to callers: `<queue>/<uuid>`, since pg-boss addresses a job by queue and id.
+ */
+export class PgBossJobQueue implements JobQueue {
+  readonly boss: PgBoss;
+  private readonly bossSchema: string;
+
+  private constructor(
+    private readonly pool: PgPool,
+    bossSchema: string,
+    maintenanceIntervalS: number,
+    logger: Logger,
+  ) {
+    this.bossSchema = assertSchemaName(bossSchema);
+    this.boss = new PgBoss({
+      db: { executeSql: (text, values) => pool.query(text, values) },
+      schema: this.bossSchema,
+      supervise: true,
+      schedule: false,
+      migrate: true,
+      maintenanceIntervalSeconds: maintenanceIntervalS,
+    });
+    this.boss.on('error', (error: unknown) => logger.warn({ err: error }, 'pg-boss error'));
+  }
+
+  /** Installs or upgrades pg-boss's schema and our queues; run under the store's migration lock. */
+  static async start(options: {
+    pool: PgPool;
+    bossSchema: string;
+    maintenanceIntervalS?: number;
+    logger: Logger;
+  }): Promise<PgBossJobQueue> {
+    const queue = new PgBossJobQueue(
+      options.pool,
+      options.bossSchema,
+      options.maintenanceIntervalS ?? 10,
+      options.logger,
+    );
+    await queue.boss.start();
+    for (const name of Object.values(queueNames)) {
+      // Retries are ours (retryAt); a job only fails back to pg-boss when its lease expires, and
+      // then it must run again, however often that happens.
+      await queue.boss.createQueue(name, {
+        name,
+        retryLimit: 1_000_000,
+        retryDelay: 0,
+        retryBackoff: false,
+        expireInSeconds: 60,
+      });
+    }
+    return queue;
+  }
+
+  async stop(): Promise<void> {
+    await this.boss.stop({ close: false, graceful: false, wait: true, timeout: 1_000 });
+  }
+
+  /** Inserts a job on the caller's transaction client; resolves to its id. */
+  async insertWithinTransaction(client: Queryable, job: NewJob): Promise<string> {
+    const startAfter = job.runAtMs > Date.now() ? { startAfter: new Date(job.runAtMs) } : {};
+    const id = await this.boss.send(job.queue, job.payload, { ...startAfter, db: executorOf(client) });
+    if (!id) throw new Error(`pg-boss did not insert a ${job.queue} job`);
+    return encodeJobId(job.queue, id);
+  }
+
+  async completeWithinTransaction(client: Queryable, jobId: string): Promise<void> {
+    const { queue, id } = decodeJobId(jobId);
+    await this.boss.complete(queue, id, {}, { db: executorOf(client) });
+  }
+
+  async retryAtWithinTransaction(client: Queryable, jobId: string, runAtMs: number): Promise<void> {
+    const { queue, id } = decodeJobId(jobId);
+    await client.query(
+      `UPDATE ${this.bossSchema}.job SET state = 'retry', start_after = $3
+       WHERE name = $1 AND id = $2 AND state < 'completed'`,
+      [queue, id, new Date(runAtMs)],
+    );
+  }
+
+  /** The unfinished jobs of `queue` with exactly this payload (e.g. the delivery job of one event). */
+  async findByPayload(
+    client: Queryable,
+    queue: string,
+    payload: Record<string, unknown>,
+  ): Promise<{ id: string; lockedUntilMs: number | null }[]> {
+    const { rows } = await client.query<{ id: string; locked_until: Date | null }>(
+      `SELECT id, CASE WHEN state = 'active' THEN started_on + expire_in END AS locked_until
+       FROM ${this.bossSchema}.job WHERE name = $1 AND data = $2::jsonb AND state < 'completed'
+       ORDER BY created_on, id`,
+      [queue, JSON.stringify(payload)],
+    );
+    return rows.map((row) => ({
+      id: encodeJobId(queue, row.id),
+      lockedUntilMs: row.locked_until ? row.locked_until.getTime() : null,
+    }));
+  }
+
+  async claim(queue: string, _workerId: string, limit: number, leaseMs: number): Promise<Job[]> {
+    const jobs = await this.boss.fetch<Record<string, unknown>>(queue, {
+      batchSize: limit,
+      includeMetadata: true,
+    });
+    if (jobs.length === 0) return [];
+    await this.pool.query(
+      `UPDATE ${this.bossSchema}.job SET expire_in = make_interval(secs => $3)
+       WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
+      [queue, jobs.map((job) => job.id), Math.max(1, leaseMs / 1000)],
+    );
+    return jobs.map((job) => ({
+      id: encodeJobId(queue, job.id),
+      queue,
+      payload: job.data,
+      attempts: job.retryCount + 1,
+      runAtMs: job.startAfter.getTime(),
+    }));
+  }
+
+  async complete(jobId: string): Promise<void> {
+    await this.completeWithinTransaction(this.pool, jobId);
+  }
+
+  async retryAt(jobId: string, runAtMs: number): Promise<void> {
+    await this.retryAtWithinTransaction(this.pool, jobId, runAtMs);
+  }
+
+  async depth(queue: string): Promise<{ count: number; oldestRunAtMs: number | null }> {
+    const { rows } = await this.pool.query<{ count: number; oldest: Date | null }>(
+      `SELECT count(*)::int AS count, min(start_after) AS oldest
+       FROM ${this.bossSchema}.job WHERE name = $1 AND state < 'completed'`,
+      [queue],
+    );
+    const row = rows[0];
+    return { count: row?.count ?? 0, oldestRunAtMs: row?.oldest ? row.oldest.getTime() : null };
+  }
+}
+
+function executorOf(client: Queryable): PgBoss.Db {
+  return { executeSql: (text, values) => client.query(text, values) };
+}
+
+function encodeJobId(queue: string, id: string): string {
+  return `${queue}/${id}`;
+}
+
+function decodeJobId(jobId: string): { queue: string; id: string } {
+  const slash = jobId.lastIndexOf('/');
+  if (slash <= 0) throw new Error(`not a pg-boss job id: ${jobId.slice(0, 80)}`);
+  return { queue: jobId.slice(0, slash), id: jobId.slice(slash + 1) };
+}

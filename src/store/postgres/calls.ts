@@ -1,0 +1,215 @@
+import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
+import { queueNames } from '../../queue/types.js';
+import type {
+  CallFinish,
+  CallListQuery,
+  CallRecord,
+  CallRepository,
+  CompletedEventBuilder,
+  NewQueuedCall,
+} from '../types.js';
+import { type PgPool, withTransaction } from './database.js';
+import { type CallRow, jsonParam, toCall } from './rows.js';
+
+const liveStatuses = "('dialing', 'ringing', 'in_progress')";
+const unfinishedStatuses = "('queued', 'dialing', 'ringing', 'in_progress')";
+
+/** The channel whose notifications wake workers early; correctness never depends on them. */
+export const jobNotifyChannel = 'callwright_jobs';
+
+/** Calls: creation (with its dispatch job), reads, and the lifecycle a worker drives. */
+export class PostgresCalls implements CallRepository {
+  constructor(
+    private readonly pool: PgPool,
+    private readonly queue: PgBossJobQueue,
+  ) {}
+
+  createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
+    return withTransaction(this.pool, async (client) => {
+      // FOR SHARE: a revoke committing now waits for this insert, or this insert sees it.
+      const key = await client.query(
+        'SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE',
+        [input.apiKeyId],
+      );
+      if (key.rowCount === 0) return null;
+      const { rows } = await client.query<CallRow>(
+        `INSERT INTO calls (id, account_id, agent_id, api_key_id, from_number, to_number, first_message, context,
+           variables, status, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'queued', $10, $10) RETURNING *`,
+        [
+          input.id,
+          input.accountId,
+          input.agentId,
+          input.apiKeyId,
+          input.fromNumber,
+          input.toNumber,
+          input.firstMessage,
+          input.context,
+          jsonParam(input.variables),
+          input.createdAt,
+        ],
+      );
+      await this.queue.insertWithinTransaction(client, {
+        queue: queueNames.dispatch,
+        payload: { call_id: input.id },
+        runAtMs: Date.parse(input.createdAt),
+      });
+      // Delivered on commit only: a wake-up hint for workers listening in other processes.
+      await client.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.dispatch]);
+      return toCall(rows[0] as CallRow);
+    });
+  }
+
+  async get(accountId: string, callId: string): Promise<CallRecord | null> {
+    const { rows } = await this.pool.query<CallRow>('SELECT * FROM calls WHERE account_id = $1 AND id = $2', [
+      accountId,
+      callId,
+    ]);
+    return rows[0] ? toCall(rows[0]) : null;
+  }
+
+  async getById(callId: string): Promise<CallRecord | null> {
+    const { rows } = await this.pool.query<CallRow>('SELECT * FROM calls WHERE id = $1', [callId]);
+    return rows[0] ? toCall(rows[0]) : null;
+  }
+
+  async list(accountId: string, query: CallListQuery): Promise<CallRecord[]> {
+    // '~' sorts after every id character (ids collate byte-wise), so "no cursor" is the end.
+    const before = query.before ?? '~';
+    const { rows } = query.status
+      ? await this.pool.query<CallRow>(
+          'SELECT * FROM calls WHERE account_id = $1 AND status = $2 AND id < $3 ORDER BY id DESC LIMIT $4',
+          [accountId, query.status, before, query.limit],
+        )
+      : await this.pool.query<CallRow>(
+          'SELECT * FROM calls WHERE account_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3',
+          [accountId, before, query.limit],
+        );
+    return rows.map(toCall);
+  }
+
+  claimForDialing(
+    callId: string,
+    lease: { workerId: string; untilIso: string; atIso: string },
+  ): Promise<{ claimed: CallRecord } | { refused: 'not_queued' | 'capped' }> {
+    return withTransaction(
+      this.pool,
+      async (client): Promise<{ claimed: CallRecord } | { refused: 'not_queued' | 'capped' }> => {
+        const found = await client.query<{ account_id: string; status: string }>(
+          'SELECT account_id, status FROM calls WHERE id = $1',
+          [callId],
+        );
+        const call = found.rows[0];
+        if (call?.status !== 'queued') return { refused: 'not_queued' };
+        // The account row lock serialises claims of one account across every process, so the
+        // count below and the update after it cannot interleave with another worker's.
+        const account = await client.query<{ max_live_calls: number }>(
+          'SELECT max_live_calls FROM accounts WHERE id = $1 FOR UPDATE',
+          [call.account_id],
+        );
+        const cap = account.rows[0]?.max_live_calls ?? 10;
+        const live = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM calls WHERE account_id = $1 AND status IN ${liveStatuses}`,
+          [call.account_id],
+        );
+        if ((live.rows[0]?.n ?? 0) >= cap) return { refused: 'capped' };
+        const { rows } = await client.query<CallRow>(
+          `UPDATE calls SET status = 'dialing', dialing_at = $2, worker_id = $3, lease_expires_at = $4,
+             updated_at = $2
+           WHERE id = $1 AND status = 'queued' RETURNING *`,
+          [callId, lease.atIso, lease.workerId, lease.untilIso],
+        );
+        return rows[0] ? { claimed: toCall(rows[0]) } : { refused: 'not_queued' };
+      },
+    );
+  }
+
+  async markLive(
+    callId: string,
+    workerId: string,
+    status: 'ringing' | 'in_progress',
+    atIso: string,
+  ): Promise<boolean> {
+    const sql =
+      status === 'ringing'
+        ? `UPDATE calls SET status = 'ringing', ringing_at = $1, updated_at = $1
+           WHERE id = $2 AND worker_id = $3 AND status = 'dialing'`
+        : `UPDATE calls SET status = 'in_progress', in_progress_at = $1, updated_at = $1
+           WHERE id = $2 AND worker_id = $3 AND status IN ('dialing', 'ringing')`;
+    const result = await this.pool.query(sql, [atIso, callId, workerId]);
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async setSipCallId(callId: string, sipCallId: string): Promise<void> {
+    await this.pool.query('UPDATE calls SET sip_call_id = $1 WHERE id = $2', [sipCallId, callId]);
+  }
+
+  async renewLeases(workerId: string, untilIso: string): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE calls SET lease_expires_at = $1 WHERE worker_id = $2 AND status IN ${liveStatuses}`,
+      [untilIso, workerId],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async listAbandoned(options: { beforeIso: string; notHeldBy?: string }): Promise<CallRecord[]> {
+    const { rows } = await this.pool.query<CallRow>(
+      `SELECT * FROM calls WHERE status IN ${liveStatuses}
+         AND (lease_expires_at < $1 OR ($2::text IS NOT NULL AND worker_id IS DISTINCT FROM $2::text))
+       ORDER BY id`,
+      [options.beforeIso, options.notHeldBy ?? null],
+    );
+    return rows.map(toCall);
+  }
+
+  finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<CallRow>(
+        `UPDATE calls SET status = $2, end_reason = $3, answered_by = COALESCE($4, answered_by),
+           transcript = COALESCE($5::jsonb, transcript), recording_path = COALESCE($6, recording_path),
+           extracted_data = COALESCE($7::jsonb, extracted_data), metrics = COALESCE($8::jsonb, metrics),
+           ended_at = $9, lease_expires_at = NULL, cancel_requested_at = NULL, updated_at = $9
+         WHERE id = $1 AND status IN ${unfinishedStatuses} RETURNING *`,
+        [
+          callId,
+          finish.status,
+          finish.endReason,
+          finish.answeredBy ?? null,
+          finish.transcript ? JSON.stringify(finish.transcript) : null,
+          finish.recordingPath ?? null,
+          finish.extractedData ? JSON.stringify(finish.extractedData) : null,
+          finish.metrics ? JSON.stringify(finish.metrics) : null,
+          finish.atIso,
+        ],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      const call = toCall(row);
+      const event = buildEvent(call);
+      await client.query(
+        `INSERT INTO events (id, account_id, type, call_id, body, created_at, status)
+         VALUES ($1, $2, 'call.completed', $3, $4, $5, 'pending')`,
+        [event.id, call.accountId, call.id, event.body, event.createdAt],
+      );
+      await this.queue.insertWithinTransaction(client, {
+        queue: queueNames.webhook,
+        payload: { event_id: event.id },
+        runAtMs: Date.parse(event.createdAt),
+      });
+      await client.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.webhook]);
+      return call;
+    });
+  }
+
+  async countByStatus(accountId?: string): Promise<Record<string, number>> {
+    const { rows } = accountId
+      ? await this.pool.query<{ status: string; n: number }>(
+          'SELECT status, count(*)::int AS n FROM calls WHERE account_id = $1 GROUP BY status',
+          [accountId],
+        )
+      : await this.pool.query<{ status: string; n: number }>(
+          'SELECT status, count(*)::int AS n FROM calls GROUP BY status',
+        );
+    return Object.fromEntries(rows.map((row) => [row.status, row.n]));
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
+ * lock. Entries are append-only: a shipped migration is never edited; a change is a new entry.
+ * Versions are this dialect's own (they need not match SQLite's). Ids compare byte-wise
+ * (COLLATE "C"), as in SQLite, so cursors like `id < $1` page the same on every server locale.
+ */
+export const postgresMigrations: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'core, telephony, events, dashboard',
+    sql: `
+      CREATE TABLE accounts (
+        id text COLLATE "C" PRIMARY KEY,
+        name text NOT NULL,
+        is_default boolean NOT NULL DEFAULT false,
+        rate_limit_requests integer,
+        rate_limit_window_s integer,
+        max_live_calls integer NOT NULL DEFAULT 10,
+        created_at timestamptz NOT NULL
+      );
+      CREATE UNIQUE INDEX accounts_one_default ON accounts (is_default) WHERE is_default;
+
+      CREATE TABLE api_keys (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        name text NOT NULL,
+        key_hash text NOT NULL UNIQUE,
+        prefix text NOT NULL,
+        last4 text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz,
+        revoked_at timestamptz
+      );
+      CREATE INDEX api_keys_by_account ON api_keys (account_id, created_at);
+
+      CREATE TABLE agents (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        name text NOT NULL,
+        active boolean NOT NULL DEFAULT true,
+        prompt text NOT NULL,
+        first_message text NOT NULL DEFAULT '',
+        variables jsonb NOT NULL DEFAULT '[]',
+        extraction jsonb NOT NULL DEFAULT '[]',
+        brain text NOT NULL DEFAULT 'script',
+        script jsonb,
+        settings jsonb NOT NULL DEFAULT '{}',
+        max_duration_s integer NOT NULL DEFAULT 600,
+        silence_timeout_s integer NOT NULL DEFAULT 20,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX agents_by_account ON agents (account_id, created_at);
+
+      CREATE TABLE phone_numbers (
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        number text COLLATE "C" NOT NULL,
+        route text NOT NULL DEFAULT 'sandbox',
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (account_id, number)
+      );
+
+      CREATE TABLE calls (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        agent_id text COLLATE "C" NOT NULL REFERENCES agents (id),
+        api_key_id text COLLATE "C" REFERENCES api_keys (id),
+        from_number text NOT NULL,
+        to_number text NOT NULL,
+        first_message text,
+        context text,
+        variables jsonb,
+        status text NOT NULL,
+        end_reason text,
+        answered_by text,
+        created_at timestamptz NOT NULL,
+        dialing_at timestamptz,
+        ringing_at timestamptz,
+        in_progress_at timestamptz,
+        ended_at timestamptz,
+        transcript jsonb NOT NULL DEFAULT '[]',
+        recording_path text,
+        extracted_data jsonb NOT NULL DEFAULT '{}',
+        metrics jsonb,
+        sip_call_id text,
+        worker_id text,
+        lease_expires_at timestamptz,
+        -- Set by an API process to ask the worker holding the live call to hang it up.
+        cancel_requested_at timestamptz,
+        updated_at timestamptz NOT NULL
+      );
+      CREATE INDEX calls_by_account ON calls (account_id, id);
+      CREATE INDEX calls_by_account_status ON calls (account_id, status, id);
+      CREATE INDEX calls_by_account_created ON calls (account_id, created_at);
+      CREATE INDEX calls_live ON calls (account_id, worker_id)
+        WHERE status IN ('dialing', 'ringing', 'in_progress');
+
+      CREATE TABLE trunks (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        name text NOT NULL,
+        uri text NOT NULL,
+        username text,
+        password_ciphertext text,
+        from_domain text,
+        created_at timestamptz NOT NULL,
+        UNIQUE (account_id, name)
+      );
+
+      -- Every INVITE a sandbox carrier received (each worker runs its own): proof that no call was dialled twice.
+      CREATE TABLE sandbox_invites (
+        id bigserial PRIMARY KEY,
+        sip_call_id text NOT NULL,
+        to_number text NOT NULL,
+        received_at timestamptz NOT NULL
+      );
+      CREATE INDEX sandbox_invites_by_sip_call_id ON sandbox_invites (sip_call_id);
+
+      CREATE TABLE webhook_endpoints (
+        account_id text COLLATE "C" PRIMARY KEY REFERENCES accounts (id),
+        url text NOT NULL,
+        secret text NOT NULL,
+        previous_secret text,
+        previous_secret_expires_at timestamptz,
+        enabled boolean NOT NULL DEFAULT true,
+        disabled_reason text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+
+      -- The outbox: one call.completed per call, written with the call's terminal status.
+      -- body is text, not jsonb: it holds the exact bytes that are signed and sent.
+      CREATE TABLE events (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        type text NOT NULL,
+        call_id text COLLATE "C" NOT NULL UNIQUE REFERENCES calls (id),
+        body text NOT NULL,
+        created_at timestamptz NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz,
+        delivered_at timestamptz
+      );
+      CREATE INDEX events_by_account ON events (account_id, id);
+      CREATE INDEX events_parked ON events (account_id) WHERE status = 'parked';
+
+      CREATE TABLE event_attempts (
+        id bigserial PRIMARY KEY,
+        event_id text COLLATE "C" NOT NULL REFERENCES events (id),
+        attempted_at timestamptz NOT NULL,
+        url text NOT NULL,
+        status_code integer,
+        latency_ms integer NOT NULL,
+        response_excerpt text,
+        error text
+      );
+      CREATE INDEX event_attempts_by_event ON event_attempts (event_id, id);
+
+      CREATE TABLE service_secrets (
+        name text PRIMARY KEY,
+        value text NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+
+      CREATE TABLE users (
+        id text COLLATE "C" PRIMARY KEY,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        email text NOT NULL UNIQUE,
+        password_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_sign_in_at timestamptz
+      );
+
+      -- token_hash is the SHA-256 of the cookie's random token; the token itself is never stored.
+      CREATE TABLE sessions (
+        token_hash text PRIMARY KEY,
+        user_id text COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+        csrf_token text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL
+      );
+      CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+    `,
+  },
+  {
+    version: 2,
+    name: 'shared rate limit buckets',
+    sql: `
+      -- Token buckets shared by every API process; a full bucket needs no row.
+      CREATE TABLE rate_buckets (
+        bucket_key text PRIMARY KEY,
+        tokens double precision NOT NULL,
+        updated_at_ms bigint NOT NULL
+      );
+      CREATE INDEX rate_buckets_by_age ON rate_buckets (updated_at_ms);
+    `,
+  },
+];

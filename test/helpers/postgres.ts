@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { Logger } from '../../src/logger.js';
+import { createLogger } from '../../src/logger.js';
+import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+
+/** The test run's PostgreSQL server (see test/postgresGlobalSetup.ts). */
+export function testPostgresUrl(): string {
+  return inject('postgresUrl');
+}
+
+/** A schema name no other test service uses. */
+export function newTestSchema(): string {
+  return `cw_${process.pid}_${randomBytes(5).toString('hex')}`;
+}
+
+/** Drops a test service's schemas (its tables and its pg-boss jobs). */
+export async function dropTestSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testPostgresUrl() });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A PostgresStore in a fresh schema of the test server. */
+export async function openTestPostgresStore(
+  options: { schema?: string; logger?: Logger; queueMaintenanceIntervalS?: number } = {},
+): Promise<PostgresStore> {
+  return PostgresStore.open({
+    connectionString: testPostgresUrl(),
+    schema: options.schema ?? newTestSchema(),
+    maxConnections: 8,
+    logger: options.logger ?? createLogger('silent'),
+    ...(options.queueMaintenanceIntervalS
+      ? { queueMaintenanceIntervalS: options.queueMaintenanceIntervalS }
+      : {}),
+  });
+}

@@ -1,0 +1,105 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../src/logger.js';
+import { createLogger } from '../../src/logger.js';
+import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import type { StoreWithQueue } from '../../src/store/types.js';
+import { dropTestSchema, newTestSchema, openTestPostgresStore } from './postgres.js';
+
+/** Every store the suites run against. */
+export const storeKinds = ['sqlite', 'postgres'] as const;
+export type StoreKind = (typeof storeKinds)[number];
+
+export type AnyStore = SqliteStore | PostgresStore;
+
+/** A store on fresh data: a new SQLite file, or a new PostgreSQL schema of the test server. */
+export interface TestStoreHandle {
+  kind: StoreKind;
+  store: AnyStore;
+  /** Another store on the same data: a second process's view (same file, same schema). */
+  openAnother(options?: { logger?: Logger }): Promise<AnyStore>;
+  /** Closes every store it opened and removes the data. */
+  dispose(): Promise<void>;
+}
+
+export async function openTestStore(
+  kind: StoreKind,
+  options: { logger?: Logger } = {},
+): Promise<TestStoreHandle> {
+  const logger = options.logger ?? createLogger('silent');
+  const opened: AnyStore[] = [];
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'callwright-store-'));
+    const open = async () => {
+      const store = SqliteStore.open(join(dir, 'callwright.db'));
+      opened.push(store);
+      return store;
+    };
+    return {
+      kind,
+      store: await open(),
+      openAnother: open,
+      async dispose() {
+        for (const store of opened) await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = newTestSchema();
+  const open = async (other?: { logger?: Logger }) => {
+    const store = await openTestPostgresStore({ schema, logger: other?.logger ?? logger });
+    opened.push(store);
+    return store;
+  };
+  return {
+    kind,
+    store: await open(),
+    openAnother: open,
+    async dispose() {
+      for (const store of opened) await store.close();
+      await dropTestSchema(schema);
+    },
+  };
+}
+
+/**
+ * Runs one SQL statement written with `?` placeholders on either store (for tests that reach
+ * below the Store port); PostgreSQL gets `$1, $2, …`. Resolves to the rows.
+ */
+export async function sqlOn(store: StoreWithQueue, sql: string, params: unknown[] = []): Promise<unknown[]> {
+  if (store instanceof SqliteStore) {
+    const statement = store.db.prepare(sql);
+    if (statement.reader) return statement.all(...params);
+    statement.run(...params);
+    return [];
+  }
+  if (store instanceof PostgresStore) {
+    let index = 0;
+    const { rows } = await store.pool.query(
+      sql.replace(/\?/g, () => `$${++index}`),
+      params,
+    );
+    return rows;
+  }
+  throw new Error('unknown store');
+}
+
+/** How many unfinished jobs of `queue` carry exactly this payload. */
+export async function countJobs(
+  store: StoreWithQueue,
+  queue: string,
+  payload: Record<string, unknown>,
+): Promise<number> {
+  if (store instanceof SqliteStore) return store.queue.findByPayload(queue, payload).length;
+  if (store instanceof PostgresStore)
+    return (await store.queue.findByPayload(store.pool, queue, payload)).length;
+  throw new Error('unknown store');
+}
+
+/** Makes every job insert fail from now on (a broken database, for 500 paths). */
+export async function breakJobQueue(store: StoreWithQueue): Promise<void> {
+  if (store instanceof SqliteStore) store.db.exec('DROP TABLE jobs');
+  else if (store instanceof PostgresStore) await store.pool.query(`DROP SCHEMA ${store.schema}_jobs CASCADE`);
+}

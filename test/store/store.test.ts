@@ -1,0 +1,369 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { completedEventBuilder } from '../../src/calls/completedEvents.js';
+import { newId } from '../../src/domain/ids.js';
+import { queueNames } from '../../src/queue/types.js';
+import type {
+  AccountRecord,
+  AgentRecord,
+  ApiKeyRecord,
+  CallFinish,
+  NewQueuedCall,
+} from '../../src/store/types.js';
+import {
+  type AnyStore,
+  countJobs,
+  openTestStore,
+  storeKinds,
+  type TestStoreHandle,
+} from '../helpers/stores.js';
+
+/** The Store port's semantics, the same on SQLite and on PostgreSQL (a real server). */
+
+const buildEvent = completedEventBuilder(() => null);
+const isoPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe.each(storeKinds)('Store on %s', (kind) => {
+  let handle: TestStoreHandle;
+  let store: AnyStore;
+  let account: AccountRecord;
+  let key: ApiKeyRecord;
+  let agent: AgentRecord;
+
+  beforeEach(async () => {
+    handle = await openTestStore(kind);
+    store = handle.store;
+    account = await store.accounts.create({ name: 'acme', maxLiveCalls: 3 });
+    key = await store.apiKeys.create({
+      accountId: account.id,
+      name: 'k',
+      keyHash: newId('apiKey'),
+      prefix: 'p',
+      last4: 'l',
+    });
+    agent = await store.agents.create({
+      accountId: account.id,
+      name: 'a',
+      active: true,
+      prompt: 'p',
+      firstMessage: 'hi',
+      variables: [{ name: 'slot', default: null, description: '' }],
+      extraction: [{ name: 'ok', type: 'boolean', description: 'confirmed' }],
+      brain: 'script',
+      script: { start: { say: 'x' } },
+      settings: { voice: 'a' },
+      maxDurationS: 600,
+      silenceTimeoutS: 20,
+    });
+  });
+
+  afterEach(async () => {
+    await handle.dispose();
+  });
+
+  function newCall(overrides: Partial<NewQueuedCall> = {}): NewQueuedCall {
+    return {
+      id: newId('call'),
+      accountId: account.id,
+      agentId: agent.id,
+      apiKeyId: key.id,
+      fromNumber: '+15550000001',
+      toNumber: '+15550000002',
+      firstMessage: null,
+      context: 'ctx',
+      variables: { slot: 'noon', n: 2 },
+      createdAt: new Date().toISOString(),
+      ...overrides,
+    };
+  }
+
+  const lease = (workerId: string) => ({
+    workerId,
+    untilIso: new Date(Date.now() + 30_000).toISOString(),
+    atIso: new Date().toISOString(),
+  });
+
+  const completed: CallFinish = {
+    status: 'completed',
+    endReason: 'agent_hangup',
+    atIso: new Date().toISOString(),
+  };
+
+  it('creates a queued call and its dispatch job in one transaction; a claim leases the job once', async () => {
+    const call = await store.calls.createQueued(newCall());
+    expect(call).toMatchObject({ status: 'queued', variables: { slot: 'noon', n: 2 }, context: 'ctx' });
+    expect(await store.calls.getById(call?.id ?? '')).toEqual(call);
+    expect(await countJobs(store, queueNames.dispatch, { call_id: call?.id })).toBe(1);
+    const other = await handle.openAnother();
+    const [first, second] = await Promise.all([
+      store.queue.claim(queueNames.dispatch, 'worker-a', 10, 60_000),
+      other.queue.claim(queueNames.dispatch, 'worker-b', 10, 60_000),
+    ]);
+    const claimed = [...(first ?? []), ...(second ?? [])];
+    expect(claimed.map((job) => job.payload)).toEqual([{ call_id: call?.id }]);
+    expect((await store.queue.depth(queueNames.dispatch)).count).toBe(1);
+    await store.queue.complete(claimed[0]?.id ?? '');
+    expect(await store.queue.depth(queueNames.dispatch)).toEqual({ count: 0, oldestRunAtMs: null });
+  });
+
+  it('re-checks the key inside the insert: a revoked key writes neither call nor job', async () => {
+    await store.apiKeys.revoke(account.id, key.id, new Date().toISOString());
+    const refused = await store.calls.createQueued(newCall());
+    expect(refused).toBeNull();
+    expect(await store.calls.list(account.id, { limit: 10 })).toEqual([]);
+    expect(await store.queue.depth(queueNames.dispatch)).toEqual({ count: 0, oldestRunAtMs: null });
+  });
+
+  it('retryAt puts a claimed job back for later, then it can be claimed again', async () => {
+    const call = await store.calls.createQueued(newCall());
+    const [job] = await store.queue.claim(queueNames.dispatch, 'w', 1, 60_000);
+    await store.queue.retryAt(job?.id ?? '', Date.now() + 400);
+    expect(await store.queue.claim(queueNames.dispatch, 'w', 1, 60_000)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const again = await store.queue.claim(queueNames.dispatch, 'w', 1, 60_000);
+    expect(again.map((j) => j.payload)).toEqual([{ call_id: call?.id }]);
+  });
+
+  it('claimForDialing lets exactly one of many concurrent claims through, across two processes', async () => {
+    const call = await store.calls.createQueued(newCall());
+    const other = await handle.openAnother();
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? other : store).calls.claimForDialing(call?.id ?? '', lease(`w${i}`)),
+      ),
+    );
+    expect(results.filter((result) => 'claimed' in result)).toHaveLength(1);
+    expect(results.filter((result) => 'refused' in result && result.refused === 'not_queued')).toHaveLength(
+      11,
+    );
+    const dialing = await store.calls.getById(call?.id ?? '');
+    expect(dialing).toMatchObject({ status: 'dialing', dialingAt: expect.stringMatching(isoPattern) });
+  });
+
+  it('holds the account live-call cap across processes claiming at once', async () => {
+    const calls = await Promise.all(Array.from({ length: 10 }, () => store.calls.createQueued(newCall())));
+    const other = await handle.openAnother();
+    const results = await Promise.all(
+      calls.map((call, i) =>
+        (i % 2 ? other : store).calls.claimForDialing(call?.id ?? '', lease(`w${i % 2}`)),
+      ),
+    );
+    expect(results.filter((result) => 'claimed' in result)).toHaveLength(3);
+    expect(results.filter((result) => 'refused' in result && result.refused === 'capped')).toHaveLength(7);
+    expect((await store.calls.countByStatus(account.id)).dialing).toBe(3);
+  });
+
+  it('finish is terminal exactly once, with one event and one delivery job', async () => {
+    const call = await store.calls.createQueued(newCall());
+    await store.calls.claimForDialing(call?.id ?? '', lease('w'));
+    const other = await handle.openAnother();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 ? other : store).calls.finish(
+          call?.id ?? '',
+          {
+            ...completed,
+            transcript: [{ role: 'agent', text: `t${i}`, start_ms: 0, end_ms: 1 }],
+            metrics: { i },
+          },
+          buildEvent,
+        ),
+      ),
+    );
+    const finished = results.filter((result) => result !== null);
+    expect(finished).toHaveLength(1);
+    expect(finished[0]).toMatchObject({ status: 'completed', endedAt: expect.stringMatching(isoPattern) });
+    const events = await store.events.list(account.id, { limit: 10 });
+    expect(events).toHaveLength(1);
+    expect(JSON.parse(events[0]?.body ?? '{}')).toMatchObject({ type: 'call.completed' });
+    expect(await countJobs(store, queueNames.webhook, { event_id: events[0]?.id })).toBe(1);
+    expect(await store.dashboard.eventIdForCall(account.id, call?.id ?? '')).toBe(events[0]?.id);
+  });
+
+  it('moves a call through its live states under its lease; renews and finds abandoned leases', async () => {
+    const call = await store.calls.createQueued(newCall());
+    const id = call?.id ?? '';
+    await store.calls.claimForDialing(id, lease('w1'));
+    expect(await store.calls.markLive(id, 'w2', 'ringing', new Date().toISOString())).toBe(false);
+    expect(await store.calls.markLive(id, 'w1', 'ringing', new Date().toISOString())).toBe(true);
+    expect(await store.calls.markLive(id, 'w1', 'in_progress', new Date().toISOString())).toBe(true);
+    await store.calls.setSipCallId(id, 'sip-1');
+    expect(await store.calls.renewLeases('w1', new Date(Date.now() + 60_000).toISOString())).toBe(1);
+    expect(await store.calls.listAbandoned({ beforeIso: new Date().toISOString() })).toEqual([]);
+    const held = await store.calls.listAbandoned({ beforeIso: new Date().toISOString(), notHeldBy: 'w9' });
+    expect(held.map((c) => [c.id, c.status, c.sipCallId])).toEqual([[id, 'in_progress', 'sip-1']]);
+    await store.calls.renewLeases('w1', new Date(Date.now() - 1_000).toISOString());
+    expect(
+      (await store.calls.listAbandoned({ beforeIso: new Date().toISOString() })).map((c) => c.id),
+    ).toEqual([id]);
+  });
+
+  it('pages calls by id, newest first, and filters by status', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await store.calls.createQueued(newCall()))?.id ?? '');
+    await store.calls.finish(ids[0] ?? '', { ...completed, status: 'canceled', endReason: null }, buildEvent);
+    const page = await store.calls.list(account.id, { limit: 2 });
+    expect(page.map((c) => c.id)).toEqual([ids[4], ids[3]]);
+    const next = await store.calls.list(account.id, { limit: 10, before: ids[3] });
+    expect(next.map((c) => c.id)).toEqual([ids[2], ids[1], ids[0]]);
+    expect((await store.calls.list(account.id, { limit: 10, status: 'canceled' })).map((c) => c.id)).toEqual([
+      ids[0],
+    ]);
+    expect(await store.calls.countByStatus()).toEqual({ queued: 4, canceled: 1 });
+    const perDay = await store.dashboard.callsPerDay(
+      account.id,
+      new Date(Date.now() - 86_400_000).toISOString(),
+    );
+    expect(perDay.reduce((sum, row) => sum + row.count, 0)).toBe(5);
+    expect(perDay[0]?.day).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('delivery outcomes: retry keeps the job, delivered completes it, park waits for an endpoint', async () => {
+    const call = await store.calls.createQueued(newCall());
+    await store.calls.finish(
+      call?.id ?? '',
+      { ...completed, status: 'canceled', endReason: null },
+      buildEvent,
+    );
+    const [job] = await store.queue.claim(queueNames.webhook, 'w', 10, 60_000);
+    const eventId = String(job?.payload.event_id);
+    expect(await store.events.park(eventId, job?.id ?? '')).toBe(true);
+    expect((await store.events.getById(eventId))?.status).toBe('parked');
+    expect(await store.queue.depth(queueNames.webhook)).toEqual({ count: 0, oldestRunAtMs: null });
+    await store.webhookEndpoints.set(
+      account.id,
+      'https://example.test/hook',
+      'whsec_a',
+      new Date().toISOString(),
+    );
+    expect((await store.events.getById(eventId))?.status).toBe('pending');
+    const [again] = await store.queue.claim(queueNames.webhook, 'w', 10, 60_000);
+    expect(again?.payload).toEqual({ event_id: eventId });
+    expect(await store.events.park(eventId, again?.id ?? '')).toBe(false);
+    const attempt = {
+      eventId,
+      attemptedAt: new Date().toISOString(),
+      url: 'https://example.test/hook',
+      statusCode: 500,
+      latencyMs: 12,
+      responseExcerpt: 'no',
+      error: null,
+    };
+    await expect(store.events.requeue(account.id, eventId, Date.now())).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    const retried = await store.events.recordAttempt(again?.id ?? '', attempt, {
+      kind: 'retry',
+      runAtMs: Date.now(),
+    });
+    expect(retried).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      nextAttemptAt: expect.stringMatching(isoPattern),
+    });
+    const requeued = await store.events.requeue(account.id, eventId, Date.now());
+    expect(requeued?.status).toBe('pending');
+    expect(await countJobs(store, queueNames.webhook, { event_id: eventId })).toBe(1);
+    const [third] = await store.queue.claim(queueNames.webhook, 'w', 10, 60_000);
+    const delivered = await store.events.recordAttempt(
+      third?.id ?? '',
+      { ...attempt, statusCode: 200 },
+      { kind: 'delivered' },
+    );
+    expect(delivered).toMatchObject({ status: 'delivered', attempts: 2, deliveredAt: attempt.attemptedAt });
+    expect((await store.events.attempts(eventId)).map((a) => a.statusCode)).toEqual([500, 200]);
+    expect(await store.queue.depth(queueNames.webhook)).toEqual({ count: 0, oldestRunAtMs: null });
+    const gone = await store.webhookEndpoints.rotateSecret(
+      account.id,
+      'whsec_b',
+      new Date(Date.now() + 1000).toISOString(),
+      new Date().toISOString(),
+    );
+    expect(gone).toMatchObject({ secret: 'whsec_b', previousSecret: 'whsec_a', enabled: true });
+  });
+
+  it('accounts, keys, agents, numbers, trunks: the records round-trip', async () => {
+    const others = await Promise.all([
+      store.accounts.getOrCreateDefault(),
+      store.accounts.getOrCreateDefault(),
+    ]);
+    expect(others[0]?.id).toBe(others[1]?.id);
+    expect((await store.accounts.list()).map((a) => a.id)).toEqual([account.id, others[0]?.id]);
+    const keyHash = newId('apiKey');
+    const made = await store.apiKeys.create({
+      accountId: account.id,
+      name: 'k2',
+      keyHash,
+      prefix: 'p',
+      last4: 'l',
+    });
+    expect(await store.apiKeys.findByHash(keyHash)).toEqual({ key: made, keyHash, account });
+    expect(await store.apiKeys.findByHash('nope')).toBeNull();
+    await store.apiKeys.touchLastUsed(made.id, '2030-01-01T00:00:00.000Z');
+    expect((await store.apiKeys.list(account.id)).map((k) => k.lastUsedAt)).toEqual([
+      null,
+      '2030-01-01T00:00:00.000Z',
+    ]);
+    expect(await store.agents.get(account.id, agent.id)).toEqual(agent);
+    expect(agent.createdAt).toMatch(isoPattern);
+    const updated = await store.agents.update(account.id, agent.id, { ...agent, name: 'b', script: null });
+    expect(updated).toMatchObject({ name: 'b', script: null, settings: { voice: 'a' } });
+    expect((await store.agents.setActive(account.id, agent.id, false))?.active).toBe(false);
+    await store.numbers.add({ accountId: account.id, number: '+15550000001', route: 'sandbox' });
+    await expect(
+      store.numbers.add({ accountId: account.id, number: '+15550000001', route: 'sandbox' }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+    const trunk = await store.trunks.create({
+      accountId: account.id,
+      name: 't1',
+      uri: 'sip:pbx.test',
+      username: null,
+      passwordCiphertext: null,
+      fromDomain: null,
+    });
+    expect(await store.trunks.get(account.id, 't1')).toEqual(trunk);
+    await expect(store.trunks.create({ ...trunk })).rejects.toMatchObject({ code: 'conflict' });
+    const first = await store.apiKeys.revoke(account.id, key.id, '2030-01-01T00:00:00.000Z');
+    const second = await store.apiKeys.revoke(account.id, key.id, '2031-01-01T00:00:00.000Z');
+    expect(second?.revokedAt).toBe(first?.revokedAt);
+    expect(first?.revokedAt).toBe('2030-01-01T00:00:00.000Z');
+  });
+
+  it('first-run sign-up and service secrets are decided once, even when raced', async () => {
+    const other = await handle.openAnother();
+    const users = await Promise.all(
+      ['a@x.test', 'b@x.test', 'c@x.test'].map((email, i) =>
+        (i % 2 ? other : store).users.createFirst({ accountId: account.id, email, passwordHash: 'h' }),
+      ),
+    );
+    expect(users.filter((user) => user !== null)).toHaveLength(1);
+    expect(await store.users.count()).toBe(1);
+    const secrets = await Promise.all(
+      [store, other, store].map((s, i) => s.serviceSecret('recording', () => `value-${i}`)),
+    );
+    expect(new Set(secrets).size).toBe(1);
+    const user = users.find((u) => u !== null);
+    const session = await store.sessions.create({
+      tokenHash: 'th',
+      userId: user?.id ?? '',
+      csrfToken: 'c',
+      createdAt: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect((await store.sessions.find('th', new Date().toISOString()))?.session).toEqual(session);
+    expect(await store.sessions.deleteExpired(new Date(Date.now() + 120_000).toISOString())).toBe(1);
+  });
+
+  it('sandbox invites are recorded in order', async () => {
+    await store.sandboxInvites.record({
+      sipCallId: 'a',
+      toNumber: '+1555',
+      receivedAt: '2030-01-01T00:00:00.000Z',
+    });
+    await store.sandboxInvites.record({
+      sipCallId: 'b',
+      toNumber: '+1556',
+      receivedAt: '2030-01-01T00:00:01.000Z',
+    });
+    expect((await store.sandboxInvites.list()).map((invite) => invite.sipCallId)).toEqual(['a', 'b']);
+  });
+});
