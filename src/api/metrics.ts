@@ -6,8 +6,14 @@ import type { MetricsRegistry } from '../metrics/registry.js';
  * numbers), and is served without a key like /healthz: restrict it at your proxy if you need to.
  */
 export function registerMetricsRoute(app: FastifyInstance, registry: MetricsRegistry): void {
-  app.get('/metrics', { config: { public: true } }, async (_request, reply) => {
-    reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return registry.render();
-  });
+  const schema = { summary: 'Prometheus metrics (extension)', operationId: 'metrics', tags: ['service'] };
+  const text = { description: 'Prometheus text format 0.0.4.', content: { 'text/plain': {} } };
+  app.get(
+    '/metrics',
+    { schema, config: { public: true, extraResponses: { 200: text } } },
+    async (_request, reply) => {
+      reply.type('text/plain; version=0.0.4; charset=utf-8');
+      return registry.render();
+    },
+  );
 }
