@@ -1,0 +1,163 @@
+/** Request and response objects of the callwright API (see `GET /v1/openapi.json`). */
+
+export type CallStatus =
+  | 'queued'
+  | 'dialing'
+  | 'ringing'
+  | 'in_progress'
+  | 'completed'
+  | 'busy'
+  | 'no_answer'
+  | 'failed'
+  | 'canceled';
+
+export type TerminalCallStatus = 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled';
+
+export type EndReason =
+  | 'agent_hangup'
+  | 'callee_hangup'
+  | 'max_duration'
+  | 'silence_timeout'
+  | 'voicemail'
+  | 'rejected'
+  | 'unreachable'
+  | 'carrier_error'
+  | 'internal_error'
+  | 'interrupted';
+
+export type VariableValue = string | number | boolean;
+
+export interface CreateOutboundCallRequest {
+  /** The agent that conducts the call (must exist and be active). */
+  agent_id: string;
+  /** Caller ID, E.164, one of the account's numbers. */
+  from_number: string;
+  /** Number to call, E.164. */
+  to_number: string;
+  /** Replaces the agent's opening line for this call (at most 2,000 characters). */
+  first_message?: string;
+  /** Extra text for the agent's system prompt for this call (at most 10,000 characters). */
+  context?: string;
+  /** Values of variables the agent declares (at most 50). */
+  variables?: Record<string, VariableValue>;
+}
+
+export interface CreatedCall {
+  call_id: string;
+  status: 'queued';
+  agent_id: string;
+  to_number: string;
+  from_number: string;
+  created_at: string;
+}
+
+export interface TranscriptEntry {
+  role: 'agent' | 'callee';
+  text: string;
+  start_ms: number;
+  end_ms: number;
+}
+
+export interface Call {
+  call_id: string;
+  status: CallStatus;
+  agent_id: string;
+  to_number: string;
+  from_number: string;
+  created_at: string;
+  first_message?: string | null;
+  context?: string | null;
+  variables?: Record<string, VariableValue> | null;
+  end_reason?: EndReason | null;
+  answered_by?: 'human' | 'machine' | 'unknown' | null;
+  dialed_at?: string | null;
+  answered_at?: string | null;
+  ended_at?: string | null;
+  duration_seconds?: number | null;
+  timeline: Array<{ status: CallStatus; at: string }>;
+  transcript: TranscriptEntry[];
+  recording_url?: string | null;
+  extracted_data: Record<string, unknown>;
+  metrics?: Record<string, unknown> | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export interface ListCallsParams {
+  /** Page size, 1–100 (default 20). */
+  limit?: number;
+  status?: CallStatus;
+  /** Start after this cursor (a `next_cursor` of an earlier page). */
+  cursor?: string;
+}
+
+export interface ListEventsParams {
+  limit?: number;
+  cursor?: string;
+}
+
+export type EventDeliveryStatus = 'pending' | 'parked' | 'delivered' | 'failed';
+
+export interface WebhookEventSummary {
+  event_id: string;
+  type: 'call.completed';
+  call_id: string;
+  status: EventDeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+}
+
+export interface DeliveryAttempt {
+  attempted_at: string;
+  url: string;
+  status_code: number | null;
+  latency_ms: number;
+  response_excerpt: string;
+  error: string | null;
+}
+
+export interface WebhookEvent extends WebhookEventSummary {
+  /** The body exactly as it is sent. */
+  payload: CallCompletedEvent;
+  attempt_log: DeliveryAttempt[];
+}
+
+/** The body of the `call.completed` webhook (verify it with `callwright/webhooks` first). */
+export interface CallCompletedEvent {
+  type: 'call.completed';
+  id: string;
+  created_at: string;
+  data: {
+    call_id: string;
+    agent_id: string;
+    from_number: string;
+    to_number: string;
+    status: TerminalCallStatus;
+    end_reason: EndReason | null;
+    answered_by: 'human' | 'machine' | 'unknown' | null;
+    created_at: string;
+    dialed_at: string | null;
+    answered_at: string | null;
+    ended_at: string | null;
+    duration_seconds: number | null;
+    transcript: TranscriptEntry[];
+    recording_url: string | null;
+    extracted_data: Record<string, unknown>;
+    variables: Record<string, VariableValue>;
+    metrics: { response_latency_ms?: { p50: number | null; p95: number | null } };
+  };
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Aborts the request (and any wait between retries). */
+  signal?: AbortSignal;
+  /** Time limit of each attempt, overriding the client's `timeoutMs`. */
+  timeoutMs?: number;
+}
