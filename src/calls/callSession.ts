@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
@@ -181,13 +182,17 @@ export class CallSession {
       publicAddress: context.mediaPublicAddress,
     });
     this.rtp = rtp;
+    // The Call-ID is on the call row before the INVITE leaves: every INVITE a carrier sees can be
+    // traced to exactly one call (a second dial would leave an INVITE no call points to).
+    const sipCallId = randomBytes(16).toString('hex');
+    await context.store.calls.setSipCallId(call.id, sipCallId);
+    if (this.localEnding) return this.localEnding;
     const outgoing = context.ua.invite({
       ...invite,
+      callId: sipCallId,
       sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
     });
     this.outgoing = outgoing;
-    if (this.localEnding) void outgoing.hangUp();
-    await context.store.calls.setSipCallId(call.id, outgoing.callId);
 
     let ringing = false;
     outgoing.on('provisional', ({ status }) => {

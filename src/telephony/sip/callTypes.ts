@@ -24,6 +24,11 @@ export interface InviteOptions {
   readonly ringTimeoutMs?: number;
   /** Extra INVITE headers (not Via, From, To, Call-ID, CSeq, Contact, Route, Content-*, auth). */
   readonly extraHeaders?: readonly SipHeader[];
+  /**
+   * The Call-ID to use (a word of 16 to 128 token characters), so a caller can record it before
+   * the INVITE leaves; a random one by default.
+   */
+  readonly callId?: string;
 }
 
 export type CallFailureCause =

@@ -37,7 +37,7 @@ import type { NetworkTarget } from './transport.js';
 
 /** An outbound call: INVITE, provisional responses, answer or failure, then BYE. */
 export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements DialogOwner {
-  readonly callId = newCallId();
+  readonly callId: string;
   /** Settles once the call is over, whether it failed or was answered and then ended. */
   readonly outcome: Promise<CallOutcome>;
   private readonly services: CallServices;
@@ -65,6 +65,10 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     super(services.logger);
     const requestUri = parseSipUri(options.requestUri);
     if (requestUri === null) throw new TypeError('requestUri is not a SIP URI');
+    if (options.callId !== undefined && !/^[A-Za-z0-9.!%*_+`'~-]{16,128}$/.test(options.callId)) {
+      throw new TypeError('callId must be 16 to 128 token characters');
+    }
+    this.callId = options.callId ?? newCallId();
     if (parseSipUri(options.from.uri) === null || parseSipUri(options.to.uri) === null) {
       throw new TypeError('from.uri and to.uri must be SIP URIs');
     }
