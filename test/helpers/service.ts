@@ -8,9 +8,13 @@ import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { buildApp } from '../../src/api/app.js';
 import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js';
-import { MemoryRateLimiter } from '../../src/limits/rateLimiter.js';
+import { PostgresRateLimiter } from '../../src/limits/postgresRateLimiter.js';
+import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rateLimiter.js';
 import { createLogger } from '../../src/logger.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import type { Store } from '../../src/store/types.js';
+import { dropTestSchema, newTestSchema, openTestPostgresStore } from './postgres.js';
+import type { AnyStore, StoreKind } from './stores.js';
 
 /** Collects every log line the service writes, so tests can look for leaks. */
 export class LogCapture extends Writable {
@@ -25,12 +29,13 @@ export class LogCapture extends Writable {
 }
 
 export interface TestService {
+  kind: StoreKind;
   url: string;
-  store: SqliteStore;
+  store: AnyStore;
   app: FastifyInstance;
   dataDir: string;
   logs: LogCapture;
-  /** Stops the service and opens a new one on the same SQLite file. */
+  /** Stops the service and opens a new one on the same data (SQLite file or PostgreSQL schema). */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -38,6 +43,8 @@ export interface TestService {
 export interface TestServiceOptions {
   ratePolicy?: string;
   authFailurePolicy?: string;
+  /** Which store the API runs on (default sqlite); postgres uses a fresh schema of the test server. */
+  store?: StoreKind;
 }
 
 function policy(text: string): RatePolicy {
@@ -46,7 +53,10 @@ function policy(text: string): RatePolicy {
   return parsed;
 }
 
-/** A real service: a real SQLite file in a temporary directory, real HTTP on 127.0.0.1. */
+/**
+ * A real service: a real SQLite file in a temporary directory (or a fresh schema on the test run's
+ * PostgreSQL, with the shared rate limiter), real HTTP on 127.0.0.1.
+ */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callwright-test-'));
   const logs = new LogCapture();
@@ -57,13 +67,26 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     trustProxy: false,
   };
 
+  const kind = options.store ?? 'sqlite';
+  const schema = newTestSchema();
+  const logger = createLogger('info', logs);
+
   async function open() {
-    const store = SqliteStore.open(join(dataDir, 'callwright.db'));
+    let store: AnyStore;
+    let limiter: RateLimiter;
+    if (kind === 'postgres') {
+      const postgres = await openTestPostgresStore({ schema, logger });
+      store = postgres;
+      limiter = new PostgresRateLimiter(postgres.pool);
+    } else {
+      store = SqliteStore.open(join(dataDir, 'callwright.db'));
+      limiter = new MemoryRateLimiter();
+    }
     const app = await buildApp({
       store,
       config,
-      logger: createLogger('info', logs),
-      limiter: new MemoryRateLimiter(),
+      logger,
+      limiter,
       version: 'test',
     });
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -72,6 +95,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 
   let current = await open();
   const service: TestService = {
+    kind,
     get url() {
       return current.url;
     },
@@ -91,6 +115,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     async close() {
       await current.app.close();
       await current.store.close();
+      if (kind === 'postgres') await dropTestSchema(schema);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -107,7 +132,7 @@ export interface AccountFixture {
 
 /** An account with a key, an active agent declaring `customer_name` and `slot`, and a number. */
 export async function createAccountFixture(
-  store: SqliteStore,
+  store: Store,
   options: { name?: string; number?: string } = {},
 ): Promise<AccountFixture> {
   const account = await store.accounts.create({ name: options.name ?? 'Test account' });

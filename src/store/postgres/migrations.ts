@@ -192,7 +192,9 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       CREATE TABLE rate_buckets (
         bucket_key text PRIMARY KEY,
         tokens double precision NOT NULL,
-        updated_at_ms bigint NOT NULL
+        updated_at_ms bigint NOT NULL,
+        -- Whether the last take was allowed (the update's result, read back by RETURNING).
+        allowed boolean NOT NULL
       );
       CREATE INDEX rate_buckets_by_age ON rate_buckets (updated_at_ms);
     `,
