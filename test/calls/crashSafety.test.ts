@@ -169,6 +169,13 @@ describe('SIGKILL with calls queued, dialling and live', () => {
     const events = db.prepare('SELECT call_id, COUNT(*) AS n FROM events GROUP BY call_id').all() as {
       n: number;
     }[];
+    // Each call's Call-ID is stored before its INVITE leaves: an INVITE no call points to would be a second dial.
+    const orphanInvites = db
+      .prepare(
+        'SELECT COUNT(*) FROM sandbox_invites WHERE sip_call_id NOT IN (SELECT sip_call_id FROM calls WHERE sip_call_id IS NOT NULL)',
+      )
+      .pluck()
+      .get() as number;
     db.close();
     const receivedCallIds = [...eventCallIds.values()];
     console.log(
@@ -181,6 +188,7 @@ describe('SIGKILL with calls queued, dialling and live', () => {
     expect(new Set(receivedCallIds).size).toBe(callIds.length);
     expect(receivedCallIds).toHaveLength(callIds.length);
     expect(dialledTwice).toEqual([]);
+    expect(orphanInvites).toBe(0);
     expect(invitesAfter - invitesBefore).toBe(queued.length);
     expect(events).toHaveLength(callIds.length);
     expect(events.every((row) => row.n === 1)).toBe(true);
