@@ -1,0 +1,51 @@
+// A call.completed receiver that stores each event once, keyed by webhook-id.
+//
+//   npm run build
+//   WEBHOOK_SECRET=whsec_… PORT=4000 STORE_DIR=./received node examples/idempotent-receiver.mjs
+//
+// Delivery is at-least-once: a retry (or `events resend`) repeats the same webhook-id and body.
+// Each event is written to STORE_DIR/<webhook-id>.json with an exclusive create, which succeeds
+// exactly once however many copies arrive, even concurrently — a database would use a unique key
+// on the event id (INSERT … ON CONFLICT DO NOTHING). The answer is 2xx for a copy too, so the
+// sender stops retrying.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { verifyWebhook } from '../dist/webhooks/verify.js';
+
+const secret = process.env.WEBHOOK_SECRET;
+if (!secret) throw new Error('set WEBHOOK_SECRET');
+const storeDir = process.env.STORE_DIR ?? './received-events';
+mkdirSync(storeDir, { recursive: true });
+
+const server = createServer((req, res) => {
+  if (req.method !== 'POST') return res.writeHead(405).end();
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const rawBody = Buffer.concat(chunks);
+    let event;
+    try {
+      event = verifyWebhook(secret, req.headers, rawBody);
+    } catch (error) {
+      console.log(JSON.stringify({ refused: error.message }));
+      return res.writeHead(400).end();
+    }
+    const webhookId = req.headers['webhook-id'];
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(webhookId) || webhookId !== event.id) return res.writeHead(400).end();
+    try {
+      writeFileSync(join(storeDir, `${webhookId}.json`), rawBody, { flag: 'wx' });
+      console.log(
+        JSON.stringify({ stored: webhookId, call_id: event.data.call_id, status: event.data.status }),
+      );
+    } catch (error) {
+      if (error.code !== 'EEXIST') return res.writeHead(500).end();
+      console.log(JSON.stringify({ duplicate: webhookId }));
+    }
+    res.writeHead(204).end();
+  });
+});
+server.listen(Number(process.env.PORT ?? 4000), '127.0.0.1', () => {
+  console.log(JSON.stringify({ listening: server.address().port }));
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.close(() => process.exit(0)));
