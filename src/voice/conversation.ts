@@ -73,6 +73,8 @@ export class Conversation {
   private turnEndedAtMs: number | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private bargeIns = 0;
+  /** For each barge-in: from the start of the callee's speech to the agent's audio being cut. */
+  private readonly bargeInStopsMs: number[] = [];
   private dtmfReceived = '';
   private ended = false;
   private voicemailHandled = false;
@@ -125,6 +127,7 @@ export class Conversation {
         response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
         response_latencies_ms: sorted.map((value) => Math.round(value)),
         barge_ins: this.bargeIns,
+        barge_in_stop_ms: this.bargeInStopsMs,
         dtmf_received: this.dtmfReceived,
       },
     };
@@ -163,6 +166,8 @@ export class Conversation {
         this.bargeIns++;
         this.response?.abort();
         this.options.rtp.clear();
+        // The cut takes effect at the next send slot, at most one 20 ms frame later.
+        this.bargeInStopsMs.push(this.nowMs() - event.speechStartMs + 20);
       }
       const frames = [...this.preRoll];
       this.preRoll.length = 0;

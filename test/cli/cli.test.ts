@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
@@ -157,6 +157,117 @@ describe('agents', () => {
     expectOneLineError(await cli(['agents', 'activate', 'agt_missing']));
     expectOneLineError(await cli(['agents', 'deactivate']));
     expect(((await json(['agents', 'list'])).agents as unknown[]).length).toBe(before);
+  });
+});
+
+describe('agents: brains, scripts, extraction, voice', () => {
+  it('creates a script agent from a file and an llm agent with extraction fields and settings', async () => {
+    const scriptPath = resolve(import.meta.dirname, '../../examples/agents/appointment-confirmation.json');
+    const scripted = await json([
+      'agents',
+      'create',
+      '--name',
+      'Script',
+      '--prompt',
+      'p',
+      '--script',
+      scriptPath,
+    ]);
+    expect(scripted).toMatchObject({ brain: 'script', script: { start: 'greet' } });
+    const llm = await json([
+      'agents',
+      'create',
+      '--name',
+      'LLM',
+      '--prompt',
+      'p',
+      '--brain',
+      'llm',
+      '--llm-model',
+      'llama3.1',
+      '--voice',
+      'slt',
+      '--extract',
+      'confirmed:boolean:Did they confirm?',
+      '--extract',
+      'new_day:string:Which day',
+      '--voicemail-message',
+      'Please call back.',
+    ]);
+    expect(llm).toMatchObject({
+      brain: 'llm',
+      script: null,
+      extraction: [
+        { name: 'confirmed', type: 'boolean', description: 'Did they confirm?' },
+        { name: 'new_day', type: 'string', description: 'Which day' },
+      ],
+      settings: {
+        tts: { voice: 'slt' },
+        llm: { model: 'llama3.1' },
+        voicemail: { action: 'leave_message', message: 'Please call back.' },
+      },
+    });
+  });
+
+  it('refuses bad brains, scripts and fields', async () => {
+    expectOneLineError(await cli(['agents', 'create', '--name', 'x', '--prompt', 'p', '--brain', 'magic']));
+    expectOneLineError(
+      await cli(['agents', 'create', '--name', 'x', '--prompt', 'p', '--script', '/nonexistent.json']),
+    );
+    expectOneLineError(
+      await cli(['agents', 'create', '--name', 'x', '--prompt', 'p', '--extract', 'when:datetime:x']),
+    );
+    expectOneLineError(
+      await cli([
+        'agents',
+        'create',
+        '--name',
+        'x',
+        '--prompt',
+        'p',
+        '--brain',
+        'llm',
+        '--script',
+        resolve(import.meta.dirname, '../../examples/agents/appointment-confirmation.json'),
+      ]),
+    );
+  });
+});
+
+describe('trunks', () => {
+  it('adds a trunk without ever printing its password, binds a number to it, and removes it', async () => {
+    const added = await runCli(dataDir, [
+      'trunks',
+      'add',
+      '--name',
+      'carrier',
+      '--uri',
+      'sip:sip.example.com:5080',
+      '--username',
+      'acme',
+      '--password',
+      'hunter2-secret',
+      '--json',
+    ]);
+    expect(added.code).toBe(0);
+    expect(added.stdout).not.toContain('hunter2-secret');
+    expect(JSON.parse(added.stdout)).toMatchObject({ name: 'carrier', username: 'acme', password: 'set' });
+    const listed = await runCli(dataDir, ['trunks', 'list', '--json']);
+    expect(listed.stdout).not.toContain('hunter2');
+    expect(await json(['numbers', 'add', '+15550003000', '--route', 'carrier'])).toMatchObject({
+      route: expect.stringMatching(/^trk_/),
+    });
+    expectOneLineError(await cli(['trunks', 'remove', 'carrier']));
+    await json(['numbers', 'remove', '+15550003000']);
+    expect(await json(['trunks', 'remove', 'carrier'])).toMatchObject({ removed: true });
+  });
+
+  it('refuses bad trunks', async () => {
+    expectOneLineError(await cli(['trunks', 'add', '--name', 'bad', '--uri', 'http://x']));
+    expectOneLineError(await cli(['trunks', 'add', '--name', 'sandbox', '--uri', 'sip:x.example.com']));
+    expectOneLineError(
+      await cli(['trunks', 'add', '--name', 'half', '--uri', 'sip:x.example.com', '--username', 'u']),
+    );
   });
 });
 

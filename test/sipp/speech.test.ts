@@ -144,6 +144,12 @@ describe('SIPp playing recorded speech into the agent over a trunk', () => {
     );
     expect(answer).toMatchObject({ role: 'callee', text: expect.stringMatching(/yes/) });
     expect(goodbye?.text).toContain('confirmed for Tuesday');
-    expect((call.metrics as { barge_ins: number }).barge_ins).toBeGreaterThanOrEqual(1);
+    const { barge_ins: bargeIns, barge_in_stop_ms: stopsMs } = call.metrics as {
+      barge_ins: number;
+      barge_in_stop_ms: number[];
+    };
+    expect(bargeIns).toBeGreaterThanOrEqual(1);
+    // The agent's audio stopped within 200 ms of the callee starting to speak.
+    expect(stopsMs[0]).toBeLessThanOrEqual(200);
   }, 60_000);
 });

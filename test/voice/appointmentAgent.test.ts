@@ -125,3 +125,31 @@ describe('the example appointment agent on the sandbox', () => {
     expect(await service.store.agents.get(before!.accountId, agentId)).toEqual(before);
   }, 70_000);
 });
+
+describe('voicemail', () => {
+  it('leaves the configured message after the beep and hangs up (answered_by machine)', async () => {
+    const account = await service.store.accounts.create({ name: 'voicemail' });
+    const voicemailKey = (await createApiKey(service.store, account.id, 'vm')).key;
+    const agent = await createAgent(service.store, account.id, {
+      name: 'Leaves messages',
+      prompt: 'p',
+      variables: ['customer_name'].map(parseVariableDeclaration),
+      settings: {
+        voicemail: { action: 'leave_message', message: 'Hi {{customer_name}}, please call the clinic back.' },
+      },
+      maxDurationS: 40,
+    });
+    await addPhoneNumber(service.store, account.id, '+15550009999');
+    const result = await postCall(service.url, voicemailKey, {
+      agent_id: agent.id,
+      from_number: '+15550009999',
+      to_number: '+15550100004',
+      variables: { customer_name: 'Di' },
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 45_000);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'voicemail', answeredBy: 'machine' });
+    expect(call.transcript.filter((entry) => entry.role === 'agent').map((entry) => entry.text)).toContain(
+      'Hi Di, please call the clinic back.',
+    );
+  }, 50_000);
+});
