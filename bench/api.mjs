@@ -54,7 +54,10 @@ const db = new Database(dbPath, { readonly: true });
 // Two set lookups per call (a JSON scan of the jobs table per call would be quadratic).
 const queuedRows = new Set(db.prepare("SELECT id FROM calls WHERE status = 'queued'").pluck().all());
 const dispatchJobs = new Set(
-  db.prepare("SELECT json_extract(payload, '$.call_id') FROM jobs WHERE queue = 'call.dispatch'").pluck().all(),
+  db
+    .prepare("SELECT json_extract(payload, '$.call_id') FROM jobs WHERE queue = 'call.dispatch'")
+    .pluck()
+    .all(),
 );
 let missingRows = 0;
 let missingJobs = 0;
