@@ -22,6 +22,14 @@ export interface Config {
   telephony: TelephonyConfig;
   webhookAllowPrivate: boolean;
   voice: VoiceConfig;
+  database: DatabaseConfig;
+}
+
+/** DATABASE_URL switches storage and the queue to PostgreSQL (scale-out); null is the embedded SQLite. */
+export interface DatabaseConfig {
+  url: string | null;
+  /** CALLWRIGHT_DATABASE_SCHEMA: where the tables live; pg-boss's jobs go in `<schema>_jobs`. */
+  schema: string;
 }
 
 export interface VoiceConfig {
@@ -154,6 +162,21 @@ function readCookieSecure(env: Environment, port: number): boolean {
   return secure;
 }
 
+function readDatabase(env: Environment): DatabaseConfig {
+  const url = readValue(env, 'DATABASE_URL') ?? null;
+  if (url !== null && !/^postgres(ql)?:\/\/./.test(url)) {
+    throw new ConfigError('DATABASE_URL', 'must be a postgres:// or postgresql:// URL');
+  }
+  const schema = readValue(env, 'CALLWRIGHT_DATABASE_SCHEMA') ?? 'callwright';
+  if (!/^[a-z_][a-z0-9_]{0,50}$/.test(schema)) {
+    throw new ConfigError(
+      'CALLWRIGHT_DATABASE_SCHEMA',
+      'must be lower-case letters, digits and _ (at most 51)',
+    );
+  }
+  return { url, schema };
+}
+
 export function loadConfig(env: Environment = process.env): Config {
   const port = readPort(env, 'PORT', 3000);
   const host = readValue(env, 'HOST') ?? '127.0.0.1';
@@ -175,6 +198,7 @@ export function loadConfig(env: Environment = process.env): Config {
     cookieSecure: readCookieSecure(env, port),
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
+    database: readDatabase(env),
     voice: {
       openAiBaseUrl: readValue(env, 'CALLWRIGHT_OPENAI_BASE_URL')
         ? readPublicUrl(env, 'CALLWRIGHT_OPENAI_BASE_URL', '')

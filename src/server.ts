@@ -1,18 +1,23 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
+import { installErrorHandlers } from './api/errors.js';
+import { registerHealthRoutes } from './api/health.js';
 import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks.js';
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
+import { remoteCallControl } from './calls/remoteCallControl.js';
 import type { Config } from './config.js';
 import { AppError } from './domain/errors.js';
+import { PostgresRateLimiter } from './limits/postgresRateLimiter.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
 import { loadSecretBox } from './secrets/secretBox.js';
-import { SqliteStore } from './store/sqlite/sqliteStore.js';
+import { openConfiguredStore, type ServiceStore } from './store/openStore.js';
+import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
 import { VoiceStack } from './voice/voiceStack.js';
 import {
@@ -21,11 +26,18 @@ import {
   startDeliveryWorker,
 } from './webhooks/deliveryWorker.js';
 
+/** api: the public API and dashboard only; worker: calls and webhooks (and /healthz, /readyz); all: both. */
+export const serviceRoles = ['all', 'api', 'worker'] as const;
+export type ServiceRole = (typeof serviceRoles)[number];
+
 export interface RunningService {
+  role: ServiceRole;
   app: FastifyInstance;
-  store: SqliteStore;
-  calls: CallWorker;
-  webhooks: DeliveryWorker;
+  store: ServiceStore;
+  /** Null in an API-only process. */
+  calls: CallWorker | null;
+  /** Null in an API-only process. */
+  webhooks: DeliveryWorker | null;
   /** The address the API listens on, e.g. http://127.0.0.1:3000. */
   url: string;
   close(): Promise<void>;
@@ -70,6 +82,15 @@ function lockDataDir(dataDir: string): () => void {
   throw new AppError('conflict', `cannot lock ${dataDir}`);
 }
 
+/** A worker process serves no /v1: only liveness and readiness on its port. */
+async function buildWorkerApp(store: ServiceStore): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  installErrorHandlers(app);
+  registerHealthRoutes(app, store);
+  await app.ready();
+  return app;
+}
+
 /**
  * Opens the store, starts the call worker and the API: the `serve` command, and what tests start.
  * With `handleSignals`, SIGTERM and SIGINT close it gracefully.
@@ -79,6 +100,8 @@ export async function startService(
   logger: Logger,
   options: {
     handleSignals?: boolean;
+    /** Which parts this process runs (`serve --role`); default all. */
+    role?: ServiceRole;
     /** Test and benchmark knobs of the webhook delivery worker (short retry delays, timeouts). */
     webhookDelivery?: Pick<
       DeliveryWorkerOptions,
@@ -86,8 +109,23 @@ export async function startService(
     >;
   } = {},
 ): Promise<RunningService> {
-  const unlock = lockDataDir(config.dataDir);
-  const store = SqliteStore.open(config.sqlitePath);
+  const role = options.role ?? 'all';
+  const scaleOut = config.database.url !== null;
+  if (!scaleOut && role !== 'all') {
+    throw new AppError(
+      'validation_error',
+      `--role ${role} needs DATABASE_URL (PostgreSQL): SQLite is one process`,
+    );
+  }
+  // Embedded: one process per data directory. PostgreSQL: any number, recovery by lease expiry.
+  const unlock = scaleOut ? () => undefined : lockDataDir(config.dataDir);
+  let store: ServiceStore;
+  try {
+    store = await openConfiguredStore(config, logger);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   let calls: CallWorker | undefined;
   let webhooks: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
@@ -98,53 +136,65 @@ export async function startService(
       publicUrl: config.publicUrl,
       keyBase64: await store.serviceSecret(recordingLinkKeyName, () => randomBytes(32).toString('base64')),
     });
-    const deliveries = startDeliveryWorker({
-      events: store.events,
-      endpoints: store.webhookEndpoints,
-      queue: store.queue,
-      logger,
-      allowPrivate: config.webhookAllowPrivate,
-      workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
-      ...options.webhookDelivery,
-    });
-    webhooks = deliveries;
+    const runsWorkers = role !== 'api';
+    const deliveries = !runsWorkers
+      ? null
+      : startDeliveryWorker({
+          events: store.events,
+          endpoints: store.webhookEndpoints,
+          queue: store.queue,
+          logger,
+          allowPrivate: config.webhookAllowPrivate,
+          workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
+          ...options.webhookDelivery,
+        });
+    webhooks = deliveries ?? undefined;
     const buildEvent = completedEventBuilder((call) => recordingLinks.urlFor(call));
     // The event is committed with the call in the same batch; the hint runs after that commit.
     const buildEventAndWake: CompletedEventBuilder = (call) => {
-      setImmediate(() => deliveries.wake());
+      setImmediate(() => deliveries?.wake());
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
-    voice = await VoiceStack.start(config.voice, logger.child({ component: 'voice' }));
-    calls = await startCallWorker({
-      config,
-      voice,
-      recordingsDir: join(config.dataDir, 'recordings'),
-      metrics,
-      store,
-      queue: store.queue,
-      logger,
-      secretBox,
-      buildEvent: buildEventAndWake,
-      soleWorker: true,
-    });
-    app = await buildApp({
-      metrics: metrics.registry,
-      store,
-      config,
-      logger,
-      limiter: new MemoryRateLimiter(),
-      version: packageVersion(),
-      callControl: calls.dispatcher,
-      dashboard: {
-        secretBox,
-        cookieSecure: config.cookieSecure,
-        dataDir: config.dataDir,
-        webhookAllowPrivate: config.webhookAllowPrivate,
-      },
-      recordings: { links: recordingLinks, baseDir: config.dataDir },
-      wakeWebhookDelivery: () => deliveries.wake(),
-    });
+    // The sandbox carrier runs inside each worker process (its own, on loopback).
+    voice = runsWorkers
+      ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }))
+      : undefined;
+    calls = !voice
+      ? undefined
+      : await startCallWorker({
+          config,
+          voice,
+          recordingsDir: join(config.dataDir, 'recordings'),
+          metrics,
+          store,
+          queue: store.queue,
+          logger,
+          secretBox,
+          buildEvent: buildEventAndWake,
+          soleWorker: !scaleOut,
+        });
+    app =
+      role === 'worker'
+        ? await buildWorkerApp(store)
+        : await buildApp({
+            metrics: metrics.registry,
+            store,
+            config,
+            logger,
+            limiter:
+              store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter(),
+            version: packageVersion(),
+            callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
+            dashboard: {
+              secretBox,
+              cookieSecure: config.cookieSecure,
+              dataDir: config.dataDir,
+              webhookAllowPrivate: config.webhookAllowPrivate,
+            },
+            recordings: { links: recordingLinks, baseDir: config.dataDir },
+            wakeWebhookDelivery: () => deliveries?.wake(),
+          });
     const url = await app.listen({ port: config.port, host: config.host });
     let closing: Promise<void> | undefined;
     const runningApp = app;
@@ -153,9 +203,9 @@ export async function startService(
     const close = () => {
       closing ??= (async () => {
         await runningApp.close();
-        await runningCalls.close();
-        await deliveries.stop();
-        await runningVoice.close();
+        await runningCalls?.close();
+        await deliveries?.stop();
+        await runningVoice?.close();
         await store.close();
         unlock();
         logger.info('stopped');
@@ -170,8 +220,8 @@ export async function startService(
         });
       }
     }
-    logger.info({ url, dataDir: config.dataDir }, 'callwright listening');
-    return { app, store, calls, webhooks: deliveries, url, close };
+    logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
+    return { role, app, store, calls: calls ?? null, webhooks: deliveries, url, close };
   } catch (error) {
     await app?.close();
     await calls?.close(0);

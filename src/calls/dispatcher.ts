@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
-import { AppError } from '../domain/errors.js';
 import type { JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
 import type { CallRecord } from '../store/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
+import { cancelThroughStore } from './remoteCallControl.js';
 
 export interface DispatcherOptions {
   queue: JobQueue;
@@ -31,6 +31,7 @@ export class CallDispatcher {
   private readonly sessions = new Map<string, CallSession>();
   private pollTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  private cancelCheckTimer: NodeJS.Timeout | null = null;
   private polling = false;
   private pollAgain = false;
   private stopped = true;
@@ -64,6 +65,9 @@ export class CallDispatcher {
       Math.max(1_000, Math.floor(this.leaseMs / 3)),
     );
     this.heartbeatTimer.unref();
+    // Cancel requests stored by other processes (an API process, another worker) for our calls.
+    this.cancelCheckTimer = setInterval(() => void this.hangUpCancelRequested(), 500);
+    this.cancelCheckTimer.unref();
     this.schedulePoll(0);
   }
 
@@ -87,11 +91,19 @@ export class CallDispatcher {
       session.cancel();
       return session.done;
     }
-    const current = await this.context.store.calls.getById(call.id);
-    if (current && ['dialing', 'ringing', 'in_progress'].includes(current.status)) {
-      throw new AppError('conflict', 'the call is held by another worker; retry shortly');
+    // Held by another worker: it hangs up on the request it finds in the store.
+    return cancelThroughStore(this.context.store, call, this.context.buildEvent);
+  }
+
+  private async hangUpCancelRequested(): Promise<void> {
+    if (this.sessions.size === 0) return;
+    try {
+      for (const callId of await this.context.store.calls.listCancelRequests(this.context.workerId)) {
+        this.sessions.get(callId)?.cancel();
+      }
+    } catch (error) {
+      this.context.logger.error({ err: error }, 'cancel request check failed');
     }
-    return null;
   }
 
   /** Stops taking calls; hangs up live calls still up after `deadlineMs`, then waits for them to end. */
@@ -106,6 +118,8 @@ export class CallDispatcher {
     await Promise.all([...this.sessions.values()].map((session) => session.done));
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
+    if (this.cancelCheckTimer) clearInterval(this.cancelCheckTimer);
+    this.cancelCheckTimer = null;
   }
 
   private schedulePoll(delayMs: number): void {

@@ -2,13 +2,13 @@ import { ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
 import { loadSecretBox } from '../secrets/secretBox.js';
-import { SqliteStore } from '../store/sqlite/sqliteStore.js';
+import { openConfiguredStore, type ServiceStore } from '../store/openStore.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
 
 export const usage = `Usage: callwright <command> [options]
 
-  serve                                    run the API (and, later, workers and dashboard)
+  serve [--role all|api|worker]            run the service; with DATABASE_URL, api and worker processes apart
   accounts create --name NAME [--rate-limit 100/10s] [--max-live-calls N]
   accounts list
   keys create --name NAME                  prints the key once; store it
@@ -58,7 +58,7 @@ function oneLine(text: string): string {
 
 /** Runs one command line; resolves to the exit status. Errors are one line on stderr. */
 export async function runCli(argv: string[], out: CliOutput): Promise<number> {
-  let store: SqliteStore | undefined;
+  let store: ServiceStore | undefined;
   try {
     const { rest, json, help, accountId } = splitGlobalOptions(argv);
     const [group, verb, ...args] = rest;
@@ -68,14 +68,20 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
     }
     const config = loadConfig();
     if (group === 'serve') {
-      if (verb !== undefined) throw new UsageError(`serve takes no argument "${verb}"`);
-      const logger = createLogger(config.logLevel);
+      const serveArgs = [verb, ...args].filter((arg): arg is string => arg !== undefined);
+      const roleArg = serveArgs[0] === '--role' ? serveArgs[1] : serveArgs[0]?.replace(/^--role=/, '');
+      const expectedArgs = serveArgs[0] === '--role' ? 2 : serveArgs[0]?.startsWith('--role=') ? 1 : 0;
+      if (serveArgs.length !== expectedArgs)
+        throw new UsageError(`serve takes only --role, got "${serveArgs[0]}"`);
       // Loaded only here: admin verbs should not pay for the HTTP stack at start-up.
-      const { startService } = await import('../server.js');
-      await startService(config, logger, { handleSignals: true });
+      const { serviceRoles, startService } = await import('../server.js');
+      const role = serviceRoles.find((candidate) => candidate === (roleArg ?? 'all'));
+      if (!role) throw new UsageError(`--role must be one of ${serviceRoles.join(', ')}`);
+      const logger = createLogger(config.logLevel);
+      await startService(config, logger, { handleSignals: true, role });
       return 0;
     }
-    store = SqliteStore.open(config.sqlitePath);
+    store = await openConfiguredStore(config, createLogger('silent'));
     const secretBox = () =>
       loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
     const webhookAllowPrivate = config.webhookAllowPrivate;

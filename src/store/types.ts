@@ -230,6 +230,10 @@ export interface CallRepository {
    */
   finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null>;
   countByStatus(accountId?: string): Promise<Record<string, number>>;
+  /** Asks the worker holding a live call to hang it up (it may be another process). False: not live. */
+  requestCancel(callId: string, atIso: string): Promise<boolean>;
+  /** The ids of this worker's live calls that someone asked to cancel. */
+  listCancelRequests(workerId: string): Promise<string[]>;
 }
 
 export interface TrunkRecord {

@@ -34,7 +34,7 @@ describe('GET /metrics', () => {
     const text = metrics.text;
     expect(sample(text, 'callwright_calls{status="failed"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'callwright_calls{status="queued"}')).toBe(0);
-    expect(sample(text, `callwright_live_calls{worker="${service.calls.workerId}"}`)).toBe(0);
+    expect(sample(text, `callwright_live_calls{worker="${service.calls?.workerId}"}`)).toBe(0);
     expect(sample(text, 'callwright_queue_jobs{queue="call.dispatch"}')).toBe(0);
     expect(text).toContain('callwright_queue_oldest_job_age_seconds{queue="webhook.deliver"}');
     expect(text).toContain('callwright_webhook_backlog');

@@ -201,6 +201,24 @@ export class PostgresCalls implements CallRepository {
     });
   }
 
+  async requestCancel(callId: string, atIso: string): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE calls SET cancel_requested_at = COALESCE(cancel_requested_at, $1)
+       WHERE id = $2 AND status IN ${liveStatuses}`,
+      [atIso, callId],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async listCancelRequests(workerId: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `SELECT id FROM calls WHERE worker_id = $1 AND status IN ${liveStatuses}
+         AND cancel_requested_at IS NOT NULL ORDER BY id`,
+      [workerId],
+    );
+    return rows.map((row) => row.id);
+  }
+
   async countByStatus(accountId?: string): Promise<Record<string, number>> {
     const { rows } = accountId
       ? await this.pool.query<{ status: string; n: number }>(

@@ -33,6 +33,8 @@ export class SqliteCalls implements CallRepository {
   private readonly insertEvent;
   private readonly statusCounts;
   private readonly statusCountsForAccount;
+  private readonly requestCancelStatement;
+  private readonly cancelRequests;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -90,6 +92,16 @@ export class SqliteCalls implements CallRepository {
       `INSERT INTO events (id, account_id, type, call_id, body, created_at, status)
        VALUES (?, ?, 'call.completed', ?, ?, ?, 'pending')`,
     );
+    this.requestCancelStatement = db.prepare(
+      `UPDATE calls SET cancel_requested_at = COALESCE(cancel_requested_at, ?)
+       WHERE id = ? AND status IN ${liveStatuses}`,
+    );
+    this.cancelRequests = db
+      .prepare(
+        `SELECT id FROM calls WHERE worker_id = ? AND status IN ${liveStatuses}
+         AND cancel_requested_at IS NOT NULL ORDER BY id`,
+      )
+      .pluck();
     this.statusCounts = db.prepare('SELECT status, COUNT(*) AS n FROM calls GROUP BY status');
     this.statusCountsForAccount = db.prepare(
       'SELECT status, COUNT(*) AS n FROM calls WHERE account_id = ? GROUP BY status',
@@ -208,6 +220,14 @@ export class SqliteCalls implements CallRepository {
       });
       return call;
     });
+  }
+
+  async requestCancel(callId: string, atIso: string): Promise<boolean> {
+    return this.requestCancelStatement.run(atIso, callId).changes > 0;
+  }
+
+  async listCancelRequests(workerId: string): Promise<string[]> {
+    return this.cancelRequests.all(workerId) as string[];
   }
 
   async countByStatus(accountId?: string): Promise<Record<string, number>> {

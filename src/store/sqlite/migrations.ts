@@ -200,4 +200,12 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX calls_by_account_created ON calls (account_id, created_at);
     `,
   },
+  {
+    version: 5,
+    name: 'cancel requests for live calls',
+    sql: `
+      -- Set to ask the worker holding the live call to hang it up.
+      ALTER TABLE calls ADD COLUMN cancel_requested_at TEXT;
+    `,
+  },
 ];
