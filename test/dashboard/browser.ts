@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 
 /**
@@ -21,4 +24,12 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-export const screenshotDir = new URL('../../docs/screenshots/', import.meta.url).pathname;
+/**
+ * Where the tests save their screenshots: `docs/screenshots/` when CALLWRIGHT_UPDATE_SCREENSHOTS=1
+ * (to refresh the README's pictures), otherwise a temporary folder, so a test run leaves the
+ * working tree as it found it.
+ */
+export const screenshotDir =
+  process.env.CALLWRIGHT_UPDATE_SCREENSHOTS === '1'
+    ? new URL('../../docs/screenshots/', import.meta.url).pathname
+    : `${mkdtempSync(join(tmpdir(), 'callwright-screenshots-'))}/`;
