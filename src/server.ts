@@ -15,8 +15,10 @@ import { PostgresRateLimiter } from './limits/postgresRateLimiter.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
+import { queueNames } from './queue/types.js';
 import { loadSecretBox } from './secrets/secretBox.js';
 import { openConfiguredStore, type ServiceStore } from './store/openStore.js';
+import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
 import { VoiceStack } from './voice/voiceStack.js';
@@ -196,6 +198,15 @@ export async function startService(
             wakeWebhookDelivery: () => deliveries?.wake(),
           });
     const url = await app.listen({ port: config.port, host: config.host });
+    // Started once nothing else can fail, so start-up errors leave no connection behind.
+    const jobListener =
+      config.database.url !== null && runsWorkers
+        ? listenForJobs({
+            connectionString: config.database.url,
+            logger,
+            onJob: (queue) => (queue === queueNames.dispatch ? calls?.dispatcher.wake() : deliveries?.wake()),
+          })
+        : null;
     let closing: Promise<void> | undefined;
     const runningApp = app;
     const runningCalls = calls;
@@ -203,6 +214,7 @@ export async function startService(
     const close = () => {
       closing ??= (async () => {
         await runningApp.close();
+        await jobListener?.close();
         await runningCalls?.close();
         await deliveries?.stop();
         await runningVoice?.close();
