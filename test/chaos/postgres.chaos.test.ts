@@ -1,0 +1,226 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mainScript } from '../helpers/cli.js';
+import { postCall } from '../helpers/http.js';
+import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+
+/**
+ * Chaos on PostgreSQL: 2 API and 3 worker processes (the built `serve --role …`) over one
+ * database, 500 calls to a mix of sandbox personas, worker processes killed with SIGKILL at random
+ * moments and restarted. Afterwards every accepted call has exactly one terminal status and
+ * exactly one call.completed event id reached the receiver, and no call was dialled twice.
+ */
+
+const calls = 500;
+const schema = newTestSchema();
+const workDir = mkdtempSync(join(tmpdir(), 'callwright-chaos-'));
+const children = new Set<ChildProcess>();
+const personas = [
+  '+15550100002',
+  '+15550100005',
+  '+15550100006',
+  '+15550100007',
+  '+15550100003',
+  '+15550100001',
+];
+
+function baseEnv(): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: testPostgresUrl(),
+    CALLWRIGHT_DATABASE_SCHEMA: schema,
+    CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
+    CALLWRIGHT_DATA_DIR: workDir,
+    CALLWRIGHT_RATE_LIMIT: '100000/1s',
+    CALLWRIGHT_RING_TIMEOUT_S: '5',
+    CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+function cli(args: string[]): Record<string, unknown> {
+  return JSON.parse(
+    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env: baseEnv(), encoding: 'utf8' }),
+  );
+}
+
+/** Starts `serve --role ROLE`; resolves with its API URL once it logs that it listens. */
+function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
+  const rtpBase = 45_000 + slot * 1_000;
+  const child = spawn(process.execPath, [mainScript, 'serve', '--role', role], {
+    env: {
+      ...baseEnv(),
+      LOG_LEVEL: 'info',
+      CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
+      CALLWRIGHT_SIP_BIND: '127.0.0.1',
+      CALLWRIGHT_SIP_PORT: '0',
+      CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${role} ${slot} did not start`)), 30_000);
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1] as string });
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+    });
+  });
+}
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(workDir, { recursive: true, force: true });
+  await dropTestSchema(schema);
+});
+
+describe('chaos on PostgreSQL: 2 API and 3 worker processes, workers killed and restarted', () => {
+  it(`accepts ${calls} calls and ends each exactly once with exactly one event, dialling none twice`, async () => {
+    const account = cli(['accounts', 'create', '--name', 'chaos', '--max-live-calls', '40'])
+      .account_id as string;
+    const key = cli(['keys', 'create', '--name', 'chaos', '--account', account]).key as string;
+    const agent = cli([
+      'agents',
+      'create',
+      '--name',
+      'a',
+      '--prompt',
+      'p',
+      '--max-duration',
+      '2',
+      '--account',
+      account,
+    ]).agent_id as string;
+    cli(['numbers', 'add', '+15550009999', '--account', account]);
+
+    const received = new Map<string, Set<string>>();
+    let deliveries = 0;
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        deliveries++;
+        const callId = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } }).data
+          .call_id;
+        const ids = received.get(callId) ?? new Set<string>();
+        ids.add(String(request.headers['webhook-id']));
+        received.set(callId, ids);
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    cli([
+      'webhook',
+      'set',
+      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      '--account',
+      account,
+    ]);
+
+    const apis = await Promise.all([serve('api', 0), serve('api', 1)]);
+    const workers = await Promise.all([serve('worker', 2), serve('worker', 3), serve('worker', 4)]);
+
+    // Kill a random worker every few seconds while calls flow, and start a new one in its slot.
+    let kills = 0;
+    let chaosOn = true;
+    const chaos = (async () => {
+      while (chaosOn && kills < 6) {
+        await new Promise((done) => setTimeout(done, 2_000 + Math.random() * 3_000));
+        if (!chaosOn) break;
+        const slot = Math.floor(Math.random() * workers.length);
+        const victim = workers[slot];
+        if (!victim) continue;
+        victim.child.kill('SIGKILL');
+        kills++;
+        await new Promise((done) => setTimeout(done, 500));
+        workers[slot] = await serve('worker', 2 + slot);
+      }
+    })();
+
+    const accepted: string[] = [];
+    let refused = 0;
+    const queue = Array.from({ length: calls }, (_, index) => index);
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let index = queue.shift(); index !== undefined; index = queue.shift()) {
+          const api = apis[index % apis.length] as { url: string };
+          const result = await postCall(api.url, key, {
+            agent_id: agent,
+            from_number: '+15550009999',
+            to_number: personas[index % personas.length],
+          });
+          if (result.status === 200) accepted.push((result.body as { call_id: string }).call_id);
+          else refused++;
+        }
+      }),
+    );
+
+    const db = new pg.Client({ connectionString: testPostgresUrl() });
+    await db.connect();
+    await db.query(`SET search_path TO ${schema}`);
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const open = await db.query(
+        `SELECT COUNT(*)::int AS n FROM calls WHERE status NOT IN ('completed','busy','no_answer','failed','canceled')`,
+      );
+      if (open.rows[0].n === 0) break;
+      if (Date.now() > deadline) throw new Error(`${open.rows[0].n} calls still open`);
+      await new Promise((done) => setTimeout(done, 500));
+    }
+    chaosOn = false;
+    await chaos;
+    for (let waited = 0; received.size < accepted.length && waited < 120_000; waited += 500) {
+      await new Promise((done) => setTimeout(done, 500));
+    }
+
+    const statuses = await db.query(
+      'SELECT status, end_reason, COUNT(*)::int AS n FROM calls GROUP BY 1, 2 ORDER BY 1, 2',
+    );
+    const events = await db.query('SELECT call_id, COUNT(*)::int AS n FROM events GROUP BY call_id');
+    const orphanInvites = await db.query(
+      'SELECT COUNT(*)::int AS n FROM sandbox_invites WHERE sip_call_id NOT IN (SELECT sip_call_id FROM calls WHERE sip_call_id IS NOT NULL)',
+    );
+    const invitesPerCall = await db.query(
+      'SELECT c.id, COUNT(i.sip_call_id)::int AS n FROM calls c LEFT JOIN sandbox_invites i ON i.sip_call_id = c.sip_call_id GROUP BY c.id',
+    );
+    await db.end();
+    receiver.close();
+    for (const child of children) child.kill('SIGTERM');
+
+    const dialledTwice = invitesPerCall.rows.filter((row) => row.n > 1).length;
+    const eventIdsPerCall = accepted.map((id) => received.get(id)?.size ?? 0);
+    console.log(
+      `chaos: ${accepted.length} calls accepted (${refused} refused), ${kills} workers SIGKILLed and restarted; ` +
+        `terminal: ${statuses.rows.map((row) => `${row.status}/${row.end_reason ?? '-'} ${row.n}`).join(', ')}; ` +
+        `events in the outbox: ${events.rows.length}; event ids received: ${received.size} calls ` +
+        `(${eventIdsPerCall.filter((n) => n === 1).length} with exactly one), ${deliveries} deliveries; ` +
+        `INVITEs dialled twice: ${dialledTwice}, orphan INVITEs: ${orphanInvites.rows[0].n}`,
+    );
+    expect(refused).toBe(0);
+    expect(accepted).toHaveLength(calls);
+    expect(statuses.rows.reduce((sum, row) => sum + row.n, 0)).toBe(calls);
+    expect(events.rows).toHaveLength(calls);
+    expect(events.rows.every((row) => row.n === 1)).toBe(true);
+    expect(eventIdsPerCall.every((n) => n === 1)).toBe(true);
+    expect(dialledTwice).toBe(0);
+    expect(orphanInvites.rows[0].n).toBe(0);
+    expect(kills).toBeGreaterThan(0);
+  }, 420_000);
+});
