@@ -83,3 +83,15 @@ console.log(
   `durability: ${acceptedCallIds.length} calls answered 200; ${missingRows} without their row, ${missingJobs} without their dispatch job`,
 );
 if (missingRows > 0 || missingJobs > 0 || create.non2xx > 0) process.exitCode = 1;
+
+if (process.argv.includes('--postgres')) {
+  const { benchPostgres } = await import('./apiPostgres.mjs');
+  const figures = await benchPostgres({ durationS, connections });
+  console.log(
+    `${'PostgreSQL, 2 API procs'.padEnd(22)} ${String(Math.round(figures.requestsPerSecond)).padStart(7)} req/s  p50 ${String(figures.p50Ms).padStart(4)} ms  p99 ${String(figures.p99Ms).padStart(4)} ms  non-2xx ${figures.non2xx}  (embedded: ${Math.round(create.requests.average)} req/s, p99 ${create.latency.p99} ms)`,
+  );
+  console.log(
+    `durability (PostgreSQL): ${figures.accepted} calls answered 200; ${figures.missingRows} without their row`,
+  );
+  if (figures.missingRows > 0 || figures.non2xx > 0) process.exitCode = 1;
+}

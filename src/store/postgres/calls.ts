@@ -24,8 +24,8 @@ export class PostgresCalls implements CallRepository {
     private readonly queue: PgBossJobQueue,
   ) {}
 
-  createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
-    return withTransaction(this.pool, async (client) => {
+  async createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
+    const created = await withTransaction(this.pool, async (client) => {
       // FOR SHARE: a revoke committing now waits for this insert, or this insert sees it.
       const key = await client.query(
         'SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE',
@@ -54,10 +54,16 @@ export class PostgresCalls implements CallRepository {
         payload: { call_id: input.id },
         runAtMs: Date.parse(input.createdAt),
       });
-      // Delivered on commit only: a wake-up hint for workers listening in other processes.
-      await client.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.dispatch]);
       return toCall(rows[0] as CallRow);
     });
+    // A wake-up hint for workers in other processes, sent after the commit: a NOTIFY inside the
+    // transaction would serialise every creating transaction's commit on the notification queue.
+    if (created) this.notify(queueNames.dispatch);
+    return created;
+  }
+
+  private notify(queue: string): void {
+    this.pool.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queue]).catch(() => undefined);
   }
 
   async get(accountId: string, callId: string): Promise<CallRecord | null> {
@@ -162,8 +168,12 @@ export class PostgresCalls implements CallRepository {
     return rows.map(toCall);
   }
 
-  finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null> {
-    return withTransaction(this.pool, async (client) => {
+  async finish(
+    callId: string,
+    finish: CallFinish,
+    buildEvent: CompletedEventBuilder,
+  ): Promise<CallRecord | null> {
+    const finished = await withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<CallRow>(
         `UPDATE calls SET status = $2, end_reason = $3, answered_by = COALESCE($4, answered_by),
            transcript = COALESCE($5::jsonb, transcript), recording_path = COALESCE($6, recording_path),
@@ -196,9 +206,10 @@ export class PostgresCalls implements CallRepository {
         payload: { event_id: event.id },
         runAtMs: Date.parse(event.createdAt),
       });
-      await client.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.webhook]);
       return call;
     });
+    if (finished) this.notify(queueNames.webhook);
+    return finished;
   }
 
   async requestCancel(callId: string, atIso: string): Promise<boolean> {
