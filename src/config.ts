@@ -53,6 +53,8 @@ export interface TelephonyConfig {
   ringTimeoutMs: number;
   /** Live calls one worker process holds at most. */
   workerMaxCalls: number;
+  /** On SIGTERM, how long live calls may go on before they are hung up. */
+  shutdownGraceMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -214,6 +216,7 @@ export function loadConfig(env: Environment = process.env): Config {
       ...readRtpPorts(env),
       ringTimeoutMs: readInteger(env, 'CALLWRIGHT_RING_TIMEOUT_S', 30, 5, 300) * 1000,
       workerMaxCalls: readInteger(env, 'CALLWRIGHT_WORKER_MAX_CALLS', 200, 1, 5000),
+      shutdownGraceMs: readInteger(env, 'CALLWRIGHT_SHUTDOWN_GRACE_S', 10, 0, 3600) * 1000,
     },
   };
 }

@@ -215,7 +215,7 @@ export async function startService(
       closing ??= (async () => {
         await runningApp.close();
         await jobListener?.close();
-        await runningCalls?.close();
+        await runningCalls?.close(config.telephony.shutdownGraceMs);
         await deliveries?.stop();
         await runningVoice?.close();
         await store.close();

@@ -1,4 +1,7 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall, request } from '../helpers/http.js';
 
@@ -186,5 +189,31 @@ describe('the silence timeout', () => {
     const talked = Date.parse(call.endedAt as string) - Date.parse(call.inProgressAt as string);
     expect(talked).toBeGreaterThanOrEqual(1_900);
     expect(talked).toBeLessThan(6_000);
+  }, 30_000);
+});
+
+describe('graceful shutdown', () => {
+  it('stops taking calls, lets live calls run for the grace period, then ends them failed / interrupted', async () => {
+    const stopping = await startFullService({ CALLWRIGHT_SHUTDOWN_GRACE_S: '1' });
+    const quiet = await callFixture(stopping, { maxDurationS: 60 });
+    const result = await postCall(stopping.url, quiet.key, {
+      agent_id: quiet.agentId,
+      from_number: quiet.from,
+      to_number: '+15550100007',
+    });
+    const callId = (result.body as { call_id: string }).call_id;
+    for (let i = 0; i < 50 && (await stopping.store.calls.getById(callId))?.status !== 'in_progress'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const startedAt = Date.now();
+    await stopping.close();
+    const tookMs = Date.now() - startedAt;
+    const check = SqliteStore.open(join(stopping.dataDir, 'callwright.db'));
+    const call = await check.calls.getById(callId);
+    await check.close();
+    expect(call).toMatchObject({ status: 'failed', endReason: 'interrupted' });
+    expect(tookMs).toBeGreaterThanOrEqual(900);
+    expect(tookMs).toBeLessThan(8_000);
+    rmSync(stopping.dataDir, { recursive: true, force: true });
   }, 30_000);
 });
