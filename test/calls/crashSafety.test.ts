@@ -1,11 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mainScript, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
 /**
@@ -14,7 +15,6 @@ import { postCall } from '../helpers/http.js';
  * in flight end failed/interrupted, and no call was dialled twice (the sandbox's INVITE record).
  */
 
-const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-crash-'));
 const rtpBase = 30_000 + (process.pid % 100) * 100;
 const env = {
@@ -37,22 +37,9 @@ function cli(args: string[]): Record<string, unknown> {
 }
 
 async function serve(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [mainScript, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error('serve did not start')), 15_000);
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        done(match[1] as string);
-      }
-    });
-    child.on('exit', () => fail(new Error(`serve exited: ${output}`)));
-  });
-  return { url, child };
+  const started = await startServeProcess([], env);
+  children.push(started.child);
+  return started;
 }
 
 afterAll(() => {

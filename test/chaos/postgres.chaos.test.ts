@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mainScript } from '../helpers/cli.js';
+import { mainScript, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
 
@@ -52,37 +52,20 @@ function cli(args: string[]): Record<string, unknown> {
   );
 }
 
-/** Starts `serve --role ROLE`; resolves with its API URL once it logs that it listens. */
-function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
+/** Starts `serve --role ROLE` in its own slot of ports and data directory. */
+async function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
   const rtpBase = 45_000 + slot * 1_000;
-  const child = spawn(process.execPath, [mainScript, 'serve', '--role', role], {
-    env: {
-      ...baseEnv(),
-      LOG_LEVEL: 'info',
-      CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
-      CALLWRIGHT_SIP_BIND: '127.0.0.1',
-      CALLWRIGHT_SIP_PORT: '0',
-      CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const started = await startServeProcess(['--role', role], {
+    ...baseEnv(),
+    LOG_LEVEL: 'info',
+    CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
+    CALLWRIGHT_SIP_BIND: '127.0.0.1',
+    CALLWRIGHT_SIP_PORT: '0',
+    CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
   });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} ${slot} did not start`)), 30_000);
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-20_000);
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1] as string });
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output = (output + chunk.toString()).slice(-20_000);
-    });
-  });
+  children.add(started.child);
+  started.child.on('exit', () => children.delete(started.child));
+  return started;
 }
 
 afterAll(async () => {

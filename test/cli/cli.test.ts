@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
+import { type CliResult, runCli, runCliJson, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
 /** The admin command line, run as users run it: the built `dist/main.js` in a child process. */
@@ -326,41 +325,15 @@ describe('serve', () => {
     const agent = (await json(['agents', 'create', '--name', 'S', '--prompt', 'p'])).agent_id as string;
     await json(['numbers', 'add', '+15550002000']);
 
-    async function startServer() {
-      const child = spawn(process.execPath, [mainScript, 'serve'], {
-        env: {
-          PATH: process.env.PATH,
-          CALLWRIGHT_DATA_DIR: dataDir,
-          PORT: '0',
-          HOST: '127.0.0.1',
-          CALLWRIGHT_SIP_BIND: '127.0.0.1',
-          CALLWRIGHT_SIP_PORT: '0',
-          CALLWRIGHT_RTP_PORTS: `${36_000 + (process.pid % 50) * 40}-${36_038 + (process.pid % 50) * 40}`,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const startServer = () =>
+      startServeProcess([], {
+        CALLWRIGHT_DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        CALLWRIGHT_SIP_BIND: '127.0.0.1',
+        CALLWRIGHT_SIP_PORT: '0',
+        CALLWRIGHT_RTP_PORTS: `${36_000 + (process.pid % 50) * 40}-${36_038 + (process.pid % 50) * 40}`,
       });
-      const url = await new Promise<string>((resolveUrl, reject) => {
-        const timer = setTimeout(() => reject(new Error('serve did not start')), 15_000);
-        let output = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          output += chunk.toString();
-          const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-          if (match) {
-            clearTimeout(timer);
-            resolveUrl(match[1] as string);
-          }
-        });
-        child.on('exit', () => reject(new Error(`serve exited early: ${output}`)));
-      });
-      const stopped = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-      return {
-        url,
-        stop: () => {
-          child.kill('SIGTERM');
-          return stopped;
-        },
-      };
-    }
 
     const first = await startServer();
     // The sandbox's unreachable persona: the call ends at once (failed / unreachable).

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { expect } from 'vitest';
 
@@ -42,4 +42,55 @@ export async function runCliJson(
   const lines = result.stdout.trim().split('\n');
   expect(lines).toHaveLength(1);
   return JSON.parse(lines[0] as string);
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** The API's address, read from the "callwright listening" log line. */
+  url: string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `callwright serve ARGS` as its own process with exactly `env` (plus PATH) and resolves
+ * once it logs that it listens. Output is kept (the last 20 kB) for the error when it does not.
+ */
+export function startServeProcess(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [mainScript, 'serve', ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return new Promise((resolveServe, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), timeoutMs);
+    const collect = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolveServe({
+          child,
+          url: match[1] as string,
+          stop: () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited early: ${output}`));
+    });
+  });
 }
