@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
 import { installErrorHandlers } from './api/errors.js';
 import { registerHealthRoutes } from './api/health.js';
+import { registerMetricsRoute } from './api/metrics.js';
 import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks.js';
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
@@ -14,6 +15,7 @@ import { AppError } from './domain/errors.js';
 import { PostgresRateLimiter } from './limits/postgresRateLimiter.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
+import type { MetricsRegistry } from './metrics/registry.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
 import { queueNames } from './queue/types.js';
 import { loadSecretBox } from './secrets/secretBox.js';
@@ -85,10 +87,11 @@ function lockDataDir(dataDir: string): () => void {
 }
 
 /** A worker process serves no /v1: only liveness and readiness on its port. */
-async function buildWorkerApp(store: ServiceStore): Promise<FastifyInstance> {
+async function buildWorkerApp(store: ServiceStore, metrics: MetricsRegistry): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   installErrorHandlers(app);
   registerHealthRoutes(app, store);
+  registerMetricsRoute(app, metrics);
   await app.ready();
   return app;
 }
@@ -178,7 +181,7 @@ export async function startService(
         });
     app =
       role === 'worker'
-        ? await buildWorkerApp(store)
+        ? await buildWorkerApp(store, metrics.registry)
         : await buildApp({
             metrics: metrics.registry,
             store,

@@ -65,9 +65,12 @@ describe('serve --role on PostgreSQL', () => {
     expect(worker.calls?.workerId).toMatch(/^wrk_/);
   });
 
-  it('a worker process serves /healthz and /readyz but not the public API', async () => {
+  it('a worker process serves /healthz, /readyz and /metrics but not the public API', async () => {
     expect((await request(`${worker.url}/healthz`)).body).toEqual({ status: 'ok' });
     expect((await request(`${worker.url}/readyz`)).body).toEqual({ status: 'ready' });
+    const metrics = await request(`${worker.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain(`callwright_live_calls{worker="${worker.calls?.workerId}"}`);
     const refused = await request(`${worker.url}/v1/calls`, { headers: { 'X-API-Key': fixture.key } });
     expect(refused.status).toBe(404);
   });
