@@ -18,6 +18,7 @@ import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics/registry.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
 import { queueNames } from './queue/types.js';
+import { FileRecordingStorage, PostgresRecordingStorage } from './recordings/recordingStorage.js';
 import { loadSecretBox } from './secrets/secretBox.js';
 import { openConfiguredStore, type ServiceStore } from './store/openStore.js';
 import { listenForJobs } from './store/postgres/jobNotifications.js';
@@ -161,6 +162,11 @@ export async function startService(
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
+    // Scale-out processes may run on different machines: recordings go where all of them can read.
+    const recordingStorage =
+      store instanceof PostgresStore
+        ? new PostgresRecordingStorage(store.pool)
+        : new FileRecordingStorage(join(config.dataDir, 'recordings'));
     // The sandbox carrier runs inside each worker process (its own, on loopback).
     voice = runsWorkers
       ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }))
@@ -170,7 +176,7 @@ export async function startService(
       : await startCallWorker({
           config,
           voice,
-          recordingsDir: join(config.dataDir, 'recordings'),
+          recordings: recordingStorage,
           metrics,
           store,
           queue: store.queue,
@@ -197,7 +203,7 @@ export async function startService(
               dataDir: config.dataDir,
               webhookAllowPrivate: config.webhookAllowPrivate,
             },
-            recordings: { links: recordingLinks, baseDir: config.dataDir },
+            recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),
           });
     const url = await app.listen({ port: config.port, host: config.host });

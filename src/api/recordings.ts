@@ -1,17 +1,15 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
+import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { Store } from '../store/types.js';
 import type { RecordingLinks } from './recordingLinks.js';
 import { callIdParamsSchema, errorResponses } from './schemas.js';
 
 export interface RecordingAccess {
   links: RecordingLinks;
-  /** Relative recording paths are resolved against this directory (the data directory). */
-  baseDir: string;
+  /** Where the recordings are (files here, or PostgreSQL in the scale-out mode). */
+  storage: RecordingStorage;
 }
 
 const recordingRouteUrl = '/v1/calls/:call_id/recording';
@@ -85,18 +83,12 @@ export function registerRecordingRoutes(
       if (call.recordingPath === null || !access) {
         throw new AppError('not_found', `call ${call.id} has no recording`);
       }
-      const path = isAbsolute(call.recordingPath)
-        ? call.recordingPath
-        : resolve(access.baseDir, call.recordingPath);
-      const size = await stat(path).then(
-        (found) => (found.isFile() ? found.size : null),
-        () => null,
-      );
-      if (size === null) throw new AppError('not_found', `the recording of call ${call.id} is not available`);
+      const recording = await access.storage.open(call.recordingPath);
+      if (!recording) throw new AppError('not_found', `the recording of call ${call.id} is not available`);
       reply.header('content-type', 'audio/wav');
-      reply.header('content-length', String(size));
+      reply.header('content-length', String(recording.sizeBytes));
       reply.header('cache-control', 'private, no-store');
-      return reply.send(createReadStream(path));
+      return reply.send(recording.body);
     },
   );
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
+import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { AgentRecord, CallFinish, CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
 import {
@@ -35,8 +35,8 @@ export interface CallWorkerContext {
   buildEvent: CompletedEventBuilder;
   /** The speech engines; null runs calls without an agent voice (a tone, then listening). */
   voice: VoiceStack | null;
-  /** Where stereo call recordings are written. */
-  recordingsDir: string;
+  /** Where stereo call recordings are stored. */
+  recordings: RecordingStorage;
   metrics?: CallMetrics;
 }
 
@@ -137,8 +137,7 @@ export class CallSession {
       const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];
       this.context.metrics?.observeResponseLatenciesMs(latencies);
       if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
-      const recordingPath = join(this.context.recordingsDir, `${this.call.id}.wav`);
-      result.recorder.writeWav(recordingPath);
+      const recordingPath = await this.context.recordings.save(this.call.id, result.recorder.toWav());
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,

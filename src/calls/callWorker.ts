@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
 import type { JobQueue } from '../queue/types.js';
+import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
 import { MediaClock, PortAllocator } from '../telephony/rtp/index.js';
@@ -35,7 +36,7 @@ export async function startCallWorker(options: {
   soleWorker: boolean;
   /** Speech engines for the agents (and the sandbox person's voice); null runs calls voiceless. */
   voice: VoiceStack | null;
-  recordingsDir: string;
+  recordings: RecordingStorage;
   metrics?: ServiceMetrics;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
@@ -77,7 +78,7 @@ export async function startCallWorker(options: {
       ringTimeoutMs: telephony.ringTimeoutMs,
       buildEvent: options.buildEvent,
       voice: options.voice,
-      recordingsDir: options.recordingsDir,
+      recordings: options.recordings,
       ...(options.metrics ? { metrics: options.metrics } : {}),
     },
     { queue: options.queue, maxCalls: telephony.workerMaxCalls },

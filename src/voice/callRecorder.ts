@@ -37,6 +37,14 @@ export class CallRecorder {
 
   /** Interleaves both sides into a WAV file; returns its length in milliseconds. */
   writeWav(path: string): number {
+    const wav = this.toWav();
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, wav);
+    return ((wav.length - 44) / 4 / sampleRateHz) * 1000;
+  }
+
+  /** Both sides interleaved as the bytes of a stereo 16-bit WAV file. */
+  toWav(): Buffer {
     const frames = Math.max(this.callee.length, this.agent.length);
     const samples = frames * frameSamples;
     const data = Buffer.alloc(samples * 4);
@@ -63,9 +71,7 @@ export class CallRecorder {
     header.writeUInt16LE(16, 34);
     header.write('data', 36, 'ascii');
     header.writeUInt32LE(data.length, 40);
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, Buffer.concat([header, data]));
-    return (samples / sampleRateHz) * 1000;
+    return Buffer.concat([header, data]);
   }
 }
 

@@ -83,9 +83,21 @@ describe('serve --role on PostgreSQL', () => {
       endReason: 'callee_hangup',
       workerId: worker.calls?.workerId,
     });
-    expect(await api.store.dashboard.eventIdForCall(fixture.accountId, callId)).toMatch(/^evt_|^event_|\w+/);
+    expect(await api.store.dashboard.eventIdForCall(fixture.accountId, callId)).toMatch(/^evt_/);
     const invites = await api.store.sandboxInvites.list();
     expect(invites.filter((invite) => invite.sipCallId === call.sipCallId)).toHaveLength(1);
+    // The worker stored the recording in PostgreSQL, so the API process (another machine, in
+    // production) serves it.
+    expect(call.recordingPath).toBe(`postgres:recordings/${callId}`);
+    const recording = await fetch(`${api.url}/v1/calls/${callId}/recording`, {
+      headers: { 'X-API-Key': fixture.key },
+    });
+    expect(recording.status).toBe(200);
+    expect(recording.headers.get('content-type')).toBe('audio/wav');
+    const wav = Buffer.from(await recording.arrayBuffer());
+    expect(wav.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(wav.readUInt16LE(22)).toBe(2);
+    expect(wav.length).toBeGreaterThan(44 + 8000 * 4);
   });
 
   it('cancelling through the API hangs up a live call the worker holds', async () => {

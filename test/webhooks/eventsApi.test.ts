@@ -11,6 +11,7 @@ import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js'
 import { MemoryRateLimiter } from '../../src/limits/rateLimiter.js';
 import { createLogger } from '../../src/logger.js';
 import { queueNames } from '../../src/queue/types.js';
+import { FileRecordingStorage } from '../../src/recordings/recordingStorage.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
 import { request } from '../helpers/http.js';
 import { createAccountFixture } from '../helpers/service.js';
@@ -46,7 +47,7 @@ beforeAll(async () => {
     logger: createLogger('silent'),
     limiter: new MemoryRateLimiter(),
     version: 'test',
-    recordings: { links, baseDir: dataDir },
+    recordings: { links, storage: new FileRecordingStorage(dataDir) },
     wakeWebhookDelivery: () => {
       wakes++;
     },

@@ -208,4 +208,17 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE rate_buckets SET UNLOGGED;
     `,
   },
+  {
+    version: 4,
+    name: 'recordings in the database',
+    sql: `
+      -- Workers and API processes may run on different machines: a recording is stored where
+      -- every process can read it.
+      CREATE TABLE recordings (
+        call_id text PRIMARY KEY REFERENCES calls (id),
+        wav bytea NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
