@@ -154,7 +154,11 @@ export class CallSession {
 
   private async place(): Promise<TelephonyEnding> {
     const { context, call } = this;
-    if (context.voice && this.agent) {
+    if (!this.agent) {
+      this.log.error('the call has no readable agent; it is not dialled');
+      return { kind: 'internal_error' };
+    }
+    if (context.voice) {
       try {
         this.callVoice = context.voice.forCall(this.agent, call, this.log);
       } catch (error) {
@@ -197,7 +201,7 @@ export class CallSession {
     outgoing.on('provisional', ({ status }) => {
       if (ringing || (status !== 180 && status !== 183)) return;
       ringing = true;
-      void context.store.calls.markLive(call.id, context.workerId, 'ringing', new Date().toISOString());
+      this.recordTransition('ringing');
     });
     outgoing.on('answered', ({ sdpAnswer }) => this.onAnswered(rtp, sdpAnswer));
 
@@ -218,12 +222,7 @@ export class CallSession {
     }
     this.answeredBy = 'unknown';
     rtp.start(remote);
-    void this.context.store.calls.markLive(
-      this.call.id,
-      this.context.workerId,
-      'in_progress',
-      new Date().toISOString(),
-    );
+    this.recordTransition('in_progress');
     this.maxDurationTimer = setTimeout(() => this.endLocally({ kind: 'max_duration' }), this.maxDurationMs);
     if (!this.callVoice) {
       void rtp.play(answerTone()).catch(() => undefined);
@@ -238,6 +237,15 @@ export class CallSession {
       hangUp: (ending) => this.endLocally({ kind: ending }),
     });
     this.conversation.start();
+  }
+
+  /** Stamps a live transition; a failed write is logged, never thrown into the call's media path. */
+  private recordTransition(status: 'ringing' | 'in_progress'): void {
+    this.context.store.calls
+      .markLive(this.call.id, this.context.workerId, status, new Date().toISOString())
+      .catch((error: unknown) =>
+        this.log.error({ err: error, status }, 'could not record a call transition'),
+      );
   }
 
   private releaseMedia(): void {

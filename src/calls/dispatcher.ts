@@ -178,7 +178,16 @@ export class CallDispatcher {
   }
 
   private startSession(call: CallRecord): void {
-    void this.context.store.agents.get(call.accountId, call.agentId).then((agent) => {
+    // The call is already claimed: whatever happens to this read, a session must own it (a failed
+    // read leaves the agent unknown and the session ends the call with internal_error).
+    const agentRead = this.context.store.agents.get(call.accountId, call.agentId).catch((error: unknown) => {
+      this.context.logger.error(
+        { err: error, callId: call.id },
+        'could not read the agent of a claimed call',
+      );
+      return null;
+    });
+    void agentRead.then((agent) => {
       const session = new CallSession(this.context, call, agent);
       this.sessions.set(call.id, session);
       void session.done.finally(() => {

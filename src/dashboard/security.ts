@@ -66,7 +66,7 @@ export async function startSession(
     expiresAt: new Date(now.getTime() + sessionLifetimeMs).toISOString(),
   });
   await options.store.users.recordSignIn(user.id, now.toISOString());
-  void options.store.sessions.deleteExpired(now.toISOString());
+  options.store.sessions.deleteExpired(now.toISOString()).catch(() => undefined);
   appendCookie(
     reply,
     cookie(cookieNames(options.cookieSecure).session, token, options.cookieSecure, sessionLifetimeMs / 1000),
