@@ -70,6 +70,20 @@ export class PgBossJobQueue implements JobQueue {
     await this.boss.stop({ close: false, graceful: false, wait: true, timeout: 1_000 });
   }
 
+  /** Inserts several jobs with one statement on the caller's transaction client. */
+  async insertManyWithinTransaction(client: Queryable, jobs: readonly NewJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const nowMs = Date.now();
+    await this.boss.insert(
+      jobs.map((job) => ({
+        name: job.queue,
+        data: job.payload,
+        ...(job.runAtMs > nowMs ? { startAfter: new Date(job.runAtMs).toISOString() } : {}),
+      })),
+      { db: executorOf(client) },
+    );
+  }
+
   /** Inserts a job on the caller's transaction client; resolves to its id. */
   async insertWithinTransaction(client: Queryable, job: NewJob): Promise<string> {
     const startAfter = job.runAtMs > Date.now() ? { startAfter: new Date(job.runAtMs) } : {};

@@ -8,8 +8,9 @@ import type {
   CompletedEventBuilder,
   NewQueuedCall,
 } from '../types.js';
+import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
-import { type CallRow, jsonParam, toCall } from './rows.js';
+import { type CallRow, toCall } from './rows.js';
 
 const liveStatuses = "('dialing', 'ringing', 'in_progress')";
 const unfinishedStatuses = "('queued', 'dialing', 'ringing', 'in_progress')";
@@ -19,47 +20,20 @@ export const jobNotifyChannel = 'callwright_jobs';
 
 /** Calls: creation (with its dispatch job), reads, and the lifecycle a worker drives. */
 export class PostgresCalls implements CallRepository {
+  private readonly creations: CallCreationBatcher;
+
   constructor(
     private readonly pool: PgPool,
     private readonly queue: PgBossJobQueue,
-  ) {}
-
-  async createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
-    const created = await withTransaction(this.pool, async (client) => {
-      // FOR SHARE: a revoke committing now waits for this insert, or this insert sees it.
-      const key = await client.query(
-        'SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE',
-        [input.apiKeyId],
-      );
-      if (key.rowCount === 0) return null;
-      const { rows } = await client.query<CallRow>(
-        `INSERT INTO calls (id, account_id, agent_id, api_key_id, from_number, to_number, first_message, context,
-           variables, status, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, 'queued', $10, $10) RETURNING *`,
-        [
-          input.id,
-          input.accountId,
-          input.agentId,
-          input.apiKeyId,
-          input.fromNumber,
-          input.toNumber,
-          input.firstMessage,
-          input.context,
-          jsonParam(input.variables),
-          input.createdAt,
-        ],
-      );
-      await this.queue.insertWithinTransaction(client, {
-        queue: queueNames.dispatch,
-        payload: { call_id: input.id },
-        runAtMs: Date.parse(input.createdAt),
-      });
-      return toCall(rows[0] as CallRow);
-    });
+  ) {
     // A wake-up hint for workers in other processes, sent after the commit: a NOTIFY inside the
     // transaction would serialise every creating transaction's commit on the notification queue.
-    if (created) this.notify(queueNames.dispatch);
-    return created;
+    this.creations = new CallCreationBatcher(pool, queue, () => this.notify(queueNames.dispatch));
+  }
+
+  /** Re-checks the key and writes the call with its dispatch job, batched with concurrent ones. */
+  createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
+    return this.creations.create(input);
   }
 
   private notify(queue: string): void {
