@@ -113,6 +113,39 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(await store.queue.depth(queueNames.dispatch)).toEqual({ count: 0, oldestRunAtMs: null });
   });
 
+  it('creations made together commit together, yet each stands alone: a revoked key or a bad row fails only itself', async () => {
+    const revokedKey = await store.apiKeys.create({
+      accountId: account.id,
+      name: 'old',
+      keyHash: newId('apiKey'),
+      prefix: 'p',
+      last4: 'l',
+    });
+    await store.apiKeys.revoke(account.id, revokedKey.id, new Date().toISOString());
+    const good = [newCall(), newCall(), newCall()];
+    const results = await Promise.allSettled([
+      store.calls.createQueued(good[0] as NewQueuedCall),
+      store.calls.createQueued(newCall({ apiKeyId: revokedKey.id })),
+      store.calls.createQueued(good[1] as NewQueuedCall),
+      // A duplicate id cannot be inserted: it fails alone.
+      store.calls.createQueued(newCall({ id: (good[0] as NewQueuedCall).id })),
+      store.calls.createQueued(good[2] as NewQueuedCall),
+    ]);
+    expect(results.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    const values = results.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
+    expect(values[1]).toBeNull();
+    for (const index of [0, 2, 4]) expect(values[index]).toMatchObject({ status: 'queued' });
+    const stored = await store.calls.list(account.id, { limit: 10 });
+    expect(stored.map((call) => call.id).sort()).toEqual(good.map((call) => call.id).sort());
+    expect((await store.queue.depth(queueNames.dispatch)).count).toBe(3);
+  });
+
   it('retryAt puts a claimed job back for later, then it can be claimed again', async () => {
     const call = await store.calls.createQueued(newCall());
     const [job] = await store.queue.claim(queueNames.dispatch, 'w', 1, 60_000);
