@@ -3,7 +3,7 @@
  * of Node 18+ (or any fetch you pass in).
  *
  * ```ts
- * const client = new CallwrightClient({ apiKey: process.env.CALLWRIGHT_API_KEY!, baseUrl: 'https://calls.example.com' });
+ * const client = new CallwrightClient({ apiKey: keyFromYourSecretStore, baseUrl: 'https://calls.example.com' });
  * const call = await client.calls.createOutbound({ agent_id, from_number, to_number });
  * for await (const page of client.calls.list({ status: 'completed' })) console.log(page.data.length);
  * ```

@@ -1,8 +1,14 @@
-import type { AnsweredBy, CallStatus, EndReason } from '../../domain/callStatus.js';
 import type { VariableValue } from '../../domain/templates.js';
+import {
+  accountFromRow,
+  agentFromRow,
+  apiKeyFromRow,
+  type ColumnCodec,
+  callFromRow,
+  phoneNumberFromRow,
+} from '../recordsFromRows.js';
 import type {
   AccountRecord,
-  AgentBrain,
   AgentRecord,
   AgentVariable,
   ApiKeyRecord,
@@ -91,85 +97,20 @@ export interface CallRow {
   lease_expires_at: Timestamp | null;
 }
 
-export function toAccount(row: AccountRow): AccountRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    isDefault: row.is_default,
-    ratePolicy:
-      row.rate_limit_requests !== null && row.rate_limit_window_s !== null
-        ? { requests: row.rate_limit_requests, windowS: row.rate_limit_window_s }
-        : null,
-    maxLiveCalls: row.max_live_calls,
-    createdAt: iso(row.created_at),
-  };
-}
+/** `pg`'s column forms: booleans, parsed jsonb, timestamptz as Date. */
+const postgresColumns: ColumnCodec = {
+  bool: (value) => value === true,
+  json: <T>(value: unknown) => (value ?? null) as T,
+  time: (value) => iso(value as Date | string),
+  timeOrNull: (value) => isoOrNull((value ?? null) as Date | string | null),
+};
 
-export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    prefix: row.prefix,
-    last4: row.last4,
-    createdAt: iso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
-  };
-}
-
-export function toAgent(row: AgentRow): AgentRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    active: row.active,
-    prompt: row.prompt,
-    firstMessage: row.first_message,
-    variables: row.variables,
-    extraction: row.extraction,
-    brain: row.brain as AgentBrain,
-    script: row.script ?? null,
-    settings: row.settings,
-    maxDurationS: row.max_duration_s,
-    silenceTimeoutS: row.silence_timeout_s,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
-
-export function toPhoneNumber(row: PhoneNumberRow): PhoneNumberRecord {
-  return { accountId: row.account_id, number: row.number, route: row.route, createdAt: iso(row.created_at) };
-}
-
-export function toCall(row: CallRow): CallRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    apiKeyId: row.api_key_id,
-    fromNumber: row.from_number,
-    toNumber: row.to_number,
-    firstMessage: row.first_message,
-    context: row.context,
-    variables: row.variables,
-    status: row.status as CallStatus,
-    endReason: row.end_reason as EndReason | null,
-    answeredBy: row.answered_by as AnsweredBy | null,
-    createdAt: iso(row.created_at),
-    dialingAt: isoOrNull(row.dialing_at),
-    ringingAt: isoOrNull(row.ringing_at),
-    inProgressAt: isoOrNull(row.in_progress_at),
-    endedAt: isoOrNull(row.ended_at),
-    transcript: row.transcript,
-    recordingPath: row.recording_path,
-    extractedData: row.extracted_data,
-    metrics: row.metrics,
-    sipCallId: row.sip_call_id,
-    workerId: row.worker_id,
-    leaseExpiresAt: isoOrNull(row.lease_expires_at),
-  };
-}
+export const toAccount = (row: AccountRow): AccountRecord => accountFromRow(row, postgresColumns);
+export const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, postgresColumns);
+export const toAgent = (row: AgentRow): AgentRecord => agentFromRow(row, postgresColumns);
+export const toPhoneNumber = (row: PhoneNumberRow): PhoneNumberRecord =>
+  phoneNumberFromRow(row, postgresColumns);
+export const toCall = (row: CallRow): CallRecord => callFromRow(row, postgresColumns);
 
 /** A JSON parameter for a jsonb column; null stays SQL NULL. */
 export function jsonParam(value: unknown): string | null {

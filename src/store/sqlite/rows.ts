@@ -1,12 +1,12 @@
-import type { AnsweredBy, CallStatus, EndReason } from '../../domain/callStatus.js';
-import type {
-  AccountRecord,
-  AgentBrain,
-  AgentRecord,
-  ApiKeyRecord,
-  CallRecord,
-  PhoneNumberRecord,
-} from '../types.js';
+import {
+  accountFromRow,
+  agentFromRow,
+  apiKeyFromRow,
+  type ColumnCodec,
+  callFromRow,
+  phoneNumberFromRow,
+} from '../recordsFromRows.js';
+import type { AccountRecord, AgentRecord, ApiKeyRecord, CallRecord, PhoneNumberRecord } from '../types.js';
 
 /** Row shapes as SQLite returns them, and their mapping to records. */
 
@@ -84,82 +84,18 @@ export interface CallRow {
   lease_expires_at: string | null;
 }
 
-export function toAccount(row: AccountRow): AccountRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    isDefault: row.is_default === 1,
-    ratePolicy:
-      row.rate_limit_requests !== null && row.rate_limit_window_s !== null
-        ? { requests: row.rate_limit_requests, windowS: row.rate_limit_window_s }
-        : null,
-    maxLiveCalls: row.max_live_calls,
-    createdAt: row.created_at,
-  };
-}
+/** SQLite's column forms: integers for booleans, JSON and timestamps as text. */
+const sqliteColumns: ColumnCodec = {
+  bool: (value) => value === 1,
+  json: <T>(value: unknown) =>
+    (value === null || value === undefined ? null : JSON.parse(value as string)) as T,
+  time: (value) => value as string,
+  timeOrNull: (value) => (value ?? null) as string | null,
+};
 
-export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    prefix: row.prefix,
-    last4: row.last4,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-export function toAgent(row: AgentRow): AgentRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    active: row.active === 1,
-    prompt: row.prompt,
-    firstMessage: row.first_message,
-    variables: JSON.parse(row.variables),
-    extraction: JSON.parse(row.extraction),
-    brain: row.brain as AgentBrain,
-    script: row.script === null ? null : JSON.parse(row.script),
-    settings: JSON.parse(row.settings),
-    maxDurationS: row.max_duration_s,
-    silenceTimeoutS: row.silence_timeout_s,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-export function toPhoneNumber(row: PhoneNumberRow): PhoneNumberRecord {
-  return { accountId: row.account_id, number: row.number, route: row.route, createdAt: row.created_at };
-}
-
-export function toCall(row: CallRow): CallRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    agentId: row.agent_id,
-    apiKeyId: row.api_key_id,
-    fromNumber: row.from_number,
-    toNumber: row.to_number,
-    firstMessage: row.first_message,
-    context: row.context,
-    variables: row.variables === null ? null : JSON.parse(row.variables),
-    status: row.status as CallStatus,
-    endReason: row.end_reason as EndReason | null,
-    answeredBy: row.answered_by as AnsweredBy | null,
-    createdAt: row.created_at,
-    dialingAt: row.dialing_at,
-    ringingAt: row.ringing_at,
-    inProgressAt: row.in_progress_at,
-    endedAt: row.ended_at,
-    transcript: JSON.parse(row.transcript),
-    recordingPath: row.recording_path,
-    extractedData: JSON.parse(row.extracted_data),
-    metrics: row.metrics === null ? null : JSON.parse(row.metrics),
-    sipCallId: row.sip_call_id,
-    workerId: row.worker_id,
-    leaseExpiresAt: row.lease_expires_at,
-  };
-}
+export const toAccount = (row: AccountRow): AccountRecord => accountFromRow(row, sqliteColumns);
+export const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, sqliteColumns);
+export const toAgent = (row: AgentRow): AgentRecord => agentFromRow(row, sqliteColumns);
+export const toPhoneNumber = (row: PhoneNumberRow): PhoneNumberRecord =>
+  phoneNumberFromRow(row, sqliteColumns);
+export const toCall = (row: CallRow): CallRecord => callFromRow(row, sqliteColumns);

@@ -1,0 +1,179 @@
+import type { AnsweredBy, CallStatus, EndReason } from '../domain/callStatus.js';
+import type {
+  AccountRecord,
+  AgentBrain,
+  AgentRecord,
+  ApiKeyRecord,
+  CallRecord,
+  PhoneNumberRecord,
+} from './types.js';
+
+/**
+ * How one dialect's driver hands columns over: SQLite gives integers for booleans, JSON as text
+ * and timestamps as ISO text; `pg` gives booleans, parsed jsonb and Date objects. Each adapter
+ * supplies its codec; the mapping from columns to records is written once, here.
+ */
+export interface ColumnCodec {
+  bool(value: unknown): boolean;
+  /** A JSON column's value (SQL NULL stays null). */
+  json<T>(value: unknown): T;
+  time(value: unknown): string;
+  timeOrNull(value: unknown): string | null;
+}
+
+type Columns<Name extends string> = Readonly<Record<Name, unknown>>;
+
+const text = (value: unknown) => value as string;
+const textOrNull = (value: unknown) => value as string | null;
+const count = (value: unknown) => Number(value);
+
+export function accountFromRow(
+  row: Columns<
+    | 'id'
+    | 'name'
+    | 'is_default'
+    | 'rate_limit_requests'
+    | 'rate_limit_window_s'
+    | 'max_live_calls'
+    | 'created_at'
+  >,
+  codec: ColumnCodec,
+): AccountRecord {
+  return {
+    id: text(row.id),
+    name: text(row.name),
+    isDefault: codec.bool(row.is_default),
+    ratePolicy:
+      row.rate_limit_requests !== null && row.rate_limit_window_s !== null
+        ? { requests: count(row.rate_limit_requests), windowS: count(row.rate_limit_window_s) }
+        : null,
+    maxLiveCalls: count(row.max_live_calls),
+    createdAt: codec.time(row.created_at),
+  };
+}
+
+export function apiKeyFromRow(
+  row: Columns<
+    'id' | 'account_id' | 'name' | 'prefix' | 'last4' | 'created_at' | 'last_used_at' | 'revoked_at'
+  >,
+  codec: ColumnCodec,
+): ApiKeyRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    name: text(row.name),
+    prefix: text(row.prefix),
+    last4: text(row.last4),
+    createdAt: codec.time(row.created_at),
+    lastUsedAt: codec.timeOrNull(row.last_used_at),
+    revokedAt: codec.timeOrNull(row.revoked_at),
+  };
+}
+
+export function agentFromRow(
+  row: Columns<
+    | 'id'
+    | 'account_id'
+    | 'name'
+    | 'active'
+    | 'prompt'
+    | 'first_message'
+    | 'variables'
+    | 'extraction'
+    | 'brain'
+    | 'script'
+    | 'settings'
+    | 'max_duration_s'
+    | 'silence_timeout_s'
+    | 'created_at'
+    | 'updated_at'
+  >,
+  codec: ColumnCodec,
+): AgentRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    name: text(row.name),
+    active: codec.bool(row.active),
+    prompt: text(row.prompt),
+    firstMessage: text(row.first_message),
+    variables: codec.json(row.variables),
+    extraction: codec.json(row.extraction),
+    brain: row.brain as AgentBrain,
+    script: codec.json(row.script) ?? null,
+    settings: codec.json(row.settings),
+    maxDurationS: count(row.max_duration_s),
+    silenceTimeoutS: count(row.silence_timeout_s),
+    createdAt: codec.time(row.created_at),
+    updatedAt: codec.time(row.updated_at),
+  };
+}
+
+export function phoneNumberFromRow(
+  row: Columns<'account_id' | 'number' | 'route' | 'created_at'>,
+  codec: ColumnCodec,
+): PhoneNumberRecord {
+  return {
+    accountId: text(row.account_id),
+    number: text(row.number),
+    route: text(row.route),
+    createdAt: codec.time(row.created_at),
+  };
+}
+
+export function callFromRow(
+  row: Columns<
+    | 'id'
+    | 'account_id'
+    | 'agent_id'
+    | 'api_key_id'
+    | 'from_number'
+    | 'to_number'
+    | 'first_message'
+    | 'context'
+    | 'variables'
+    | 'status'
+    | 'end_reason'
+    | 'answered_by'
+    | 'created_at'
+    | 'dialing_at'
+    | 'ringing_at'
+    | 'in_progress_at'
+    | 'ended_at'
+    | 'transcript'
+    | 'recording_path'
+    | 'extracted_data'
+    | 'metrics'
+    | 'sip_call_id'
+    | 'worker_id'
+    | 'lease_expires_at'
+  >,
+  codec: ColumnCodec,
+): CallRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    agentId: text(row.agent_id),
+    apiKeyId: textOrNull(row.api_key_id),
+    fromNumber: text(row.from_number),
+    toNumber: text(row.to_number),
+    firstMessage: textOrNull(row.first_message),
+    context: textOrNull(row.context),
+    variables: codec.json(row.variables),
+    status: row.status as CallStatus,
+    endReason: row.end_reason as EndReason | null,
+    answeredBy: row.answered_by as AnsweredBy | null,
+    createdAt: codec.time(row.created_at),
+    dialingAt: codec.timeOrNull(row.dialing_at),
+    ringingAt: codec.timeOrNull(row.ringing_at),
+    inProgressAt: codec.timeOrNull(row.in_progress_at),
+    endedAt: codec.timeOrNull(row.ended_at),
+    transcript: codec.json(row.transcript),
+    recordingPath: textOrNull(row.recording_path),
+    extractedData: codec.json(row.extracted_data),
+    metrics: codec.json(row.metrics),
+    sipCallId: textOrNull(row.sip_call_id),
+    workerId: textOrNull(row.worker_id),
+    leaseExpiresAt: codec.timeOrNull(row.lease_expires_at),
+  };
+}
