@@ -5,7 +5,14 @@ import type {
   AgentRecord,
   ApiKeyRecord,
   CallRecord,
+  EventAttemptRecord,
+  EventRecord,
+  EventStatus,
   PhoneNumberRecord,
+  SessionRecord,
+  TrunkRecord,
+  UserRecord,
+  WebhookEndpointRecord,
 } from './types.js';
 
 /**
@@ -175,5 +182,124 @@ export function callFromRow(
     sipCallId: textOrNull(row.sip_call_id),
     workerId: textOrNull(row.worker_id),
     leaseExpiresAt: codec.timeOrNull(row.lease_expires_at),
+  };
+}
+
+export function trunkFromRow(
+  row: Columns<
+    'id' | 'account_id' | 'name' | 'uri' | 'username' | 'password_ciphertext' | 'from_domain' | 'created_at'
+  >,
+  codec: ColumnCodec,
+): TrunkRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    name: text(row.name),
+    uri: text(row.uri),
+    username: textOrNull(row.username),
+    passwordCiphertext: textOrNull(row.password_ciphertext),
+    fromDomain: textOrNull(row.from_domain),
+    createdAt: codec.time(row.created_at),
+  };
+}
+
+export function webhookEndpointFromRow(
+  row: Columns<
+    | 'account_id'
+    | 'url'
+    | 'secret'
+    | 'previous_secret'
+    | 'previous_secret_expires_at'
+    | 'enabled'
+    | 'disabled_reason'
+    | 'created_at'
+    | 'updated_at'
+  >,
+  codec: ColumnCodec,
+): WebhookEndpointRecord {
+  return {
+    accountId: text(row.account_id),
+    url: text(row.url),
+    secret: text(row.secret),
+    previousSecret: textOrNull(row.previous_secret),
+    previousSecretExpiresAt: codec.timeOrNull(row.previous_secret_expires_at),
+    enabled: codec.bool(row.enabled),
+    disabledReason: textOrNull(row.disabled_reason),
+    createdAt: codec.time(row.created_at),
+    updatedAt: codec.time(row.updated_at),
+  };
+}
+
+export function eventFromRow(
+  row: Columns<
+    | 'id'
+    | 'account_id'
+    | 'type'
+    | 'call_id'
+    | 'body'
+    | 'created_at'
+    | 'status'
+    | 'attempts'
+    | 'next_attempt_at'
+    | 'delivered_at'
+  >,
+  codec: ColumnCodec,
+): EventRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    type: text(row.type),
+    callId: text(row.call_id),
+    body: text(row.body),
+    createdAt: codec.time(row.created_at),
+    status: row.status as EventStatus,
+    attempts: count(row.attempts),
+    nextAttemptAt: codec.timeOrNull(row.next_attempt_at),
+    deliveredAt: codec.timeOrNull(row.delivered_at),
+  };
+}
+
+export function eventAttemptFromRow(
+  row: Columns<
+    'event_id' | 'attempted_at' | 'url' | 'status_code' | 'latency_ms' | 'response_excerpt' | 'error'
+  >,
+  codec: ColumnCodec,
+): EventAttemptRecord {
+  return {
+    eventId: text(row.event_id),
+    attemptedAt: codec.time(row.attempted_at),
+    url: text(row.url),
+    statusCode: row.status_code === null ? null : count(row.status_code),
+    latencyMs: count(row.latency_ms),
+    responseExcerpt: textOrNull(row.response_excerpt) ?? '',
+    error: textOrNull(row.error),
+  };
+}
+
+export function userFromRow(
+  row: Columns<'id' | 'account_id' | 'email' | 'password_hash' | 'created_at' | 'last_sign_in_at'>,
+  codec: ColumnCodec,
+): UserRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    email: text(row.email),
+    passwordHash: text(row.password_hash),
+    createdAt: codec.time(row.created_at),
+    lastSignInAt: codec.timeOrNull(row.last_sign_in_at),
+  };
+}
+
+export function sessionFromRow(
+  row: Columns<'token_hash' | 'user_id' | 'csrf_token' | 'created_at' | 'expires_at' | 'last_seen_at'>,
+  codec: ColumnCodec,
+): SessionRecord {
+  return {
+    tokenHash: text(row.token_hash),
+    userId: text(row.user_id),
+    csrfToken: text(row.csrf_token),
+    createdAt: codec.time(row.created_at),
+    expiresAt: codec.time(row.expires_at),
+    lastSeenAt: codec.time(row.last_seen_at),
   };
 }

@@ -1,6 +1,7 @@
 import type { CallStatus } from '../../domain/callStatus.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
 import type {
   AgentRecord,
   CallFilter,
@@ -14,8 +15,8 @@ import type {
   UserRecord,
   UserRepository,
 } from '../types.js';
-import { iso, isoOrNull, isUniqueViolation, type PgPool, withTransaction } from './database.js';
-import { type AgentRow, type CallRow, jsonParam, toAgent, toCall } from './rows.js';
+import { iso, isUniqueViolation, type PgPool, withTransaction } from './database.js';
+import { type AgentRow, type CallRow, jsonParam, postgresColumns, toAgent, toCall } from './rows.js';
 
 type Timestamp = Date | string;
 
@@ -37,27 +38,9 @@ interface SessionRow {
   last_seen_at: Timestamp;
 }
 
-function toUser(row: UserRow): UserRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    email: row.email,
-    passwordHash: row.password_hash,
-    createdAt: iso(row.created_at),
-    lastSignInAt: isoOrNull(row.last_sign_in_at),
-  };
-}
+const toUser = (row: UserRow) => userFromRow(row, postgresColumns);
 
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    tokenHash: row.token_hash,
-    userId: row.user_id,
-    csrfToken: row.csrf_token,
-    createdAt: iso(row.created_at),
-    expiresAt: iso(row.expires_at),
-    lastSeenAt: iso(row.last_seen_at),
-  };
-}
+const toSession = (row: SessionRow) => sessionFromRow(row, postgresColumns);
 
 const insertUserSql = `INSERT INTO users (id, account_id, email, password_hash, created_at)
   VALUES ($1, $2, $3, $4, $5) RETURNING *`;

@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
+import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
 import type {
   AttemptOutcome,
   EventAttemptRecord,
@@ -11,7 +12,8 @@ import type {
   WebhookEndpointRecord,
   WebhookEndpointRepository,
 } from '../types.js';
-import { iso, isoOrNull, type PgClient, type PgPool, type Queryable, withTransaction } from './database.js';
+import { type PgClient, type PgPool, type Queryable, withTransaction } from './database.js';
+import { postgresColumns } from './rows.js';
 
 /** The webhook outbox: endpoints, events and their attempts, and the delivery jobs they own. */
 
@@ -52,46 +54,11 @@ interface AttemptRow {
   error: string | null;
 }
 
-function toEndpoint(row: EndpointRow): WebhookEndpointRecord {
-  return {
-    accountId: row.account_id,
-    url: row.url,
-    secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretExpiresAt: isoOrNull(row.previous_secret_expires_at),
-    enabled: row.enabled,
-    disabledReason: row.disabled_reason,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
+const toEndpoint = (row: EndpointRow) => webhookEndpointFromRow(row, postgresColumns);
 
-function toEvent(row: EventRow): EventRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    type: row.type,
-    callId: row.call_id,
-    body: row.body,
-    createdAt: iso(row.created_at),
-    status: row.status as EventStatus,
-    attempts: row.attempts,
-    nextAttemptAt: isoOrNull(row.next_attempt_at),
-    deliveredAt: isoOrNull(row.delivered_at),
-  };
-}
+const toEvent = (row: EventRow) => eventFromRow(row, postgresColumns);
 
-function toAttempt(row: AttemptRow): EventAttemptRecord {
-  return {
-    eventId: row.event_id,
-    attemptedAt: iso(row.attempted_at),
-    url: row.url,
-    statusCode: row.status_code,
-    latencyMs: row.latency_ms,
-    responseExcerpt: row.response_excerpt ?? '',
-    error: row.error,
-  };
-}
+const toAttempt = (row: AttemptRow) => eventAttemptFromRow(row, postgresColumns);
 
 function deliveryPayload(eventId: string): { event_id: string } {
   return { event_id: eventId };

@@ -98,7 +98,7 @@ export interface CallRow {
 }
 
 /** `pg`'s column forms: booleans, parsed jsonb, timestamptz as Date. */
-const postgresColumns: ColumnCodec = {
+export const postgresColumns: ColumnCodec = {
   bool: (value) => value === true,
   json: <T>(value: unknown) => (value ?? null) as T,
   time: (value) => iso(value as Date | string),

@@ -1,7 +1,9 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { trunkFromRow } from '../recordsFromRows.js';
 import type { SandboxInviteRecord, SandboxInviteRepository, TrunkRecord, TrunkRepository } from '../types.js';
 import { iso, isUniqueViolation, type PgPool } from './database.js';
+import { postgresColumns } from './rows.js';
 
 interface TrunkRow {
   id: string;
@@ -14,18 +16,7 @@ interface TrunkRow {
   created_at: Date | string;
 }
 
-function toTrunk(row: TrunkRow): TrunkRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    uri: row.uri,
-    username: row.username,
-    passwordCiphertext: row.password_ciphertext,
-    fromDomain: row.from_domain,
-    createdAt: iso(row.created_at),
-  };
-}
+const toTrunk = (row: TrunkRow) => trunkFromRow(row, postgresColumns);
 
 export class PostgresTrunks implements TrunkRepository {
   constructor(private readonly pool: PgPool) {}

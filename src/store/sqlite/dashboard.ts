@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
 import type {
   AgentRecord,
   CallFilter,
@@ -14,7 +15,8 @@ import type {
   UserRepository,
 } from '../types.js';
 import type { SqliteDatabase } from './database.js';
-import { type AgentRow, type CallRow, toAgent, toCall } from './rows.js';
+import { isUniqueViolation } from './database.js';
+import { type AgentRow, type CallRow, sqliteColumns, toAgent, toCall } from './rows.js';
 
 interface UserRow {
   id: string;
@@ -34,32 +36,9 @@ interface SessionRow {
   last_seen_at: string;
 }
 
-function toUser(row: UserRow): UserRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    email: row.email,
-    passwordHash: row.password_hash,
-    createdAt: row.created_at,
-    lastSignInAt: row.last_sign_in_at,
-  };
-}
+const toUser = (row: UserRow) => userFromRow(row, sqliteColumns);
 
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    tokenHash: row.token_hash,
-    userId: row.user_id,
-    csrfToken: row.csrf_token,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    lastSeenAt: row.last_seen_at,
-  };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-}
+const toSession = (row: SessionRow) => sessionFromRow(row, sqliteColumns);
 
 export class SqliteUsers implements UserRepository {
   private readonly insert;

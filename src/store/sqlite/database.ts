@@ -48,3 +48,9 @@ export function migrate(db: SqliteDatabase): number[] {
   }
   return newlyApplied;
 }
+
+/** True for a primary-key or unique-constraint violation. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,6 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
 import { queueNames } from '../../queue/types.js';
+import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
 import type {
   AttemptOutcome,
   EventAttemptRecord,
@@ -13,6 +14,7 @@ import type {
 } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
+import { sqliteColumns } from './rows.js';
 
 /** The webhook outbox: endpoints, events and their attempts, and the delivery jobs they own. */
 
@@ -51,46 +53,11 @@ interface AttemptRow {
   error: string | null;
 }
 
-function toEndpoint(row: EndpointRow): WebhookEndpointRecord {
-  return {
-    accountId: row.account_id,
-    url: row.url,
-    secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
-    enabled: row.enabled === 1,
-    disabledReason: row.disabled_reason,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
+const toEndpoint = (row: EndpointRow) => webhookEndpointFromRow(row, sqliteColumns);
 
-function toEvent(row: EventRow): EventRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    type: row.type,
-    callId: row.call_id,
-    body: row.body,
-    createdAt: row.created_at,
-    status: row.status as EventStatus,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    deliveredAt: row.delivered_at,
-  };
-}
+const toEvent = (row: EventRow) => eventFromRow(row, sqliteColumns);
 
-function toAttempt(row: AttemptRow): EventAttemptRecord {
-  return {
-    eventId: row.event_id,
-    attemptedAt: row.attempted_at,
-    url: row.url,
-    statusCode: row.status_code,
-    latencyMs: row.latency_ms,
-    responseExcerpt: row.response_excerpt ?? '',
-    error: row.error,
-  };
-}
+const toAttempt = (row: AttemptRow) => eventAttemptFromRow(row, sqliteColumns);
 
 function deliveryPayload(eventId: string): { event_id: string } {
   return { event_id: eventId };

@@ -85,7 +85,7 @@ export interface CallRow {
 }
 
 /** SQLite's column forms: integers for booleans, JSON and timestamps as text. */
-const sqliteColumns: ColumnCodec = {
+export const sqliteColumns: ColumnCodec = {
   bool: (value) => value === 1,
   json: <T>(value: unknown) =>
     (value === null || value === undefined ? null : JSON.parse(value as string)) as T,

@@ -17,7 +17,7 @@ import type {
 } from '../types.js';
 import { SqliteCalls } from './calls.js';
 import { SqliteDashboardQueries, SqliteSessions, SqliteUsers, updateAgentRow } from './dashboard.js';
-import { openSqliteDatabase, type SqliteDatabase } from './database.js';
+import { isUniqueViolation, openSqliteDatabase, type SqliteDatabase } from './database.js';
 import { SqliteEvents, SqliteWebhookEndpoints } from './events.js';
 import { GroupCommitter } from './groupCommit.js';
 import {
@@ -34,13 +34,6 @@ import { SqliteSandboxInvites, SqliteTrunks } from './telephony.js';
 
 function nowIso(): string {
   return new Date().toISOString();
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
-    (error as { code?: string } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE'
-  );
 }
 
 class SqliteAccounts implements AccountRepository {

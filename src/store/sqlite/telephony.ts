@@ -1,7 +1,10 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import { trunkFromRow } from '../recordsFromRows.js';
 import type { SandboxInviteRecord, SandboxInviteRepository, TrunkRecord, TrunkRepository } from '../types.js';
 import type { SqliteDatabase } from './database.js';
+import { isUniqueViolation } from './database.js';
+import { sqliteColumns } from './rows.js';
 
 interface TrunkRow {
   id: string;
@@ -14,18 +17,7 @@ interface TrunkRow {
   created_at: string;
 }
 
-function toTrunk(row: TrunkRow): TrunkRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    name: row.name,
-    uri: row.uri,
-    username: row.username,
-    passwordCiphertext: row.password_ciphertext,
-    fromDomain: row.from_domain,
-    createdAt: row.created_at,
-  };
-}
+const toTrunk = (row: TrunkRow) => trunkFromRow(row, sqliteColumns);
 
 export class SqliteTrunks implements TrunkRepository {
   private readonly insert;
@@ -61,7 +53,7 @@ export class SqliteTrunks implements TrunkRepository {
     try {
       this.insert.run(row);
     } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
+      if (isUniqueViolation(error)) {
         throw new AppError('conflict', `a trunk named ${input.name} already exists`);
       }
       throw error;
