@@ -42,6 +42,7 @@ export interface ConversationResult {
 }
 
 const preRollFrames = 15;
+const silentFrame = new Int16Array(160);
 
 function percentile(sorted: number[], quantile: number): number | null {
   if (sorted.length === 0) return null;
@@ -140,7 +141,13 @@ export class Conversation {
   private handleCalleeFrame(samples: Int16Array, kind: string): void {
     if (this.ended) return;
     this.recorder.addCalleeFrame(samples);
-    const frame = kind === 'silence' ? new Int16Array(samples.length) : samples;
+    // Concealed gaps reach VAD and STT as silence; the shared zero frame is never written to.
+    const frame =
+      kind !== 'silence'
+        ? samples
+        : samples.length === silentFrame.length
+          ? silentFrame
+          : new Int16Array(samples.length);
     if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(frame)) this.handleBeep();
     if (this.stt) void this.stt.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
     else {
