@@ -6,8 +6,8 @@ import {
   type ExtractionField,
   extractionFieldTypes,
   type NewAgent,
-  type Store,
-} from '../store/types.js';
+} from '../domain/records.js';
+import type { Store } from '../store/types.js';
 import { agentLimits, parseVariableDeclaration } from './agents.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */

@@ -7,8 +7,8 @@ import {
   type ExtractionField,
   extractionFieldTypes,
   type NewAgent,
-  type Store,
-} from '../store/types.js';
+} from '../domain/records.js';
+import type { Store } from '../store/types.js';
 import { parseDialogScript } from '../voice/brains/dialogScript.js';
 
 export const agentLimits = {

@@ -1,6 +1,7 @@
 import { generateApiKey, hashApiKey, keyDisplayParts } from '../domain/apiKeys.js';
 import { AppError } from '../domain/errors.js';
-import type { ApiKeyRecord, Store } from '../store/types.js';
+import type { ApiKeyRecord } from '../domain/records.js';
+import type { Store } from '../store/types.js';
 
 export const apiKeyNameMaxChars = 100;
 

@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import { isE164 } from '../domain/phone.js';
-import type { PhoneNumberRecord, Store } from '../store/types.js';
+import type { PhoneNumberRecord } from '../domain/records.js';
+import type { Store } from '../store/types.js';
 
 export const sandboxRoute = 'sandbox';
 

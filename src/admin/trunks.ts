@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.js';
+import type { TrunkRecord } from '../domain/records.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { Store, TrunkRecord } from '../store/types.js';
+import type { Store } from '../store/types.js';
 
 const trunkUriPattern = /^sips?:([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(;[A-Za-z0-9=;.-]*)?$/;
 

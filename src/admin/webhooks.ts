@@ -4,7 +4,8 @@
  */
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
-import type { EventAttemptRecord, EventRecord, Store, WebhookEndpointRecord } from '../store/types.js';
+import type { EventAttemptRecord, EventRecord, WebhookEndpointRecord } from '../domain/records.js';
+import type { Store } from '../store/types.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { checkWebhookUrl } from '../webhooks/urlGuard.js';
 

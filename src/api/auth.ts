@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, hasValidKeyShape, safeEqual } from '../domain/apiKeys.js';
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
+import type { AccountRecord } from '../domain/records.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
-import type { AccountRecord, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
 
 export interface AuthContext {

@@ -1,4 +1,4 @@
-import type { CallRecord } from '../store/types.js';
+import type { CallRecord } from '../domain/records.js';
 
 /** The creation response: exactly the six fields of SPEC.md's outbound call resource. */
 export function toCreatedCall(call: CallRecord) {

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { listEvents, resendEvent, showEvent } from '../admin/webhooks.js';
 import { AppError } from '../domain/errors.js';
-import { eventStatuses, type Store } from '../store/types.js';
+import { eventStatuses } from '../domain/records.js';
+import type { Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
 import { errorResponses } from './schemas.js';
 

@@ -4,7 +4,7 @@
  * the signature is HMAC-SHA256 over `{call_id}.{expires}` with a key the service made for itself.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { CallRecord } from '../store/types.js';
+import type { CallRecord } from '../domain/records.js';
 
 export const recordingLinkKeyName = 'recording-url-key';
 export const defaultRecordingLinkExpiresInS = 7 * 24 * 3600;

@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.js';
+import type { CallRecord } from '../domain/records.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { CallRecord, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
 import type { InviteOptions } from '../telephony/sip/index.js';
 

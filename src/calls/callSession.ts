@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
+import type { AgentRecord, CallFinish, CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { AgentRecord, CallFinish, CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
+import type { CompletedEventBuilder, Store } from '../store/types.js';
 import {
   createOffer,
   type MediaClock,

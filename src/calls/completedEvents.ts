@@ -1,6 +1,7 @@
 import { callCompletedEvent } from '../domain/callCompletedEvent.js';
 import { newId } from '../domain/ids.js';
-import type { CallRecord, CompletedEventBuilder } from '../store/types.js';
+import type { CallRecord } from '../domain/records.js';
+import type { CompletedEventBuilder } from '../store/types.js';
 
 /**
  * The builder the store calls inside the transaction that makes a call terminal. The body is

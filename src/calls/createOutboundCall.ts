@@ -1,7 +1,8 @@
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { OutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { AccountRecord, CallRecord, Store } from '../store/types.js';
+import type { AccountRecord, CallRecord } from '../domain/records.js';
+import type { Store } from '../store/types.js';
 
 /**
  * DESIGN §1 steps 6 to 9, after the request has been authenticated, rate-limited and shaped:

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
+import type { CallRecord } from '../domain/records.js';
 import type { JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
-import type { CallRecord } from '../store/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { cancelThroughStore } from './remoteCallControl.js';
 

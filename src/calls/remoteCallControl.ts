@@ -1,7 +1,8 @@
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import { terminalStatuses } from '../domain/callStatus.js';
 import { AppError } from '../domain/errors.js';
-import type { CallRecord, CompletedEventBuilder, Store } from '../store/types.js';
+import type { CallRecord } from '../domain/records.js';
+import type { CompletedEventBuilder, Store } from '../store/types.js';
 
 /**
  * Cancelling a call held by another process: a queued call ends here at once; a live one gets a

@@ -10,7 +10,7 @@ import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js'
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
 import { addTrunk, describeTrunk, removeTrunk } from '../admin/trunks.js';
 import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
-import type { AccountRecord } from '../store/types.js';
+import type { AccountRecord } from '../domain/records.js';
 import {
   type CommandContext,
   parseOptions,

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
+import type { AccountRecord } from '../domain/records.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { AccountRecord, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 
 /** A usage mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {

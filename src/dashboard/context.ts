@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallControl } from '../api/calls.js';
 import { AppError } from '../domain/errors.js';
+import type { AccountRecord, SessionRecord, UserRecord } from '../domain/records.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets/secretBox.js';
-import type { AccountRecord, SessionRecord, Store, UserRecord } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { Html } from './html.js';
 
 /** What the dashboard needs from the process that serves it. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { UserRecord } from '../store/types.js';
+import type { UserRecord } from '../domain/records.js';
 import type { DashboardOptions } from './context.js';
 
 export const sessionLifetimeMs = 7 * 24 * 3600 * 1000;

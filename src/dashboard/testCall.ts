@@ -1,7 +1,7 @@
 import { createApiKey } from '../admin/apiKeys.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { AccountRecord, CallRecord } from '../store/types.js';
+import type { AccountRecord, CallRecord } from '../domain/records.js';
 import type { DashboardOptions } from './context.js';
 
 /** The key test calls are recorded under (a call always names the key that placed it). */

@@ -1,4 +1,4 @@
-import type { CallRecord } from '../store/types.js';
+import type { CallRecord } from '../domain/records.js';
 
 function durationSeconds(call: CallRecord): number | null {
   if (!call.inProgressAt || !call.endedAt) return null;

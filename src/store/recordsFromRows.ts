@@ -13,7 +13,7 @@ import type {
   TrunkRecord,
   UserRecord,
   WebhookEndpointRecord,
-} from './types.js';
+} from '../domain/records.js';
 
 /**
  * How one dialect's driver hands columns over: SQLite gives integers for booleans, JSON as text

@@ -1,142 +1,27 @@
-import type { AnsweredBy, CallStatus, EndReason } from '../domain/callStatus.js';
+import type { CallStatus } from '../domain/callStatus.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
-import type { VariableValue } from '../domain/templates.js';
+import type {
+  AccountRecord,
+  AgentRecord,
+  ApiKeyRecord,
+  ApiKeyWithAccount,
+  CallFinish,
+  CallRecord,
+  CallsPerDay,
+  EventAttemptRecord,
+  EventRecord,
+  NewAgent,
+  NewApiKey,
+  NewQueuedCall,
+  NewUser,
+  PhoneNumberRecord,
+  SandboxInviteRecord,
+  SessionRecord,
+  TrunkRecord,
+  UserRecord,
+  WebhookEndpointRecord,
+} from '../domain/records.js';
 import type { JobQueue } from '../queue/types.js';
-
-/** Records as the rest of the code sees them: camelCase, timestamps as ISO 8601 UTC strings. */
-
-export interface AccountRecord {
-  id: string;
-  name: string;
-  isDefault: boolean;
-  /** Null: the service-wide default policy applies. */
-  ratePolicy: RatePolicy | null;
-  maxLiveCalls: number;
-  createdAt: string;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  accountId: string;
-  name: string;
-  prefix: string;
-  last4: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
-export interface NewApiKey {
-  accountId: string;
-  name: string;
-  keyHash: string;
-  prefix: string;
-  last4: string;
-}
-
-/** What authentication needs in one lookup: the key and its account. */
-export interface ApiKeyWithAccount {
-  key: ApiKeyRecord;
-  keyHash: string;
-  account: AccountRecord;
-}
-
-export interface AgentVariable {
-  name: string;
-  /** Used when a call gives no value; null renders as empty text. */
-  default: string | null;
-  description: string;
-}
-
-export const extractionFieldTypes = ['string', 'number', 'boolean', 'date'] as const;
-export type ExtractionFieldType = (typeof extractionFieldTypes)[number];
-
-export interface ExtractionField {
-  name: string;
-  type: ExtractionFieldType;
-  description: string;
-}
-
-export type AgentBrain = 'script' | 'llm';
-
-export interface AgentRecord {
-  id: string;
-  accountId: string;
-  name: string;
-  active: boolean;
-  prompt: string;
-  firstMessage: string;
-  variables: AgentVariable[];
-  extraction: ExtractionField[];
-  brain: AgentBrain;
-  /** The dialog graph of a `script` brain; null for `llm`. */
-  script: unknown;
-  /** Voice, STT, LLM provider settings; free-form until the voice pipeline defines them. */
-  settings: Record<string, unknown>;
-  maxDurationS: number;
-  silenceTimeoutS: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type NewAgent = Omit<AgentRecord, 'id' | 'createdAt' | 'updatedAt'>;
-
-export interface PhoneNumberRecord {
-  accountId: string;
-  number: string;
-  /** `sandbox`, or the id of a SIP trunk. */
-  route: string;
-  createdAt: string;
-}
-
-export interface TranscriptEntry {
-  role: 'agent' | 'callee';
-  text: string;
-  start_ms: number;
-  end_ms: number;
-}
-
-export interface CallRecord {
-  id: string;
-  accountId: string;
-  agentId: string;
-  apiKeyId: string | null;
-  fromNumber: string;
-  toNumber: string;
-  /** The per-call overrides exactly as sent; null when not sent. */
-  firstMessage: string | null;
-  context: string | null;
-  variables: Record<string, VariableValue> | null;
-  status: CallStatus;
-  endReason: EndReason | null;
-  answeredBy: AnsweredBy | null;
-  createdAt: string;
-  dialingAt: string | null;
-  ringingAt: string | null;
-  inProgressAt: string | null;
-  endedAt: string | null;
-  transcript: TranscriptEntry[];
-  recordingPath: string | null;
-  extractedData: Record<string, unknown>;
-  metrics: Record<string, unknown> | null;
-  sipCallId: string | null;
-  workerId: string | null;
-  leaseExpiresAt: string | null;
-}
-
-export interface NewQueuedCall {
-  id: string;
-  accountId: string;
-  agentId: string;
-  /** The key that authorised the request; re-checked inside the insert transaction. */
-  apiKeyId: string;
-  fromNumber: string;
-  toNumber: string;
-  firstMessage: string | null;
-  context: string | null;
-  variables: Record<string, VariableValue> | null;
-  createdAt: string;
-}
 
 export interface CallListQuery {
   status?: CallStatus;
@@ -178,17 +63,6 @@ export interface PhoneNumberRepository {
   get(accountId: string, number: string): Promise<PhoneNumberRecord | null>;
   list(accountId: string): Promise<PhoneNumberRecord[]>;
   remove(accountId: string, number: string): Promise<boolean>;
-}
-
-export interface CallFinish {
-  status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
-  endReason: EndReason | null;
-  answeredBy?: AnsweredBy | null;
-  transcript?: TranscriptEntry[];
-  recordingPath?: string | null;
-  extractedData?: Record<string, unknown>;
-  metrics?: Record<string, unknown> | null;
-  atIso: string;
 }
 
 /** Builds the call.completed event body from the call as it is once terminal. */
@@ -236,29 +110,11 @@ export interface CallRepository {
   listCancelRequests(workerId: string): Promise<string[]>;
 }
 
-export interface TrunkRecord {
-  id: string;
-  accountId: string;
-  name: string;
-  uri: string;
-  username: string | null;
-  /** Encrypted at rest; only the telephony layer decrypts it. */
-  passwordCiphertext: string | null;
-  fromDomain: string | null;
-  createdAt: string;
-}
-
 export interface TrunkRepository {
   create(input: Omit<TrunkRecord, 'id' | 'createdAt'>): Promise<TrunkRecord>;
   get(accountId: string, idOrName: string): Promise<TrunkRecord | null>;
   list(accountId: string): Promise<TrunkRecord[]>;
   remove(accountId: string, id: string): Promise<boolean>;
-}
-
-export interface SandboxInviteRecord {
-  sipCallId: string;
-  toNumber: string;
-  receivedAt: string;
 }
 
 export interface SandboxInviteRepository {
@@ -286,48 +142,6 @@ export interface Store {
 /** A store and the job queue kept in the same database (SQLite's jobs table, or pg-boss). */
 export interface StoreWithQueue extends Store {
   readonly queue: JobQueue;
-}
-
-/** The account's one webhook endpoint. */
-export interface WebhookEndpointRecord {
-  accountId: string;
-  url: string;
-  secret: string;
-  /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
-  previousSecret: string | null;
-  previousSecretExpiresAt: string | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** pending: a delivery job exists; parked: waits for an enabled endpoint; delivered/failed: done. */
-export const eventStatuses = ['pending', 'parked', 'delivered', 'failed'] as const;
-export type EventStatus = (typeof eventStatuses)[number];
-
-export interface EventRecord {
-  id: string;
-  accountId: string;
-  type: string;
-  callId: string;
-  /** The exact JSON bytes that are signed and sent on every attempt. */
-  body: string;
-  createdAt: string;
-  status: EventStatus;
-  attempts: number;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-}
-
-export interface EventAttemptRecord {
-  eventId: string;
-  attemptedAt: string;
-  url: string;
-  statusCode: number | null;
-  latencyMs: number;
-  responseExcerpt: string;
-  error: string | null;
 }
 
 export interface EventListQuery {
@@ -388,22 +202,6 @@ export interface EventRepository {
   requeue(accountId: string, eventId: string, runAtMs: number): Promise<EventRecord | null>;
 }
 
-/* The account dashboard (issue 6): its users, their sessions and the queries its pages need. */
-
-/** A person who signs in to the dashboard; belongs to one account. */
-export interface UserRecord {
-  id: string;
-  accountId: string;
-  /** Lower-cased. */
-  email: string;
-  /** `scrypt$N$r$p$salt$hash`, never the password. */
-  passwordHash: string;
-  createdAt: string;
-  lastSignInAt: string | null;
-}
-
-export type NewUser = Pick<UserRecord, 'accountId' | 'email' | 'passwordHash'>;
-
 export interface UserRepository {
   /** Conflict when the email is taken. */
   create(input: NewUser): Promise<UserRecord>;
@@ -412,17 +210,6 @@ export interface UserRepository {
   findByEmail(email: string): Promise<UserRecord | null>;
   count(): Promise<number>;
   recordSignIn(userId: string, atIso: string): Promise<void>;
-}
-
-/** A signed-in browser. Only the SHA-256 of the cookie's token is stored. */
-export interface SessionRecord {
-  tokenHash: string;
-  userId: string;
-  /** The per-session token every form carries. */
-  csrfToken: string;
-  createdAt: string;
-  expiresAt: string;
-  lastSeenAt: string;
 }
 
 export interface SessionRepository {
@@ -441,13 +228,6 @@ export interface CallFilter {
   /** Calls created strictly before this instant. */
   toIso?: string;
   limit: number;
-}
-
-export interface CallsPerDay {
-  /** YYYY-MM-DD (UTC). */
-  day: string;
-  status: CallStatus;
-  count: number;
 }
 
 export interface DashboardQueries {

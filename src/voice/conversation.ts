@@ -1,6 +1,6 @@
 import type { AnsweredBy } from '../domain/callStatus.js';
+import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
-import type { TranscriptEntry } from '../store/types.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';

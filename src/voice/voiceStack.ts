@@ -1,8 +1,8 @@
 import type { VoiceConfig } from '../config.js';
 import { AppError } from '../domain/errors.js';
+import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { renderTemplate, type VariableValue } from '../domain/templates.js';
 import type { Logger } from '../logger.js';
-import type { AgentRecord, CallRecord } from '../store/types.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';

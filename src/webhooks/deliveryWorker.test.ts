@@ -7,9 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiKey } from '../admin/apiKeys.js';
 import { completedEventBuilder } from '../calls/completedEvents.js';
 import { newId } from '../domain/ids.js';
+import type { EventRecord } from '../domain/records.js';
 import { createLogger } from '../logger.js';
 import { SqliteStore } from '../store/sqlite/sqliteStore.js';
-import type { EventRecord } from '../store/types.js';
 import { activeSecrets, type DeliveryWorker, startDeliveryWorker } from './deliveryWorker.js';
 import { generateWebhookSecret } from './signing.js';
 

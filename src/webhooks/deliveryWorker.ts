@@ -5,16 +5,12 @@
  * attempt with its outcome (delivered, rescheduled, failed, or endpoint gone) in one transaction.
  * A process that stops, cleanly or not, loses nothing: an unfinished job is claimed again.
  */
+
+import type { EventRecord, WebhookEndpointRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
-import type {
-  AttemptOutcome,
-  EventRecord,
-  EventRepository,
-  WebhookEndpointRecord,
-  WebhookEndpointRepository,
-} from '../store/types.js';
+import type { AttemptOutcome, EventRepository, WebhookEndpointRepository } from '../store/types.js';
 import { type DeliveryAttemptResult, defaultDeliveryTimeoutMs, deliverOnce } from './httpDelivery.js';
 import { nextAttemptDelayMs } from './retrySchedule.js';
 import { webhookHeaders } from './signing.js';

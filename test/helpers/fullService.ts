@@ -5,9 +5,9 @@ import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { loadConfig } from '../../src/config.js';
+import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
-import type { CallRecord } from '../../src/store/types.js';
 import { LogCapture } from './service.js';
 
 let nextRtpBase = 20_000 + (process.pid % 200) * 100;

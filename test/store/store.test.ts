@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { newId } from '../../src/domain/ids.js';
-import { queueNames } from '../../src/queue/types.js';
 import type {
   AccountRecord,
   AgentRecord,
   ApiKeyRecord,
   CallFinish,
   NewQueuedCall,
-} from '../../src/store/types.js';
+} from '../../src/domain/records.js';
+import { queueNames } from '../../src/queue/types.js';
 import {
   type AnyStore,
   countJobs,

@@ -1,5 +1,5 @@
 import type { AgentFormText } from '../../admin/agentSettings.js';
-import { extractionFieldTypes } from '../../store/types.js';
+import { extractionFieldTypes } from '../../domain/records.js';
 import { type Html, html } from '../html.js';
 import { csrfField } from '../layout.js';
 

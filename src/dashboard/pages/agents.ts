@@ -3,7 +3,7 @@ import { agentFormText, createAgentFromForm, updateAgentFromForm } from '../../a
 import { setAgentActive } from '../../admin/agents.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
-import type { AgentRecord } from '../../store/types.js';
+import type { AgentRecord } from '../../domain/records.js';
 import { sandboxPersonas } from '../../telephony/sandbox/personas.js';
 import {
   type DashboardOptions,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiKeyNameMaxChars, createApiKey, describeApiKey, revokeApiKey } from '../../admin/apiKeys.js';
 import { AppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
-import type { ApiKeyRecord } from '../../store/types.js';
+import type { ApiKeyRecord } from '../../domain/records.js';
 import {
   type DashboardOptions,
   field,

@@ -3,7 +3,7 @@ import { addPhoneNumber, removePhoneNumber, sandboxRoute } from '../../admin/num
 import { addTrunk, describeTrunk, removeTrunk } from '../../admin/trunks.js';
 import { AppError } from '../../domain/errors.js';
 import { isE164 } from '../../domain/phone.js';
-import type { PhoneNumberRecord, TrunkRecord } from '../../store/types.js';
+import type { PhoneNumberRecord, TrunkRecord } from '../../domain/records.js';
 import {
   type DashboardOptions,
   field,

@@ -1,6 +1,6 @@
+import type { CallRecord, NewQueuedCall } from '../../domain/records.js';
 import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
-import type { CallRecord, NewQueuedCall } from '../types.js';
 import { type PgClient, type PgPool, withTransaction } from './database.js';
 import { type CallRow, toCall } from './rows.js';
 

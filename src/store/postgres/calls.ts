@@ -1,13 +1,7 @@
+import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
 import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
-import type {
-  CallFinish,
-  CallListQuery,
-  CallRecord,
-  CallRepository,
-  CompletedEventBuilder,
-  NewQueuedCall,
-} from '../types.js';
+import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
 import { type CallRow, toCall } from './rows.js';

@@ -1,20 +1,17 @@
 import type { CallStatus } from '../../domain/callStatus.js';
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
 import type {
   AgentRecord,
-  CallFilter,
   CallRecord,
   CallsPerDay,
-  DashboardQueries,
   NewAgent,
   NewUser,
   SessionRecord,
-  SessionRepository,
   UserRecord,
-  UserRepository,
-} from '../types.js';
+} from '../../domain/records.js';
+import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
+import type { CallFilter, DashboardQueries, SessionRepository, UserRepository } from '../types.js';
 import { iso, isUniqueViolation, type PgPool, withTransaction } from './database.js';
 import { type AgentRow, type CallRow, jsonParam, postgresColumns, toAgent, toCall } from './rows.js';
 

@@ -1,18 +1,20 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import type { Logger } from '../../logger.js';
-import { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import type {
   AccountRecord,
-  AccountRepository,
   AgentRecord,
-  AgentRepository,
   ApiKeyRecord,
-  ApiKeyRepository,
   ApiKeyWithAccount,
   NewAgent,
   NewApiKey,
   PhoneNumberRecord,
+} from '../../domain/records.js';
+import type { Logger } from '../../logger.js';
+import { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
+import type {
+  AccountRepository,
+  AgentRepository,
+  ApiKeyRepository,
   PhoneNumberRepository,
   Store,
 } from '../types.js';

@@ -1,12 +1,3 @@
-import type { VariableValue } from '../../domain/templates.js';
-import {
-  accountFromRow,
-  agentFromRow,
-  apiKeyFromRow,
-  type ColumnCodec,
-  callFromRow,
-  phoneNumberFromRow,
-} from '../recordsFromRows.js';
 import type {
   AccountRecord,
   AgentRecord,
@@ -16,7 +7,16 @@ import type {
   ExtractionField,
   PhoneNumberRecord,
   TranscriptEntry,
-} from '../types.js';
+} from '../../domain/records.js';
+import type { VariableValue } from '../../domain/templates.js';
+import {
+  accountFromRow,
+  agentFromRow,
+  apiKeyFromRow,
+  type ColumnCodec,
+  callFromRow,
+  phoneNumberFromRow,
+} from '../recordsFromRows.js';
 import { iso, isoOrNull } from './database.js';
 
 /** Row shapes as `pg` returns them (timestamptz as Date, jsonb parsed), and their records. */

@@ -1,13 +1,7 @@
+import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
 import type { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
 import { queueNames } from '../../queue/types.js';
-import type {
-  CallFinish,
-  CallListQuery,
-  CallRecord,
-  CallRepository,
-  CompletedEventBuilder,
-  NewQueuedCall,
-} from '../types.js';
+import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
 import { type CallRow, toCall } from './rows.js';

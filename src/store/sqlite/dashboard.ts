@@ -1,19 +1,16 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
 import type {
   AgentRecord,
-  CallFilter,
   CallRecord,
   CallsPerDay,
-  DashboardQueries,
   NewAgent,
   NewUser,
   SessionRecord,
-  SessionRepository,
   UserRecord,
-  UserRepository,
-} from '../types.js';
+} from '../../domain/records.js';
+import { sessionFromRow, userFromRow } from '../recordsFromRows.js';
+import type { CallFilter, DashboardQueries, SessionRepository, UserRepository } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import { isUniqueViolation } from './database.js';
 import { type AgentRow, type CallRow, sqliteColumns, toAgent, toCall } from './rows.js';

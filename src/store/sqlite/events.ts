@@ -1,17 +1,14 @@
 import { AppError } from '../../domain/errors.js';
+import type {
+  EventAttemptRecord,
+  EventRecord,
+  EventStatus,
+  WebhookEndpointRecord,
+} from '../../domain/records.js';
 import type { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
 import { queueNames } from '../../queue/types.js';
 import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
-import type {
-  AttemptOutcome,
-  EventAttemptRecord,
-  EventListQuery,
-  EventRecord,
-  EventRepository,
-  EventStatus,
-  WebhookEndpointRecord,
-  WebhookEndpointRepository,
-} from '../types.js';
+import type { AttemptOutcome, EventListQuery, EventRepository, WebhookEndpointRepository } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
 import { sqliteColumns } from './rows.js';

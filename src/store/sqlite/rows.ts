@@ -1,3 +1,10 @@
+import type {
+  AccountRecord,
+  AgentRecord,
+  ApiKeyRecord,
+  CallRecord,
+  PhoneNumberRecord,
+} from '../../domain/records.js';
 import {
   accountFromRow,
   agentFromRow,
@@ -6,7 +13,6 @@ import {
   callFromRow,
   phoneNumberFromRow,
 } from '../recordsFromRows.js';
-import type { AccountRecord, AgentRecord, ApiKeyRecord, CallRecord, PhoneNumberRecord } from '../types.js';
 
 /** Row shapes as SQLite returns them, and their mapping to records. */
 

@@ -1,17 +1,19 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
-import { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
 import type {
   AccountRecord,
-  AccountRepository,
   AgentRecord,
-  AgentRepository,
   ApiKeyRecord,
-  ApiKeyRepository,
   ApiKeyWithAccount,
   NewAgent,
   NewApiKey,
   PhoneNumberRecord,
+} from '../../domain/records.js';
+import { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
+import type {
+  AccountRepository,
+  AgentRepository,
+  ApiKeyRepository,
   PhoneNumberRepository,
   Store,
 } from '../types.js';

@@ -1,7 +1,8 @@
 import { AppError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
+import type { SandboxInviteRecord, TrunkRecord } from '../../domain/records.js';
 import { trunkFromRow } from '../recordsFromRows.js';
-import type { SandboxInviteRecord, SandboxInviteRepository, TrunkRecord, TrunkRepository } from '../types.js';
+import type { SandboxInviteRepository, TrunkRepository } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import { isUniqueViolation } from './database.js';
 import { sqliteColumns } from './rows.js';

@@ -1,5 +1,5 @@
+import type { ExtractionField } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
-import type { ExtractionField } from '../../store/types.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
 import type { AgentBrain, BrainAction, CalleeTurn } from './types.js';

@@ -1,0 +1,250 @@
+import type { AnsweredBy, CallStatus, EndReason } from './callStatus.js';
+import type { RatePolicy } from './rateLimit.js';
+import type { VariableValue } from './templates.js';
+
+/**
+ * The record types: what the service stores and passes around, as the rest of the code sees
+ * them (camelCase, timestamps as ISO 8601 UTC strings). Ports (the Store, the queue) and
+ * adapters build on these; the domain and the voice pipeline need nothing else from them.
+ */
+/** Records as the rest of the code sees them: camelCase, timestamps as ISO 8601 UTC strings. */
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  isDefault: boolean;
+  /** Null: the service-wide default policy applies. */
+  ratePolicy: RatePolicy | null;
+  maxLiveCalls: number;
+  createdAt: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  prefix: string;
+  last4: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface NewApiKey {
+  accountId: string;
+  name: string;
+  keyHash: string;
+  prefix: string;
+  last4: string;
+}
+
+/** What authentication needs in one lookup: the key and its account. */
+export interface ApiKeyWithAccount {
+  key: ApiKeyRecord;
+  keyHash: string;
+  account: AccountRecord;
+}
+
+export interface AgentVariable {
+  name: string;
+  /** Used when a call gives no value; null renders as empty text. */
+  default: string | null;
+  description: string;
+}
+
+export const extractionFieldTypes = ['string', 'number', 'boolean', 'date'] as const;
+
+export type ExtractionFieldType = (typeof extractionFieldTypes)[number];
+
+export interface ExtractionField {
+  name: string;
+  type: ExtractionFieldType;
+  description: string;
+}
+
+export type AgentBrain = 'script' | 'llm';
+
+export interface AgentRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  active: boolean;
+  prompt: string;
+  firstMessage: string;
+  variables: AgentVariable[];
+  extraction: ExtractionField[];
+  brain: AgentBrain;
+  /** The dialog graph of a `script` brain; null for `llm`. */
+  script: unknown;
+  /** Voice, STT, LLM provider settings; free-form until the voice pipeline defines them. */
+  settings: Record<string, unknown>;
+  maxDurationS: number;
+  silenceTimeoutS: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type NewAgent = Omit<AgentRecord, 'id' | 'createdAt' | 'updatedAt'>;
+
+export interface PhoneNumberRecord {
+  accountId: string;
+  number: string;
+  /** `sandbox`, or the id of a SIP trunk. */
+  route: string;
+  createdAt: string;
+}
+
+export interface TranscriptEntry {
+  role: 'agent' | 'callee';
+  text: string;
+  start_ms: number;
+  end_ms: number;
+}
+
+export interface CallRecord {
+  id: string;
+  accountId: string;
+  agentId: string;
+  apiKeyId: string | null;
+  fromNumber: string;
+  toNumber: string;
+  /** The per-call overrides exactly as sent; null when not sent. */
+  firstMessage: string | null;
+  context: string | null;
+  variables: Record<string, VariableValue> | null;
+  status: CallStatus;
+  endReason: EndReason | null;
+  answeredBy: AnsweredBy | null;
+  createdAt: string;
+  dialingAt: string | null;
+  ringingAt: string | null;
+  inProgressAt: string | null;
+  endedAt: string | null;
+  transcript: TranscriptEntry[];
+  recordingPath: string | null;
+  extractedData: Record<string, unknown>;
+  metrics: Record<string, unknown> | null;
+  sipCallId: string | null;
+  workerId: string | null;
+  leaseExpiresAt: string | null;
+}
+
+export interface NewQueuedCall {
+  id: string;
+  accountId: string;
+  agentId: string;
+  /** The key that authorised the request; re-checked inside the insert transaction. */
+  apiKeyId: string;
+  fromNumber: string;
+  toNumber: string;
+  firstMessage: string | null;
+  context: string | null;
+  variables: Record<string, VariableValue> | null;
+  createdAt: string;
+}
+
+export interface CallFinish {
+  status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
+  endReason: EndReason | null;
+  answeredBy?: AnsweredBy | null;
+  transcript?: TranscriptEntry[];
+  recordingPath?: string | null;
+  extractedData?: Record<string, unknown>;
+  metrics?: Record<string, unknown> | null;
+  atIso: string;
+}
+
+export interface TrunkRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  uri: string;
+  username: string | null;
+  /** Encrypted at rest; only the telephony layer decrypts it. */
+  passwordCiphertext: string | null;
+  fromDomain: string | null;
+  createdAt: string;
+}
+
+export interface SandboxInviteRecord {
+  sipCallId: string;
+  toNumber: string;
+  receivedAt: string;
+}
+
+/** The account's one webhook endpoint. */
+export interface WebhookEndpointRecord {
+  accountId: string;
+  url: string;
+  secret: string;
+  /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** pending: a delivery job exists; parked: waits for an enabled endpoint; delivered/failed: done. */
+export const eventStatuses = ['pending', 'parked', 'delivered', 'failed'] as const;
+
+export type EventStatus = (typeof eventStatuses)[number];
+
+export interface EventRecord {
+  id: string;
+  accountId: string;
+  type: string;
+  callId: string;
+  /** The exact JSON bytes that are signed and sent on every attempt. */
+  body: string;
+  createdAt: string;
+  status: EventStatus;
+  attempts: number;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+}
+
+export interface EventAttemptRecord {
+  eventId: string;
+  attemptedAt: string;
+  url: string;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string;
+  error: string | null;
+}
+
+/* The account dashboard (issue 6): its users, their sessions and the queries its pages need. */
+
+/** A person who signs in to the dashboard; belongs to one account. */
+export interface UserRecord {
+  id: string;
+  accountId: string;
+  /** Lower-cased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`, never the password. */
+  passwordHash: string;
+  createdAt: string;
+  lastSignInAt: string | null;
+}
+
+export type NewUser = Pick<UserRecord, 'accountId' | 'email' | 'passwordHash'>;
+
+/** A signed-in browser. Only the SHA-256 of the cookie's token is stored. */
+export interface SessionRecord {
+  tokenHash: string;
+  userId: string;
+  /** The per-session token every form carries. */
+  csrfToken: string;
+  createdAt: string;
+  expiresAt: string;
+  lastSeenAt: string;
+}
+
+export interface CallsPerDay {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  status: CallStatus;
+  count: number;
+}
