@@ -25,12 +25,12 @@ export function serverTransactionKey(request: ParsedSipRequest, methodOverride?:
 }
 
 /**
- * Where responses go (RFC 3261 §18.2.2 with RFC 3581): the source address, and the source port
- * when the Via asks for rport, otherwise the Via's sent-by port.
+ * Where responses go (RFC 3581 §4 over RFC 3261 §18.2.2): always the address the request came
+ * from, and its source port when the Via asks for rport, otherwise the Via's sent-by port. A Via
+ * `maddr` (or `received`) is never followed: it would let anyone who can send us a datagram aim
+ * our responses and their retransmissions at a third address.
  */
 export function responseTarget(topVia: Via, source: NetworkTarget): NetworkTarget {
-  const maddr = paramValue(topVia.params, 'maddr');
-  if (typeof maddr === 'string' && maddr !== '') return { host: maddr, port: topVia.port ?? 5060 };
   if (hasParam(topVia.params, 'rport')) return source;
   return { host: source.host, port: topVia.port ?? 5060 };
 }
