@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { CallControl } from '../calls/callControl.js';
 import type { Config } from '../config.js';
 import { type DashboardOptions, dashboardPlugin } from '../dashboard/plugin.js';
 import { AppError } from '../domain/errors.js';
@@ -9,7 +10,7 @@ import type { MetricsRegistry } from '../metrics/registry.js';
 import type { Store } from '../store/types.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
-import { type CallControl, registerCallRoutes } from './calls.js';
+import { registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import type { CallControl } from '../calls/callControl.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
 import { type CallStatus, isTerminal } from '../domain/callStatus.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { CallRecord } from '../domain/records.js';
+import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
-import { toCallResource, toCreatedCall } from './callResource.js';
 import { readJsonBody } from './jsonBody.js';
 import {
   callIdParamsSchema,
@@ -22,14 +22,6 @@ import {
 function authOf(request: { auth: AuthContext | null }): AuthContext {
   if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
   return request.auth;
-}
-
-/** What the API may ask of the call workers (absent in an API-only process). */
-export interface CallControl {
-  /** A call was queued: a hint to dispatch now. */
-  wake(): void;
-  /** Cancels a queued call or hangs up a live one; resolves to the call once it has ended. */
-  cancel(call: CallRecord): Promise<CallRecord | null>;
 }
 
 /** The calls resource: the specification's one operation and the read extensions. */

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CallControl } from '../api/calls.js';
+import type { CallControl } from '../calls/callControl.js';
 import { AppError } from '../domain/errors.js';
 import type { AccountRecord, SessionRecord, UserRecord } from '../domain/records.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';

@@ -1,11 +1,11 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { toCallResource } from '../../api/callResource.js';
 import { type CallStatus, callStatuses, isTerminal } from '../../domain/callStatus.js';
 import { AppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
 import type { CallRecord, EventAttemptRecord, EventRecord } from '../../domain/records.js';
+import { toCallResource } from '../../presentation/callResource.js';
 import type { CallFilter } from '../../store/types.js';
 import { type DashboardOptions, sendPage, type Viewer, viewerOf } from '../context.js';
 import { type Html, html } from '../html.js';
