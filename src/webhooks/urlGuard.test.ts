@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../domain/errors.js';
-import { refusedRangeOf } from './ipRanges.js';
+import { refusedRangeOf } from '../net/ipRanges.js';
 import { checkWebhookUrl, type HostnameLookup, resolveDeliveryAddress } from './urlGuard.js';
 
 function appErrorOf(action: () => unknown): AppError {

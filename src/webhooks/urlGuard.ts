@@ -3,20 +3,20 @@
  * configured, and a DNS resolution at delivery time whose vetted address is the one connected to,
  * so a hostname cannot resolve to a public address for the check and a private one for the request.
  */
-import { promises as dnsPromises } from 'node:dns';
+import { isIP } from 'node:net';
 import { AppError } from '../domain/errors.js';
-import { isIpLiteral, type RefusedRangeKind, refusedRangeOf } from './ipRanges.js';
+import {
+  checkHost,
+  type HostGuardOptions,
+  type HostnameLookup,
+  resolveVettedHost,
+  unbracketed,
+} from '../net/hostGuard.js';
+
+export type { HostnameLookup, ResolvedAddress } from '../net/hostGuard.js';
 
 export const allowPrivateSettingName = 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE';
 export const maximumWebhookUrlLength = 2048;
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
-/** The shape of `dns.promises.lookup(hostname, { all: true })`, injectable for tests. */
-export type HostnameLookup = (hostname: string, options: { all: true }) => Promise<ResolvedAddress[]>;
 
 export interface UrlGuardOptions {
   /** Allow private, loopback and other reserved addresses (local development, private networks). */
@@ -39,24 +39,12 @@ export interface DeliveryTarget {
   port: number;
 }
 
-function article(kind: RefusedRangeKind): string {
-  return kind === 'unspecified' ? 'an' : 'a';
-}
-
-function refusal(subject: string, kind: RefusedRangeKind, address: string): AppError {
-  return new AppError(
-    'validation_error',
-    `${subject} ${article(kind)} ${kind} address (${address}); set ${allowPrivateSettingName}=true to allow it`,
-  );
-}
-
-function unbracketed(hostname: string): string {
-  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-}
-
-function isLocalhostName(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/\.$/, '');
-  return name === 'localhost' || name.endsWith('.localhost');
+function hostGuardOptions(options: UrlGuardOptions): HostGuardOptions {
+  return {
+    allowPrivate: options.allowPrivate,
+    subject: 'webhook URL',
+    allowPrivateSetting: allowPrivateSettingName,
+  };
 }
 
 /**
@@ -86,33 +74,13 @@ export function checkWebhookUrl(url: string | URL, options: UrlGuardOptions): UR
     throw new AppError('validation_error', 'webhook URL must not contain a user name or password');
   }
   if (parsed.hostname === '') throw new AppError('validation_error', 'webhook URL must have a host');
-  if (options.allowPrivate) return parsed;
-
-  if (isIpLiteral(parsed.hostname)) {
-    const address = unbracketed(parsed.hostname);
-    const kind = refusedRangeOf(address);
-    if (kind !== null) throw refusal('webhook URL points to', kind, address);
-  } else if (isLocalhostName(parsed.hostname)) {
-    throw refusal('webhook URL points to', 'loopback', parsed.hostname);
-  }
+  checkHost(parsed.hostname, hostGuardOptions(options));
   return parsed;
 }
 
 function defaultPort(url: URL): number {
   if (url.port !== '') return Number(url.port);
   return url.protocol === 'https:' ? 443 : 80;
-}
-
-async function lookupAddresses(hostname: string, lookup: HostnameLookup): Promise<ResolvedAddress[]> {
-  try {
-    return await lookup(hostname, { all: true });
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const reason = typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
-    throw new AppError('unavailable', `webhook URL host ${hostname} could not be resolved (${reason})`, {
-      cause: error,
-    });
-  }
 }
 
 /**
@@ -127,31 +95,16 @@ export async function resolveDeliveryAddress(
 ): Promise<DeliveryTarget> {
   const parsed = checkWebhookUrl(url, options);
   const hostname = unbracketed(parsed.hostname);
-  const common = { url: parsed, hostHeader: parsed.host, port: defaultPort(parsed) };
-  if (isIpLiteral(hostname)) {
-    return { ...common, tlsServerName: undefined, address: hostname, family: hostname.includes(':') ? 6 : 4 };
-  }
-
-  const lookup = options.lookup ?? ((name, lookupOptions) => dnsPromises.lookup(name, lookupOptions));
-  const addresses = await lookupAddresses(hostname, lookup);
-  const [first] = addresses;
-  if (first === undefined) {
-    throw new AppError('unavailable', `webhook URL host ${hostname} resolved to no address`);
-  }
-  for (const resolved of addresses) {
-    if (!isIpLiteral(resolved.address)) {
-      throw new AppError(
-        'unavailable',
-        `webhook URL host ${hostname} resolved to a non-address (${resolved.address})`,
-      );
-    }
-    const kind = options.allowPrivate ? null : refusedRangeOf(resolved.address);
-    if (kind !== null) throw refusal(`webhook URL host ${hostname} resolves to`, kind, resolved.address);
-  }
+  const vetted = await resolveVettedHost(hostname, {
+    ...hostGuardOptions(options),
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  });
   return {
-    ...common,
-    tlsServerName: hostname,
-    address: first.address,
-    family: first.address.includes(':') ? 6 : 4,
+    url: parsed,
+    hostHeader: parsed.host,
+    port: defaultPort(parsed),
+    tlsServerName: isIP(hostname) === 0 ? hostname : undefined,
+    address: vetted.address,
+    family: vetted.family,
   };
 }

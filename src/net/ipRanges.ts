@@ -1,5 +1,5 @@
 /**
- * Classification of IP addresses into the ranges a webhook must not reach by default
+ * Classification of IP addresses into the ranges webhooks and SIP trunks must not reach by default
  * (IANA IPv4 and IPv6 special-purpose registries). Pure functions, no I/O.
  */
 import { isIPv4, isIPv6 } from 'node:net';
