@@ -20,6 +20,18 @@ export interface InviteOptions {
   readonly credentials?: DigestCredentials;
   /** Sends every request of the call to this address instead of the Request-URI's host. */
   readonly outboundProxy?: NetworkTarget;
+  /**
+   * Where the INVITE and CANCEL go, already resolved and vetted (a trunk's pinned address) while
+   * the Request-URI keeps its host name; default: the Request-URI's host and port. In-dialog
+   * requests fall back to it when the far end's next hop is refused.
+   */
+  readonly destination?: NetworkTarget;
+  /**
+   * Whether an address the far end chose (the next hop its 2xx names through Contact or
+   * Record-Route) may be sent to. Host names from messages are never resolved: a next hop that is
+   * not an IP literal, or that this refuses, is replaced by `destination`. Default: any IP literal.
+   */
+  readonly allowsRemoteAddress?: (address: string) => boolean;
   /** CANCEL when no final response came this long after the INVITE was sent. Default 30 s. */
   readonly ringTimeoutMs?: number;
   /** Extra INVITE headers (not Via, From, To, Call-ID, CSeq, Contact, Route, Content-*, auth). */

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { addressUriText, contactHeader, Dialog, newTag } from './dialog.js';
 import { TypedEvents } from './events.js';
 import { type NameAddr, paramValue } from './grammar.js';
@@ -5,7 +6,7 @@ import { answerInDialogRequest, type CallServices, type DialogOwner } from './in
 import { headerValue, headerValues, type ParsedSipRequest, type SipHeader } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import { buildResponse } from './transactionLayer.js';
-import { uriHost } from './transport.js';
+import { socketHost, uriHost } from './transport.js';
 
 export interface IncomingCallEnded {
   readonly by: 'remote' | 'local';
@@ -162,7 +163,10 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     if (dialog === null) return Promise.resolve();
     this.currentState = 'ending';
     const bye = dialog.createRequest('BYE', this.services.local);
-    const target = dialog.nextHopTarget() ?? this.transaction.source;
+    // The caller's Contact or Record-Route, when it names an IP literal: no DNS on its say-so.
+    const nextHop = dialog.nextHopTarget();
+    const target =
+      nextHop !== null && isIP(socketHost(nextHop.host)) !== 0 ? nextHop : this.transaction.source;
     return new Promise((resolve) => {
       const finish = (detail: string) => {
         this.end('local', `${reason}: ${detail}`);

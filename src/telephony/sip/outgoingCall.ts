@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import {
   type AnsweredInfo,
   type CallEnded,
@@ -33,7 +34,7 @@ import {
 } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { TimerGroup } from './timers.js';
-import type { NetworkTarget } from './transport.js';
+import { type NetworkTarget, socketHost } from './transport.js';
 
 /** An outbound call: INVITE, provisional responses, answer or failure, then BYE. */
 export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements DialogOwner {
@@ -80,7 +81,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.services = services;
     this.options = options;
     this.timers = services.clock.group();
-    this.target = options.outboundProxy ?? uriTarget(requestUri);
+    this.target = options.outboundProxy ?? options.destination ?? uriTarget(requestUri);
     this.outcome = new Promise((resolve) => {
       this.resolveOutcome = resolve;
     });
@@ -336,8 +337,22 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.emit('answered', this.answered);
   }
 
+  /**
+   * Where requests in a dialog go: the outbound proxy, else the next hop the far end named when it
+   * is an IP literal it may name (no DNS on its say-so), else the call's destination.
+   */
   private dialogTarget(dialog: Dialog): NetworkTarget {
-    return this.options.outboundProxy ?? dialog.nextHopTarget() ?? this.target;
+    if (this.options.outboundProxy) return this.options.outboundProxy;
+    const nextHop = dialog.nextHopTarget();
+    if (nextHop === null) return this.target;
+    const address = socketHost(nextHop.host);
+    const allowed = isIP(address) !== 0 && (this.options.allowsRemoteAddress?.(address) ?? true);
+    if (allowed) return nextHop;
+    this.log.warn(
+      { callId: this.callId, nextHop: nextHop.host },
+      'SIP next hop named by the far end refused; using the call destination',
+    );
+    return this.target;
   }
 
   private sendAck(): void {
@@ -361,7 +376,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     );
     if (init === null) return;
     const fork = new Dialog(init);
-    const target = this.options.outboundProxy ?? fork.nextHopTarget() ?? this.target;
+    const target = this.dialogTarget(fork);
     const ack = fork.createRequest('ACK', this.services.local, { seq: this.inviteSeq });
     this.services.layer.sendStateless(ack, target).catch(() => {});
     const bye = fork.createRequest('BYE', this.services.local);
