@@ -7,10 +7,10 @@ import { addPhoneNumber } from '../dist/admin/numbers.js';
 import { buildApp } from '../dist/api/app.js';
 import { MemoryRateLimiter } from '../dist/limits/rateLimiter.js';
 import { createLogger } from '../dist/logger.js';
-import { SqliteStore } from '../dist/store/sqlite/sqliteStore.js';
+import { openSqliteStore } from '../dist/openStore.js';
 
 const [dbPath, logLevel = 'info'] = process.argv.slice(2);
-const store = SqliteStore.open(dbPath);
+const store = openSqliteStore(dbPath);
 const account = await store.accounts.create({
   name: 'bench',
   ratePolicy: { requests: 100_000_000, windowS: 1 },

@@ -12,8 +12,8 @@ import { completedEventBuilder } from '../dist/calls/completedEvents.js';
 import { loadConfig } from '../dist/config.js';
 import { newId } from '../dist/domain/ids.js';
 import { createLogger } from '../dist/logger.js';
+import { openSqliteStore } from '../dist/openStore.js';
 import { startService } from '../dist/server.js';
-import { SqliteStore } from '../dist/store/sqlite/sqliteStore.js';
 import { startDeliveryWorker } from '../dist/webhooks/deliveryWorker.js';
 
 const latencyCalls = Number(process.env.BENCH_CALLS ?? 100);
@@ -102,7 +102,7 @@ async function idleLatency() {
 
 async function backlogDrain() {
   const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-backlog-'));
-  const store = SqliteStore.open(join(dataDir, 'callwright.db'));
+  const store = openSqliteStore(join(dataDir, 'callwright.db'));
   const account = await store.accounts.create({ name: 'backlog' });
   const { record } = await createApiKey(store, account.id, 'bench');
   const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p' });

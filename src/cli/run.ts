@@ -1,8 +1,8 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
+import { openConfiguredStore, type ServiceStore } from '../openStore.js';
 import { loadSecretBox } from '../secrets/secretBox.js';
-import { openConfiguredStore, type ServiceStore } from '../store/openStore.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
 

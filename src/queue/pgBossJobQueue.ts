@@ -1,7 +1,20 @@
+import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
-import { assertSchemaName, type PgPool, type Queryable } from '../store/postgres/database.js';
-import { type Job, type JobQueue, type NewJob, queueNames } from './types.js';
+import {
+  type Job,
+  type JobQueue,
+  type NewJob,
+  type PendingJob,
+  queueNames,
+  type TransactionalJobWriter,
+} from './types.js';
+
+type PgPool = pg.Pool;
+/** The store's pool or the client of the transaction it has open. */
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.ClientBase, 'query'>;
+
+const bossSchemaPattern = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * The scale-out queue: pg-boss on the service's PostgreSQL, sharing its connection pool.
@@ -16,7 +29,7 @@ import { type Job, type JobQueue, type NewJob, queueNames } from './types.js';
  *
  * Job ids are opaque to callers: `<queue>/<uuid>`, since pg-boss addresses a job by queue and id.
  */
-export class PgBossJobQueue implements JobQueue {
+export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryable> {
   readonly boss: PgBoss;
   private readonly bossSchema: string;
 
@@ -26,7 +39,8 @@ export class PgBossJobQueue implements JobQueue {
     maintenanceIntervalS: number,
     logger: Logger,
   ) {
-    this.bossSchema = assertSchemaName(bossSchema);
+    if (!bossSchemaPattern.test(bossSchema)) throw new Error(`invalid pg-boss schema name: ${bossSchema}`);
+    this.bossSchema = bossSchema;
     this.boss = new PgBoss({
       db: { executeSql: (text, values) => pool.query(text, values) },
       schema: this.bossSchema,
@@ -111,7 +125,7 @@ export class PgBossJobQueue implements JobQueue {
     client: Queryable,
     queue: string,
     payload: Record<string, unknown>,
-  ): Promise<{ id: string; lockedUntilMs: number | null }[]> {
+  ): Promise<PendingJob[]> {
     const { rows } = await client.query<{ id: string; locked_until: Date | null }>(
       `SELECT id, CASE WHEN state = 'active' THEN started_on + expire_in END AS locked_until
        FROM ${this.bossSchema}.job WHERE name = $1 AND data = $2::jsonb AND state < 'completed'

@@ -1,5 +1,5 @@
-import type { SqliteDatabase } from '../store/sqlite/database.js';
-import type { Job, JobQueue, NewJob } from './types.js';
+import type Database from 'better-sqlite3';
+import type { Job, JobQueue, NewJob, PendingJob, SynchronousJobWriter } from './types.js';
 
 interface JobRow {
   id: number;
@@ -10,16 +10,16 @@ interface JobRow {
 }
 
 /** The embedded queue: a `jobs` table in the service's SQLite file, next to the rows it serves. */
-export class SqliteJobQueue implements JobQueue {
+export class SqliteJobQueue implements JobQueue, SynchronousJobWriter {
   private readonly insertStatement;
   private readonly claimStatement;
   private readonly completeStatement;
   private readonly retryStatement;
   private readonly depthStatement;
   private readonly byPayloadStatement;
-  private readonly db: SqliteDatabase;
+  private readonly db: Database.Database;
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: Database.Database) {
     this.db = db;
     this.insertStatement = db.prepare(
       'INSERT INTO jobs (queue, payload, run_at_ms, created_at) VALUES (?, ?, ?, ?)',
@@ -67,10 +67,7 @@ export class SqliteJobQueue implements JobQueue {
   }
 
   /** The jobs of `queue` with exactly this payload (e.g. the delivery job of one event). */
-  findByPayload(
-    queue: string,
-    payload: Record<string, unknown>,
-  ): { id: string; lockedUntilMs: number | null }[] {
+  findByPayload(queue: string, payload: Record<string, unknown>): PendingJob[] {
     const rows = this.byPayloadStatement.all(queue, JSON.stringify(payload)) as {
       id: number;
       locked_until_ms: number | null;

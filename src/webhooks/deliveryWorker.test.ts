@@ -9,7 +9,8 @@ import { completedEventBuilder } from '../calls/completedEvents.js';
 import { newId } from '../domain/ids.js';
 import type { EventRecord } from '../domain/records.js';
 import { createLogger } from '../logger.js';
-import { SqliteStore } from '../store/sqlite/sqliteStore.js';
+import { openSqliteStore } from '../openStore.js';
+import type { SqliteStore } from '../store/sqlite/sqliteStore.js';
 import { activeSecrets, type DeliveryWorker, startDeliveryWorker } from './deliveryWorker.js';
 import { generateWebhookSecret } from './signing.js';
 
@@ -22,7 +23,7 @@ let receiverUrl: string;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'callwright-worker-'));
-  store = SqliteStore.open(join(dir, 'callwright.db'));
+  store = openSqliteStore(join(dir, 'callwright.db'));
   hits = 0;
   server = createServer((_req, res) => {
     hits++;

@@ -40,6 +40,24 @@ describe('architecture', () => {
     expect(violations('voice', /(^|\/)store\//)).toEqual([]);
   });
 
+  it('the dashboard does not reach into the API: what both show comes from presentation/', () => {
+    expect(violations('dashboard', /(^|\/)api\//)).toEqual([]);
+  });
+
+  it('the job queue does not import the store', () => {
+    expect(violations('queue', /(^|\/)store\//)).toEqual([]);
+  });
+
+  it('the store imports only the queue port, never a queue implementation (nor pg-boss)', () => {
+    expect(violations('store', /(^|\/)queue\/(?!types\.js$)|^pg-boss$/)).toEqual([]);
+  });
+
+  it('presentation is pure: records in, resources out', () => {
+    expect(
+      violations('presentation', /(^|\/)(store|queue|api|dashboard|calls|telephony|voice|webhooks)\/|^node:/),
+    ).toEqual([]);
+  });
+
   it('the rule above can fail: the scanner sees imports', () => {
     expect(violations('store', /(^|\/)domain\/records\.js$/).length).toBeGreaterThan(0);
   });

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import { openSqliteStore } from '../../src/openStore.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall, request } from '../helpers/http.js';
 
@@ -208,7 +208,7 @@ describe('graceful shutdown', () => {
     const startedAt = Date.now();
     await stopping.close();
     const tookMs = Date.now() - startedAt;
-    const check = SqliteStore.open(join(stopping.dataDir, 'callwright.db'));
+    const check = openSqliteStore(join(stopping.dataDir, 'callwright.db'));
     const call = await check.calls.getById(callId);
     await check.close();
     expect(call).toMatchObject({ status: 'failed', endReason: 'interrupted' });

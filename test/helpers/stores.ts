@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../src/logger.js';
 import { createLogger } from '../../src/logger.js';
+import { openSqliteStore } from '../../src/openStore.js';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
 import type { StoreWithQueue } from '../../src/store/types.js';
@@ -33,7 +34,7 @@ export async function openTestStore(
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'callwright-store-'));
     const open = async () => {
-      const store = SqliteStore.open(join(dir, 'callwright.db'));
+      const store = openSqliteStore(join(dir, 'callwright.db'));
       opened.push(store);
       return store;
     };

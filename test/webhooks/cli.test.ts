@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { newId } from '../../src/domain/ids.js';
-import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import { openSqliteStore } from '../../src/openStore.js';
 import { type CliResult, runCli, runCliJson } from '../helpers/cli.js';
 import { createAccountFixture } from '../helpers/service.js';
 
@@ -76,7 +76,7 @@ describe('callwright webhook', () => {
 
 describe('callwright events', () => {
   it('list, show and resend the events of the account', async () => {
-    const store = SqliteStore.open(join(dataDir, 'callwright.db'));
+    const store = openSqliteStore(join(dataDir, 'callwright.db'));
     let callIds: string[] = [];
     let accountId: string;
     try {

@@ -10,9 +10,10 @@ import { newId } from '../../src/domain/ids.js';
 import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js';
 import { MemoryRateLimiter } from '../../src/limits/rateLimiter.js';
 import { createLogger } from '../../src/logger.js';
+import { openSqliteStore } from '../../src/openStore.js';
 import { queueNames } from '../../src/queue/types.js';
 import { FileRecordingStorage } from '../../src/recordings/recordingStorage.js';
-import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
 import { request } from '../helpers/http.js';
 import { createAccountFixture } from '../helpers/service.js';
 
@@ -31,7 +32,7 @@ function policy(text: string): RatePolicy {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'callwright-events-'));
-  store = SqliteStore.open(join(dataDir, 'callwright.db'));
+  store = openSqliteStore(join(dataDir, 'callwright.db'));
   links = createRecordingLinks({
     publicUrl: 'https://calls.example.com',
     keyBase64: Buffer.alloc(32, 7).toString('base64'),

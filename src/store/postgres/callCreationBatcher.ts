@@ -1,7 +1,7 @@
 import type { CallRecord, NewQueuedCall } from '../../domain/records.js';
-import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
 import { type PgClient, type PgPool, withTransaction } from './database.js';
+import type { PostgresJobWriter } from './jobQueue.js';
 import { type CallRow, toCall } from './rows.js';
 
 interface PendingCreation {
@@ -22,7 +22,7 @@ export class CallCreationBatcher {
 
   constructor(
     private readonly pool: PgPool,
-    private readonly queue: PgBossJobQueue,
+    private readonly queue: PostgresJobWriter,
     private readonly afterCommit: () => void,
     private readonly maxBatch = 200,
   ) {}

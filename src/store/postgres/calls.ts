@@ -1,9 +1,9 @@
 import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
-import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
 import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
+import type { PostgresJobWriter } from './jobQueue.js';
 import { type CallRow, toCall } from './rows.js';
 
 const liveStatuses = "('dialing', 'ringing', 'in_progress')";
@@ -18,7 +18,7 @@ export class PostgresCalls implements CallRepository {
 
   constructor(
     private readonly pool: PgPool,
-    private readonly queue: PgBossJobQueue,
+    private readonly queue: PostgresJobWriter,
   ) {
     // A wake-up hint for workers in other processes, sent after the commit: a NOTIFY inside the
     // transaction would serialise every creating transaction's commit on the notification queue.

@@ -5,11 +5,11 @@ import type {
   EventStatus,
   WebhookEndpointRecord,
 } from '../../domain/records.js';
-import type { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import { queueNames } from '../../queue/types.js';
 import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
 import type { AttemptOutcome, EventListQuery, EventRepository, WebhookEndpointRepository } from '../types.js';
 import { type PgClient, type PgPool, type Queryable, withTransaction } from './database.js';
+import type { PostgresJobWriter } from './jobQueue.js';
 import { postgresColumns } from './rows.js';
 
 /** The webhook outbox: endpoints, events and their attempts, and the delivery jobs they own. */
@@ -71,7 +71,7 @@ async function readEndpoint(db: Queryable, accountId: string): Promise<WebhookEn
 /** Puts every parked event of the account back in the queue, inside the caller's transaction. */
 async function requeueParked(
   client: PgClient,
-  queue: PgBossJobQueue,
+  queue: PostgresJobWriter,
   accountId: string,
   atIso: string,
 ): Promise<number> {
@@ -94,7 +94,7 @@ async function requeueParked(
 export class PostgresWebhookEndpoints implements WebhookEndpointRepository {
   constructor(
     private readonly pool: PgPool,
-    private readonly queue: PgBossJobQueue,
+    private readonly queue: PostgresJobWriter,
   ) {}
 
   set(accountId: string, url: string, secret: string, atIso: string): Promise<WebhookEndpointRecord> {
@@ -151,7 +151,7 @@ export class PostgresWebhookEndpoints implements WebhookEndpointRepository {
 export class PostgresEvents implements EventRepository {
   constructor(
     private readonly pool: PgPool,
-    private readonly queue: PgBossJobQueue,
+    private readonly queue: PostgresJobWriter,
   ) {}
 
   async getById(eventId: string): Promise<EventRecord | null> {

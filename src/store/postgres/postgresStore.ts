@@ -10,7 +10,6 @@ import type {
   PhoneNumberRecord,
 } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
-import { PgBossJobQueue } from '../../queue/pgBossJobQueue.js';
 import type {
   AccountRepository,
   AgentRepository,
@@ -29,6 +28,7 @@ import {
   withTransaction,
 } from './database.js';
 import { PostgresEvents, PostgresWebhookEndpoints } from './events.js';
+import type { PostgresStoreJobQueue, StartPostgresJobQueue } from './jobQueue.js';
 import {
   type AccountRow,
   type AgentRow,
@@ -40,6 +40,7 @@ import {
   toApiKey,
   toPhoneNumber,
 } from './rows.js';
+import { sealStoredSecrets } from './storedSecrets.js';
 import { PostgresSandboxInvites, PostgresTrunks } from './telephony.js';
 
 function nowIso(): string {
@@ -240,8 +241,8 @@ export interface PostgresStoreOptions {
   /** The schema of callwright's tables; pg-boss's jobs live in `<schema>_jobs`. */
   schema?: string;
   maxConnections?: number;
-  /** How often pg-boss looks for jobs whose worker's lease ran out. */
-  queueMaintenanceIntervalS?: number;
+  /** Installs the job queue kept in this database (pg-boss: see src/openStore.ts). */
+  startQueue: StartPostgresJobQueue;
   logger: Logger;
 }
 
@@ -264,7 +265,7 @@ export class PostgresStore implements Store {
   private constructor(
     readonly pool: PgPool,
     readonly schema: string,
-    readonly queue: PgBossJobQueue,
+    readonly queue: PostgresStoreJobQueue,
   ) {
     this.accounts = new PostgresAccounts(pool);
     this.apiKeys = new PostgresApiKeys(pool);
@@ -280,8 +281,13 @@ export class PostgresStore implements Store {
     this.dashboard = new PostgresDashboardQueries(pool);
   }
 
-  /** Connects, migrates our schema and pg-boss's (under one advisory lock), and creates the queues. */
+  /** Connects, migrates our schema and then starts the job queue (under one advisory lock). */
   static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    if (typeof options.startQueue !== 'function') {
+      throw new Error(
+        'PostgresStore.open needs its job queue: use openPostgresStore() from src/openStore.ts',
+      );
+    }
     const schema = assertSchemaName(options.schema ?? 'callwright');
     const pool = createPool({
       connectionString: options.connectionString,
@@ -290,16 +296,9 @@ export class PostgresStore implements Store {
       ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
     });
     try {
-      let queue: PgBossJobQueue | undefined;
+      let queue: PostgresStoreJobQueue | undefined;
       await migrate(pool, schema, async () => {
-        queue = await PgBossJobQueue.start({
-          pool,
-          bossSchema: `${schema}_jobs`,
-          logger: options.logger,
-          ...(options.queueMaintenanceIntervalS
-            ? { maintenanceIntervalS: options.queueMaintenanceIntervalS }
-            : {}),
-        });
+        queue = await options.startQueue({ pool, schema });
       });
       if (!queue) throw new Error('the job queue did not start');
       return new PostgresStore(pool, schema, queue);
@@ -307,6 +306,13 @@ export class PostgresStore implements Store {
       await pool.end().catch(() => undefined);
       throw error;
     }
+  }
+
+  sealStoredSecrets(
+    reseal: (stored: string) => string | null,
+    serviceSecretNames: readonly string[],
+  ): Promise<number> {
+    return sealStoredSecrets(this.pool, reseal, serviceSecretNames);
   }
 
   serviceSecret(name: string, create: () => string): Promise<string> {

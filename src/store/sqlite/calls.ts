@@ -1,6 +1,5 @@
 import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
-import type { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
-import { queueNames } from '../../queue/types.js';
+import { queueNames, type SynchronousJobWriter } from '../../queue/types.js';
 import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
@@ -33,7 +32,7 @@ export class SqliteCalls implements CallRepository {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly committer: GroupCommitter,
-    private readonly queue: SqliteJobQueue,
+    private readonly queue: SynchronousJobWriter,
   ) {
     this.keyStillValid = db.prepare('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL');
     this.insert = db.prepare(

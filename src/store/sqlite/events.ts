@@ -5,8 +5,7 @@ import type {
   EventStatus,
   WebhookEndpointRecord,
 } from '../../domain/records.js';
-import type { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
-import { queueNames } from '../../queue/types.js';
+import { queueNames, type SynchronousJobWriter } from '../../queue/types.js';
 import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
 import type { AttemptOutcome, EventListQuery, EventRepository, WebhookEndpointRepository } from '../types.js';
 import type { SqliteDatabase } from './database.js';
@@ -61,7 +60,12 @@ function deliveryPayload(eventId: string): { event_id: string } {
 }
 
 /** Puts every parked event of the account back in the queue; runs inside the caller's transaction. */
-function requeueParked(db: SqliteDatabase, queue: SqliteJobQueue, accountId: string, atIso: string): number {
+function requeueParked(
+  db: SqliteDatabase,
+  queue: SynchronousJobWriter,
+  accountId: string,
+  atIso: string,
+): number {
   const ids = db
     .prepare("SELECT id FROM events WHERE account_id = ? AND status = 'parked' ORDER BY id")
     .pluck()
@@ -83,7 +87,7 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepository {
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly queue: SqliteJobQueue,
+    private readonly queue: SynchronousJobWriter,
   ) {
     this.byAccount = db.prepare('SELECT * FROM webhook_endpoints WHERE account_id = ?');
     this.upsert = db.prepare(
@@ -162,7 +166,7 @@ export class SqliteEvents implements EventRepository {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly committer: GroupCommitter,
-    private readonly queue: SqliteJobQueue,
+    private readonly queue: SynchronousJobWriter,
   ) {
     this.byId = db.prepare('SELECT * FROM events WHERE id = ?');
     this.byAccountAndId = db.prepare('SELECT * FROM events WHERE account_id = ? AND id = ?');

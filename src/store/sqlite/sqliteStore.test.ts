@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../../openStore.js';
 import { queueNames } from '../../queue/types.js';
 import { migrate, openSqliteDatabase } from './database.js';
 import { GroupCommitter } from './groupCommit.js';
 import { sqliteMigrations } from './migrations.js';
-import { SqliteStore } from './sqliteStore.js';
+import type { SqliteStore } from './sqliteStore.js';
 
 let dir: string;
 
@@ -54,7 +55,7 @@ describe('group commit', () => {
 
 describe('SqliteStore', () => {
   it('creates a queued call and its dispatch job in one transaction, and a claim leases the job once', async () => {
-    const store = SqliteStore.open(join(dir, 'c.db'));
+    const store = openSqliteStore(join(dir, 'c.db'));
     const account = await store.accounts.getOrCreateDefault();
     expect((await store.accounts.getOrCreateDefault()).id).toBe(account.id);
     const key = await store.apiKeys.create({

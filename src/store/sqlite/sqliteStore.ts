@@ -9,7 +9,7 @@ import type {
   NewApiKey,
   PhoneNumberRecord,
 } from '../../domain/records.js';
-import { SqliteJobQueue } from '../../queue/sqliteJobQueue.js';
+import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import type {
   AccountRepository,
   AgentRepository,
@@ -32,6 +32,7 @@ import {
   toApiKey,
   toPhoneNumber,
 } from './rows.js';
+import { sealStoredSecrets } from './storedSecrets.js';
 import { SqliteSandboxInvites, SqliteTrunks } from './telephony.js';
 
 function nowIso(): string {
@@ -279,6 +280,9 @@ class SqlitePhoneNumbers implements PhoneNumberRepository {
   }
 }
 
+/** What the SQLite store needs of the job queue in its file (the jobs table: see src/openStore.ts). */
+export interface SqliteStoreJobQueue extends JobQueue, SynchronousJobWriter {}
+
 /** The embedded store: one SQLite file, shared by the API, the CLI and (later) the workers. */
 export class SqliteStore implements Store {
   readonly accounts: SqliteAccounts;
@@ -293,14 +297,15 @@ export class SqliteStore implements Store {
   readonly users: SqliteUsers;
   readonly sessions: SqliteSessions;
   readonly dashboard: SqliteDashboardQueries;
-  readonly queue: SqliteJobQueue;
+  readonly queue: SqliteStoreJobQueue;
   readonly db: SqliteDatabase;
   private readonly committer: GroupCommitter;
 
-  constructor(db: SqliteDatabase) {
+  /** `createQueue` builds the job queue on the same connection, so a store transaction holds its jobs. */
+  constructor(db: SqliteDatabase, createQueue: (db: SqliteDatabase) => SqliteStoreJobQueue) {
     this.db = db;
     this.committer = new GroupCommitter(db);
-    this.queue = new SqliteJobQueue(db);
+    this.queue = createQueue(db);
     this.accounts = new SqliteAccounts(db);
     this.apiKeys = new SqliteApiKeys(db);
     this.agents = new SqliteAgents(db);
@@ -313,6 +318,14 @@ export class SqliteStore implements Store {
     this.dashboard = new SqliteDashboardQueries(db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(db, this.queue);
     this.events = new SqliteEvents(db, this.committer, this.queue);
+  }
+
+  async sealStoredSecrets(
+    reseal: (stored: string) => string | null,
+    serviceSecretNames: readonly string[],
+  ): Promise<number> {
+    this.committer.flush();
+    return sealStoredSecrets(this.db, reseal, serviceSecretNames);
   }
 
   async serviceSecret(name: string, create: () => string): Promise<string> {
@@ -332,8 +345,14 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  static open(path: string): SqliteStore {
-    return new SqliteStore(openSqliteDatabase(path));
+  /** Most callers want `openSqliteStore(path)` (src/openStore.ts), which supplies the queue. */
+  static open(path: string, createQueue: (db: SqliteDatabase) => SqliteStoreJobQueue): SqliteStore {
+    if (typeof createQueue !== 'function') {
+      throw new Error(
+        'SqliteStore.open needs its job queue: use openSqliteStore(path) from src/openStore.ts',
+      );
+    }
+    return new SqliteStore(openSqliteDatabase(path), createQueue);
   }
 
   async ping(): Promise<void> {
