@@ -3,7 +3,8 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { Logger } from '../../src/logger.js';
 import { createLogger } from '../../src/logger.js';
-import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
+import { openPostgresStore } from '../../src/openStore.js';
+import type { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 
 /** The test run's PostgreSQL server (see test/postgresGlobalSetup.ts). */
 export function testPostgresUrl(): string {
@@ -31,7 +32,7 @@ export async function dropTestSchema(schema: string): Promise<void> {
 export async function openTestPostgresStore(
   options: { schema?: string; logger?: Logger; queueMaintenanceIntervalS?: number } = {},
 ): Promise<PostgresStore> {
-  return PostgresStore.open({
+  return openPostgresStore({
     connectionString: testPostgresUrl(),
     schema: options.schema ?? newTestSchema(),
     maxConnections: 8,

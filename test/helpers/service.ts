@@ -11,7 +11,7 @@ import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js'
 import { PostgresRateLimiter } from '../../src/limits/postgresRateLimiter.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rateLimiter.js';
 import { createLogger } from '../../src/logger.js';
-import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
+import { openSqliteStore } from '../../src/openStore.js';
 import type { Store } from '../../src/store/types.js';
 import { dropTestSchema, newTestSchema, openTestPostgresStore } from './postgres.js';
 import type { AnyStore, StoreKind } from './stores.js';
@@ -79,7 +79,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       store = postgres;
       limiter = new PostgresRateLimiter(postgres.pool);
     } else {
-      store = SqliteStore.open(join(dataDir, 'callwright.db'));
+      store = openSqliteStore(join(dataDir, 'callwright.db'));
       limiter = new MemoryRateLimiter();
     }
     const app = await buildApp({
