@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, hasValidKeyShape, safeEqual } from '../domain/apiKeys.js';
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
-import type { RatePolicy } from '../domain/rateLimit.js';
+import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../domain/records.js';
+import { type AttemptReservation, reserveAttempt } from '../limits/attemptReservation.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Store } from '../store/types.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
@@ -43,51 +44,75 @@ export interface AuthenticatorOptions {
   lastUsedWriteIntervalMs?: number;
 }
 
+/** How many keys a process remembers as having authenticated (the fast path below). */
+const knownKeysMax = 10_000;
+
 /**
  * DESIGN §1 step 1: only a header named exactly `X-API-Key`, a key of the right shape whose SHA-256
  * is stored and not revoked. No cache: a revocation counts from the very next request. Clients
  * that fail too often from one address are held off with 429 before their key is even looked at.
+ *
+ * A key this process has never seen authenticate reserves a failure from its address's bucket
+ * BEFORE the lookup, atomically, and gives it back when the key turns out valid: a burst of
+ * guesses, however many API processes share it, gets as many lookups as the limit allows. A key
+ * that has authenticated here before is no guess: it only checks that its address is not held
+ * off, then is looked up as always, so a client's concurrent requests never compete for the
+ * failure budget (and the hot path costs one read, not two writes).
  */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const { store, limiter, authFailurePolicy } = options;
   const writeIntervalMs = options.lastUsedWriteIntervalMs ?? 60_000;
-  const lastUsedWrittenAtMs = new Map<string, number>();
+  /** Key hash → when this process last wrote that key's last_used_at (0: not yet). */
+  const knownKeys = new Map<string, number>();
 
-  async function reject(request: FastifyRequest, reply: FastifyReply): Promise<never> {
-    const decision = await limiter.take(`auth-failure:${request.ip}`, authFailurePolicy);
-    for (const [name, value] of Object.entries(
-      rateLimitHeaders('auth_failures', authFailurePolicy, decision),
-    )) {
-      reply.header(name, value);
-    }
-    throw new AppError('unauthorized', invalidApiKeyMessage);
+  function heldOff(decision: RateDecision): AppError {
+    return new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
+      headers: {
+        ...rateLimitHeaders('auth_failures', authFailurePolicy, decision),
+        'Retry-After': String(decision.retryAfterS),
+      },
+    });
   }
 
   return async function authenticate(request, reply) {
-    const failures = await limiter.peek(`auth-failure:${request.ip}`, authFailurePolicy);
-    if (!failures.allowed) {
-      throw new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
-        headers: {
-          ...rateLimitHeaders('auth_failures', authFailurePolicy, failures),
-          'Retry-After': String(failures.retryAfterS),
-        },
-      });
-    }
+    const bucketKey = `auth-failure:${request.ip}`;
     const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
     const presented = values.length === 1 ? (values[0] as string) : '';
-    if (!hasValidKeyShape(presented)) return reject(request, reply);
-    const keyHash = hashApiKey(presented);
-    const found = await store.apiKeys.findByHash(keyHash);
-    if (!found || found.key.revokedAt !== null || !safeEqual(found.keyHash, keyHash)) {
-      return reject(request, reply);
+    const keyHash = hasValidKeyShape(presented) ? hashApiKey(presented) : null;
+    const known = keyHash !== null && knownKeys.has(keyHash);
+    let reservation: AttemptReservation | null = null;
+    if (known) {
+      const failures = await limiter.peek(bucketKey, authFailurePolicy);
+      if (!failures.allowed) throw heldOff(failures);
+    } else {
+      reservation = await reserveAttempt(limiter, [{ key: bucketKey, policy: authFailurePolicy }]);
+      if (!reservation.allowed) throw heldOff(reservation.decisions[0] as RateDecision);
     }
+    const found = keyHash === null ? null : await store.apiKeys.findByHash(keyHash);
+    if (!found || found.key.revokedAt !== null || !safeEqual(found.keyHash, keyHash as string)) {
+      // A key that authenticated here before was revoked since: from now on it is a guess.
+      if (known) knownKeys.delete(keyHash as string);
+      const failure = reservation
+        ? (reservation.decisions[0] as RateDecision)
+        : await limiter.take(bucketKey, authFailurePolicy);
+      for (const [name, value] of Object.entries(
+        rateLimitHeaders('auth_failures', authFailurePolicy, failure),
+      )) {
+        reply.header(name, value);
+      }
+      throw new AppError('unauthorized', invalidApiKeyMessage);
+    }
+    await reservation?.giveBack();
     request.auth = { account: found.account, apiKeyId: found.key.id };
 
-    const nowMs = Date.now();
-    const writtenAtMs = lastUsedWrittenAtMs.get(found.key.id) ?? 0;
-    if (nowMs - writtenAtMs >= writeIntervalMs) {
-      lastUsedWrittenAtMs.set(found.key.id, nowMs);
-      await store.apiKeys.touchLastUsed(found.key.id, new Date(nowMs).toISOString());
+    if (!known && knownKeys.size >= knownKeysMax) {
+      const oldest = knownKeys.keys().next();
+      if (!oldest.done) knownKeys.delete(oldest.value);
     }
+    const nowMs = Date.now();
+    const writtenAtMs = knownKeys.get(found.keyHash) ?? 0;
+    const writeDue = nowMs - writtenAtMs >= writeIntervalMs;
+    knownKeys.set(found.keyHash, writeDue ? nowMs : writtenAtMs);
+    if (writeDue) await store.apiKeys.touchLastUsed(found.key.id, new Date(nowMs).toISOString());
   };
 }

@@ -64,6 +64,14 @@ export class PostgresRateLimiter implements RateLimiter {
     return decision.allowed ? { ...decision, remaining: decision.remaining + 1 } : decision;
   }
 
+  async giveBack(bucketKey: string, policy: RatePolicy): Promise<void> {
+    // Adding before the refill is the same as after it: the refill is capped at the same size.
+    await this.pool.query(
+      'UPDATE rate_buckets SET tokens = LEAST($2::float8, tokens + 1) WHERE bucket_key = $1',
+      [bucketKey, policy.requests],
+    );
+  }
+
   /** A bucket idle for an hour has refilled under any policy with a window of an hour or less. */
   private maybePrune(): void {
     this.takesSincePrune += 1;

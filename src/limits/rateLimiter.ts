@@ -15,6 +15,11 @@ export interface RateLimiter {
   take(bucketKey: string, policy: RatePolicy): Promise<RateDecision>;
   /** Looks at the bucket without taking from it. */
   peek(bucketKey: string, policy: RatePolicy): Promise<RateDecision>;
+  /**
+   * Puts back one token a `take` reserved for an attempt that turned out not to count (a sign-in
+   * that succeeded). Never fills the bucket beyond its size.
+   */
+  giveBack(bucketKey: string, policy: RatePolicy): Promise<void>;
 }
 
 /** Token buckets in a Map; full buckets are forgotten (a full bucket is the default state). */
@@ -45,6 +50,11 @@ export class MemoryRateLimiter implements RateLimiter {
     // Peeking is taking from a copy and giving the token back.
     const decision = takeToken(copy, policy, this.now());
     return decision.allowed ? { ...decision, remaining: decision.remaining + 1 } : decision;
+  }
+
+  async giveBack(bucketKey: string, policy: RatePolicy): Promise<void> {
+    const bucket = this.buckets.get(bucketKey);
+    if (bucket) bucket.tokens = Math.min(policy.requests, bucket.tokens + 1);
   }
 
   private forgetFullBuckets(nowMs: number): void {

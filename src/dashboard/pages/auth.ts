@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RatePolicy } from '../../domain/rateLimit.js';
+import { reserveAttempt } from '../../limits/attemptReservation.js';
 import { type DashboardOptions, field, formOf, redirectTo, sendPage, viewerOf } from '../context.js';
 import { html } from '../html.js';
 import { barePage, csrfField, errorBox } from '../layout.js';
@@ -74,12 +75,14 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
     const email = field(form, 'email').trim().toLowerCase().slice(0, 320);
     const password = field(form, 'password');
     const csrf = field(form, 'csrf_token');
-    const addressKey = `dashboard-sign-in:ip:${request.ip}`;
-    const emailKey = `dashboard-sign-in:email:${email}`;
-    const byAddress = await limiter.peek(addressKey, signInFailuresPerAddress);
-    const byEmail = await limiter.peek(emailKey, signInFailuresPerEmail);
-    if (!byAddress.allowed || !byEmail.allowed) {
-      const waitS = Math.max(byAddress.retryAfterS, byEmail.retryAfterS);
+    // The attempt takes its place in both buckets before the slow hash, and gives it back if it
+    // succeeds: a burst of guesses gets as many hashes as the limits allow, never more.
+    const reservation = await reserveAttempt(limiter, [
+      { key: `dashboard-sign-in:ip:${request.ip}`, policy: signInFailuresPerAddress },
+      { key: `dashboard-sign-in:email:${email}`, policy: signInFailuresPerEmail },
+    ]);
+    if (!reservation.allowed) {
+      const waitS = reservation.retryAfterS;
       reply.header('Retry-After', String(waitS));
       return sendPage(
         reply,
@@ -92,11 +95,10 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
       ? await verifyPassword(password, user.passwordHash)
       : await verifyAgainstNothing(password);
     if (!user || !valid) {
-      await limiter.take(addressKey, signInFailuresPerAddress);
-      await limiter.take(emailKey, signInFailuresPerEmail);
       request.log.info({ event: 'dashboard_sign_in_failed' }, 'dashboard sign-in refused');
       return sendPage(reply, signInPage(csrf, email, 'Wrong email or password.'), 401);
     }
+    await reservation.giveBack();
     await startSession(options, reply, user);
     request.log.info({ userId: user.id, accountId: user.accountId }, 'dashboard sign-in');
     return redirectTo(reply, '/');

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../src/domain/apiKeys.js';
+import { type ApiFronts, startApiFronts } from '../dashboard/fronts.js';
+import { createAccountFixture } from '../helpers/service.js';
+import { storeKinds } from '../helpers/stores.js';
+
+/**
+ * Issue 12, defect 1: the per-address limit on failed API-key authentications holds under a burst
+ * spread over two API processes. Every request reserves a place in the address's bucket before its
+ * key is looked up; a request that authenticates gives the place back.
+ */
+
+const burstSize = 150;
+
+async function statusOf(url: string, key: string): Promise<number> {
+  const response = await fetch(`${url}/v1/calls`, { headers: { 'X-API-Key': key } });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+function count(statuses: number[], status: number): number {
+  return statuses.filter((candidate) => candidate === status).length;
+}
+
+describe.each(storeKinds)('API-key failure limit on the %s store', (kind) => {
+  let fronts: ApiFronts | undefined;
+
+  afterEach(async () => {
+    await fronts?.dispose();
+    fronts = undefined;
+  });
+
+  it('150 concurrent well-formed wrong keys over two API processes, limit 5: at most 5 reach the key lookup, and a valid key is then held off', async () => {
+    fronts = await startApiFronts(kind, { authFailurePolicy: '5/60s' });
+    const fixture = await createAccountFixture(fronts.store);
+    const urls = fronts.urls;
+    const statuses = await Promise.all(
+      Array.from({ length: burstSize }, (_, attempt) =>
+        statusOf(urls[attempt % urls.length] as string, generateApiKey()),
+      ),
+    );
+    expect(count(statuses, 401) + count(statuses, 429)).toBe(burstSize);
+    expect(count(statuses, 401)).toBeGreaterThanOrEqual(1);
+    expect(count(statuses, 401)).toBeLessThanOrEqual(5);
+    for (const url of urls) expect(await statusOf(url, fixture.key)).toBe(429);
+  }, 120_000);
+
+  it('a valid key gives its reservation back, and once known in a process its concurrent requests take nothing from the failure limit', async () => {
+    fronts = await startApiFronts(kind, { authFailurePolicy: '2/60s' });
+    const fixture = await createAccountFixture(fronts.store);
+    const urls = fronts.urls;
+    // First use in each process: reserved, then given back.
+    for (let round = 0; round < 3; round++) {
+      for (const url of urls) expect(await statusOf(url, fixture.key)).toBe(200);
+    }
+    const valid = await Promise.all(
+      Array.from({ length: 20 }, (_, attempt) =>
+        statusOf(urls[attempt % urls.length] as string, fixture.key),
+      ),
+    );
+    expect(valid).toEqual(Array(20).fill(200));
+    const wrong: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++)
+      wrong.push(await statusOf(urls[0] as string, 'cw_live_wrong'));
+    expect(wrong).toEqual([401, 401, 429]);
+    expect(await statusOf(urls[1] as string, fixture.key)).toBe(429);
+  });
+
+  it('a key revoked after it authenticated counts as a failure from its next request', async () => {
+    fronts = await startApiFronts(kind, { authFailurePolicy: '2/60s' });
+    const fixture = await createAccountFixture(fronts.store);
+    const url = fronts.urls[0] as string;
+    expect(await statusOf(url, fixture.key)).toBe(200);
+    await fronts.store.apiKeys.revoke(fixture.accountId, fixture.keyId, new Date().toISOString());
+    expect([await statusOf(url, fixture.key), await statusOf(url, fixture.key)]).toEqual([401, 401]);
+    expect(await statusOf(url, fixture.key)).toBe(429);
+  });
+});
