@@ -154,6 +154,31 @@ export interface CallFinish {
   atIso: string;
 }
 
+/**
+ * What another process needs to end an answered call's SIP dialog after the worker that held it
+ * died (a BYE, RFC 3261 §12.2.1.1): stored when the call is answered.
+ */
+export interface SipDialogRecord {
+  /** The SIP Call-ID. */
+  callId: string;
+  localTag: string;
+  remoteTag: string;
+  /** The From value we sent, with our tag. */
+  localAddress: string;
+  /** The To value the far end answered with, with its tag. */
+  remoteAddress: string;
+  /** The far end's Contact URI. */
+  remoteTarget: string;
+  /** Record-Route values, in the order our requests carry them as Route. */
+  routeSet: string[];
+  /** The CSeq number of our last request in the dialog. */
+  localSeq: number;
+  /** Where the call's requests went: the trunk's address as vetted when it was dialled. */
+  destination: { host: string; port: number };
+  /** The trunk the call left through (its credentials answer a challenge to the BYE). */
+  trunkId: string;
+}
+
 export interface TrunkRecord {
   id: string;
   accountId: string;

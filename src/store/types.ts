@@ -17,6 +17,7 @@ import type {
   PhoneNumberRecord,
   SandboxInviteRecord,
   SessionRecord,
+  SipDialogRecord,
   TrunkRecord,
   UserRecord,
   WebhookEndpointRecord,
@@ -94,6 +95,10 @@ export interface CallRepository {
     atIso: string,
   ): Promise<boolean>;
   setSipCallId(callId: string, sipCallId: string): Promise<void>;
+  /** Stores the SIP dialog of an answered call, so a BYE can end it if this worker dies. */
+  setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void>;
+  /** The stored SIP dialog of the call, or null when none was stored. */
+  getSipDialog(callId: string): Promise<SipDialogRecord | null>;
   /** Extends the leases of every live call this worker holds; returns how many. */
   renewLeases(workerId: string, untilIso: string): Promise<number>;
   /** Live calls (dialing, ringing, in_progress) whose lease ended before `beforeIso`, or held by other workers. */

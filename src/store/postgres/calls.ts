@@ -1,5 +1,6 @@
-import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
+import type { CallFinish, CallRecord, NewQueuedCall, SipDialogRecord } from '../../domain/records.js';
 import { queueNames } from '../../queue/types.js';
+import { sipDialogFromJson, sipDialogToJson } from '../sipDialogJson.js';
 import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
@@ -116,6 +117,21 @@ export class PostgresCalls implements CallRepository {
 
   async setSipCallId(callId: string, sipCallId: string): Promise<void> {
     await this.pool.query('UPDATE calls SET sip_call_id = $1 WHERE id = $2', [sipCallId, callId]);
+  }
+
+  async setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void> {
+    await this.pool.query('UPDATE calls SET sip_dialog = $1::jsonb WHERE id = $2', [
+      sipDialogToJson(dialog),
+      callId,
+    ]);
+  }
+
+  async getSipDialog(callId: string): Promise<SipDialogRecord | null> {
+    const { rows } = await this.pool.query<{ sip_dialog: unknown }>(
+      'SELECT sip_dialog FROM calls WHERE id = $1',
+      [callId],
+    );
+    return sipDialogFromJson(rows[0]?.sip_dialog ?? null);
   }
 
   async renewLeases(workerId: string, untilIso: string): Promise<number> {

@@ -221,4 +221,12 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       );
     `,
   },
+  {
+    version: 5,
+    name: 'SIP dialogs of answered calls',
+    sql: `
+      -- A SipDialogRecord: lets a restarted process send BYE for the calls of a dead one.
+      ALTER TABLE calls ADD COLUMN sip_dialog jsonb;
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
-import type { CallFinish, CallRecord, NewQueuedCall } from '../../domain/records.js';
+import type { CallFinish, CallRecord, NewQueuedCall, SipDialogRecord } from '../../domain/records.js';
 import { queueNames, type SynchronousJobWriter } from '../../queue/types.js';
+import { sipDialogFromJson, sipDialogToJson } from '../sipDialogJson.js';
 import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
@@ -20,6 +21,8 @@ export class SqliteCalls implements CallRepository {
   private readonly claim;
   private readonly markStatements;
   private readonly setSipCallIdStatement;
+  private readonly setSipDialogStatement;
+  private readonly sipDialogStatement;
   private readonly renew;
   private readonly abandoned;
   private readonly finishStatement;
@@ -66,6 +69,8 @@ export class SqliteCalls implements CallRepository {
       ),
     };
     this.setSipCallIdStatement = db.prepare('UPDATE calls SET sip_call_id = ? WHERE id = ?');
+    this.setSipDialogStatement = db.prepare('UPDATE calls SET sip_dialog = ? WHERE id = ?');
+    this.sipDialogStatement = db.prepare('SELECT sip_dialog FROM calls WHERE id = ?').pluck();
     this.renew = db.prepare(
       `UPDATE calls SET lease_expires_at = ? WHERE worker_id = ? AND status IN ${liveStatuses}`,
     );
@@ -178,6 +183,14 @@ export class SqliteCalls implements CallRepository {
 
   async setSipCallId(callId: string, sipCallId: string): Promise<void> {
     this.setSipCallIdStatement.run(sipCallId, callId);
+  }
+
+  async setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void> {
+    this.setSipDialogStatement.run(sipDialogToJson(dialog), callId);
+  }
+
+  async getSipDialog(callId: string): Promise<SipDialogRecord | null> {
+    return sipDialogFromJson(this.sipDialogStatement.get(callId) ?? null);
   }
 
   async renewLeases(workerId: string, untilIso: string): Promise<number> {

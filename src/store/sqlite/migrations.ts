@@ -208,4 +208,12 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       ALTER TABLE calls ADD COLUMN cancel_requested_at TEXT;
     `,
   },
+  {
+    version: 6,
+    name: 'SIP dialogs of answered calls',
+    sql: `
+      -- JSON (SipDialogRecord): lets a restarted process send BYE for the calls of a dead one.
+      ALTER TABLE calls ADD COLUMN sip_dialog TEXT;
+    `,
+  },
 ];
