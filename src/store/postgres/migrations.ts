@@ -229,4 +229,14 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE calls ADD COLUMN sip_dialog jsonb;
     `,
   },
+  {
+    version: 6,
+    name: 'rate buckets: the tokens before the last take',
+    sql: `
+      -- A call creation takes from its buckets for several requests in one statement
+      -- (src/store/postgres/authorizedCallCreation.ts): which of them got a token follows from
+      -- what the bucket held under its row lock, and RETURNING only sees the row after the take.
+      ALTER TABLE rate_buckets ADD COLUMN tokens_before_take double precision;
+    `,
+  },
 ];
