@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { newBranch } from './clientTransactions.js';
 import { hasParam, parseNameAddr, parseSipUri, type SipUri } from './grammar.js';
 import { headerValue, headerValues, type SipHeader, type SipRequest } from './message.js';
-import type { NetworkTarget } from './transport.js';
+import { type NetworkTarget, socketHost } from './transport.js';
 
 /** How this user agent appears on the wire. */
 export interface LocalEndpoint {
@@ -146,6 +147,21 @@ export class Dialog {
     return { requestUri: this.remoteTarget, routes: [...this.routeSet], nextHop: firstRoute };
   }
 
+  /** The dialog's state, to store and rebuild elsewhere (a BYE from another process). */
+  snapshot(): DialogInit {
+    return {
+      callId: this.callId,
+      localTag: this.localTag,
+      remoteTag: this.remoteTag,
+      localAddress: this.localAddress,
+      remoteAddress: this.remoteAddress,
+      remoteTarget: this.remoteTarget,
+      routeSet: [...this.routeSet],
+      localSeq: this.localSeq,
+      remoteSeq: this.remoteSeq,
+    };
+  }
+
   /** Where requests in this dialog go when no outbound proxy overrides it. */
   nextHopTarget(): NetworkTarget | null {
     const nextHop = this.routing().nextHop;
@@ -180,4 +196,20 @@ export class Dialog {
     }
     return { kind: 'request', method, requestUri, headers, body: options.body ?? '' };
   }
+}
+
+/**
+ * The next hop the far end chose for a dialog (its Contact or Record-Route), when it is an IP
+ * literal that `allows` accepts; null otherwise, and the caller uses the call's own destination.
+ * Host names from messages are never resolved: that would be DNS on the far end's say-so.
+ */
+export function allowedNextHop(
+  dialog: Dialog,
+  allows: ((address: string) => boolean) | undefined,
+): NetworkTarget | null {
+  const nextHop = dialog.nextHopTarget();
+  if (nextHop === null) return null;
+  const address = socketHost(nextHop.host);
+  if (isIP(address) === 0) return null;
+  return (allows?.(address) ?? true) ? nextHop : null;
 }

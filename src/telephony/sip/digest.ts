@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { quote, splitOutsideQuotes, unquote } from './grammar.js';
+import { headerValues, type SipHeader, type SipMessageBase } from './message.js';
 
 /**
  * HTTP digest authentication as SIP uses it (RFC 3261 §22, RFC 2617, RFC 7616, RFC 8760):
@@ -209,4 +210,25 @@ export function verifyDigestAuthorization(
   const left = Buffer.from(computed, 'utf8');
   const right = Buffer.from(response.toLowerCase(), 'utf8');
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * The header answering a 401 (Authorization) or 407 (Proxy-Authorization) digest challenge to
+ * `request`; null for any other response or one without a usable challenge.
+ */
+export function answerDigestChallenge(
+  response: SipMessageBase & { readonly status: number },
+  credentials: DigestCredentials,
+  request: { method: string; uri: string },
+): SipHeader | null {
+  if (response.status !== 401 && response.status !== 407) return null;
+  const proxy = response.status === 407;
+  const challenge = selectDigestChallenge(
+    headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
+  );
+  if (challenge === null) return null;
+  return {
+    name: proxy ? 'Proxy-Authorization' : 'Authorization',
+    value: buildDigestAuthorization(challenge, credentials, request),
+  };
 }

@@ -11,6 +11,8 @@ export type {
   SipAddressInput,
 } from './callTypes.js';
 export { defaultRingTimeoutMs } from './callTypes.js';
+export type { DialogInit } from './dialog.js';
+export type { StoredDialogByeOptions, StoredDialogByeResult } from './dialogBye.js';
 export type { DigestAlgorithm, DigestChallenge, DigestCredentials } from './digest.js';
 export {
   buildDigestAuthorization,

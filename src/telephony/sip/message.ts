@@ -14,7 +14,7 @@ export interface SipHeader {
   readonly value: string;
 }
 
-interface SipMessageBase {
+export interface SipMessageBase {
   readonly headers: readonly SipHeader[];
   /** The body as text (SDP is text); Content-Length is computed from its UTF-8 bytes. */
   readonly body: string;

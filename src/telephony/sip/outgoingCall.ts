@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import {
   type AnsweredInfo,
   type CallEnded,
@@ -13,15 +12,17 @@ import {
 import type { InviteClientTransaction } from './clientTransactions.js';
 import { newBranch } from './clientTransactions.js';
 import {
+  allowedNextHop,
   contactHeader,
   Dialog,
+  type DialogInit,
   newCallId,
   newTag,
   uacDialogFromResponse,
   uriTarget,
   viaHeader,
 } from './dialog.js';
-import { buildDigestAuthorization, selectDigestChallenge } from './digest.js';
+import { answerDigestChallenge, buildDigestAuthorization, selectDigestChallenge } from './digest.js';
 import { TypedEvents } from './events.js';
 import { formatNameAddr, isToken, paramValue, parseSipUri } from './grammar.js';
 import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
@@ -34,7 +35,7 @@ import {
 } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { TimerGroup } from './timers.js';
-import { type NetworkTarget, socketHost } from './transport.js';
+import type { NetworkTarget } from './transport.js';
 
 /** An outbound call: INVITE, provisional responses, answer or failure, then BYE. */
 export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements DialogOwner {
@@ -343,16 +344,21 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
    */
   private dialogTarget(dialog: Dialog): NetworkTarget {
     if (this.options.outboundProxy) return this.options.outboundProxy;
-    const nextHop = dialog.nextHopTarget();
-    if (nextHop === null) return this.target;
-    const address = socketHost(nextHop.host);
-    const allowed = isIP(address) !== 0 && (this.options.allowsRemoteAddress?.(address) ?? true);
-    if (allowed) return nextHop;
-    this.log.warn(
-      { callId: this.callId, nextHop: nextHop.host },
-      'SIP next hop named by the far end refused; using the call destination',
-    );
+    const allowed = allowedNextHop(dialog, this.options.allowsRemoteAddress);
+    if (allowed !== null) return allowed;
+    const named = dialog.nextHopTarget();
+    if (named !== null && named.host !== this.target.host) {
+      this.log.warn(
+        { callId: this.callId, nextHop: named.host },
+        'SIP next hop named by the far end refused; using the call destination',
+      );
+    }
     return this.target;
+  }
+
+  /** The dialog's state once answered, to store (another process can then send its BYE). */
+  get dialogState(): DialogInit | null {
+    return this.dialog?.snapshot() ?? null;
   }
 
   private sendAck(): void {
@@ -418,17 +424,8 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
 
   private byeAuthorization(response: ParsedSipResponse): SipHeader | null {
     const credentials = this.options.credentials;
-    if (credentials === undefined || (response.status !== 401 && response.status !== 407)) return null;
-    const proxy = response.status === 407;
-    const challenge = selectDigestChallenge(
-      headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
-    );
-    if (challenge === null || this.dialog === null) return null;
-    const value = buildDigestAuthorization(challenge, credentials, {
-      method: 'BYE',
-      uri: this.dialog.remoteTarget,
-    });
-    return { name: proxy ? 'Proxy-Authorization' : 'Authorization', value };
+    if (credentials === undefined || this.dialog === null) return null;
+    return answerDigestChallenge(response, credentials, { method: 'BYE', uri: this.dialog.remoteTarget });
   }
 
   private fail(failure: CallFailure): void {

@@ -1,6 +1,11 @@
 import type { Logger } from '../../logger.js';
 import type { InviteOptions } from './callTypes.js';
 import { allowedMethods, type Dialog, dialogId, type LocalEndpoint, newTag } from './dialog.js';
+import {
+  type StoredDialogByeOptions,
+  type StoredDialogByeResult,
+  sendByeForStoredDialog,
+} from './dialogBye.js';
 import { paramValue } from './grammar.js';
 import { IncomingCall } from './incomingCall.js';
 import type { CallServices, DialogOwner } from './inDialog.js';
@@ -100,6 +105,15 @@ export class SipUserAgent implements TransactionUser {
     void call.outcome.then(() => this.outgoingCalls.delete(call));
     call.start();
     return call;
+  }
+
+  /**
+   * Sends BYE for a dialog another process held (it died with the call up), from the dialog
+   * state it stored; see sendByeForStoredDialog.
+   */
+  byeStoredDialog(options: StoredDialogByeOptions): Promise<StoredDialogByeResult> {
+    if (this.closed) return Promise.resolve({ kind: 'transport_error', reason: 'SIP user agent is closed' });
+    return sendByeForStoredDialog(this.services, options);
   }
 
   /** Receives calls; without a handler INVITEs get 480. */
