@@ -37,7 +37,7 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     private readonly pool: PgPool,
     bossSchema: string,
     maintenanceIntervalS: number,
-    logger: Logger,
+    private readonly logger: Logger,
   ) {
     if (!bossSchemaPattern.test(bossSchema)) throw new Error(`invalid pg-boss schema name: ${bossSchema}`);
     this.bossSchema = bossSchema;
@@ -144,10 +144,16 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
       includeMetadata: true,
     });
     if (jobs.length === 0) return [];
-    await this.pool.query(
-      `UPDATE ${this.bossSchema}.job SET expire_in = make_interval(secs => $3)
-       WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
-      [queue, jobs.map((job) => job.id), Math.max(1, leaseMs / 1000)],
+    // The jobs are ours now: a failed lease update must not lose them. If it fails even when tried
+    // again, they run under the queue's own expiry (60 s) rather than wait for it unprocessed.
+    await retryIdempotent(() =>
+      this.pool.query(
+        `UPDATE ${this.bossSchema}.job SET expire_in = make_interval(secs => $3)
+         WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
+        [queue, jobs.map((job) => job.id), Math.max(1, leaseMs / 1000)],
+      ),
+    ).catch((error: unknown) =>
+      this.logger.warn({ err: error, queue, jobs: jobs.length }, 'could not set the lease of claimed jobs'),
     );
     return jobs.map((job) => ({
       id: encodeJobId(queue, job.id),
@@ -158,12 +164,14 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     }));
   }
 
+  /** Tried again after a failure (a dropped connection): completing a job twice changes nothing. */
   async complete(jobId: string): Promise<void> {
-    await this.completeWithinTransaction(this.pool, jobId);
+    await retryIdempotent(() => this.completeWithinTransaction(this.pool, jobId));
   }
 
+  /** Tried again after a failure, like `complete`: it sets the same state and time twice. */
   async retryAt(jobId: string, runAtMs: number): Promise<void> {
-    await this.retryAtWithinTransaction(this.pool, jobId, runAtMs);
+    await retryIdempotent(() => this.retryAtWithinTransaction(this.pool, jobId, runAtMs));
   }
 
   async depth(queue: string): Promise<{ count: number; oldestRunAtMs: number | null }> {
@@ -174,6 +182,23 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     );
     const row = rows[0];
     return { count: row?.count ?? 0, oldestRunAtMs: row?.oldest ? row.oldest.getTime() : null };
+  }
+}
+
+/**
+ * Runs a statement that is safe to repeat up to 3 times, 100 ms then 200 ms apart: a connection
+ * the server dropped fails one statement, and the pool connects anew for the next. (A failed
+ * `claim` fetch is not repeated here: the worker's next poll fetches again, and jobs a lost answer
+ * left active come back when their expiry runs out.)
+ */
+async function retryIdempotent<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
   }
 }
 

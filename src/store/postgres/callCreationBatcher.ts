@@ -1,6 +1,12 @@
 import type { CallRecord, NewQueuedCall } from '../../domain/records.js';
 import { queueNames } from '../../queue/types.js';
-import { type PgClient, type PgPool, withTransaction } from './database.js';
+import {
+  isConnectionLoss,
+  isUniqueViolation,
+  type PgClient,
+  type PgPool,
+  withTransaction,
+} from './database.js';
 import type { PostgresJobWriter } from './jobQueue.js';
 import { type CallRow, toCall } from './rows.js';
 
@@ -42,7 +48,7 @@ export class CallCreationBatcher {
     while (this.pending.length > 0) void this.commit(this.pending.splice(0, this.maxBatch));
   }
 
-  private async commit(batch: PendingCreation[]): Promise<void> {
+  private async commit(batch: PendingCreation[], retriedAlone = false): Promise<void> {
     try {
       const created = await withTransaction(this.pool, (client) =>
         this.write(
@@ -53,12 +59,22 @@ export class CallCreationBatcher {
       for (const [index, item] of batch.entries()) item.resolve(created[index] ?? null);
       if (created.some((call) => call !== null)) this.afterCommit();
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]?.reject(error);
+      // A connection lost during COMMIT leaves the outcome unknown: retry alone once to find out.
+      if (batch.length > 1 || (isConnectionLoss(error) && !retriedAlone)) {
+        for (const item of batch) void this.commit([item], true);
         return;
       }
-      for (const item of batch) void this.commit([item]);
+      const item = batch[0] as PendingCreation;
+      // Its id already taken means an earlier COMMIT whose answer was lost did store it.
+      const stored = isUniqueViolation(error) ? await this.storedCall(item.input.id).catch(() => null) : null;
+      if (stored) item.resolve(stored);
+      else item.reject(error);
     }
+  }
+
+  private async storedCall(callId: string): Promise<CallRecord | null> {
+    const { rows } = await this.pool.query<CallRow>('SELECT * FROM calls WHERE id = $1', [callId]);
+    return rows[0] ? toCall(rows[0]) : null;
   }
 
   /** Writes the creations whose key is still valid; null marks one refused for a revoked key. */

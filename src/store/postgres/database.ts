@@ -15,8 +15,11 @@ export function assertSchemaName(schema: string): string {
 }
 
 /**
- * A pool whose every connection works in `schema` (search_path) and in UTC. The pool reports
- * connection errors of idle clients to the logger instead of crashing the process.
+ * A pool whose every connection works in `schema` (search_path) and in UTC. A dropped connection
+ * (a failover, a proxy's idle-kill, `pg_terminate_backend`) never crashes the process: idle clients
+ * report to the pool's listener, and every client carries its own 'error' listener from the moment
+ * it connects, so one checked out (a transaction, a group commit) fails only its statement; the
+ * pool discards it and connects anew.
  */
 export function createPool(options: {
   connectionString: string;
@@ -31,23 +34,94 @@ export function createPool(options: {
     options: `-c search_path=${schema} -c timezone=UTC`,
     connectionTimeoutMillis: 10_000,
   });
-  pool.on('error', (error) => options.logger?.warn({ err: error }, 'idle PostgreSQL connection failed'));
+  // The pool re-emits an idle client's error; the client's own listener below has logged it.
+  pool.on('error', () => undefined);
+  // Without a listener, an 'error' on a checked-out client (pg emits one when its socket ends,
+  // even after failing the query in flight) is an uncaught exception that ends the process.
+  // pg reports a dropped connection twice (the server's message, then the closed socket): log once.
+  pool.on('connect', (client) => {
+    let reported = false;
+    client.on('error', (error) => {
+      if (reported) return;
+      reported = true;
+      options.logger?.warn({ err: connectionErrorSummary(error) }, 'PostgreSQL connection lost');
+    });
+  });
   return pool;
 }
 
-/** Runs `work` in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws. */
+/**
+ * Whether `error` means the connection itself is gone (the server ended the session, the socket
+ * closed, no connection could be made), rather than the statement being refused.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string') {
+    // 08: connection exception; 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
+    if (code.startsWith('08') || /^57P0[123]$/.test(code)) return true;
+    if (['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(code)) return true;
+  }
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(message)
+  );
+}
+
+/** What a log line needs of a connection error: not the client object pg attaches to it. */
+export function connectionErrorSummary(error: unknown): { code?: string; message: string } {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return {
+    ...(typeof code === 'string' ? { code } : {}),
+    message: typeof message === 'string' ? message : String(error),
+  };
+}
+
+/** How often a transaction whose connection dropped before COMMIT is run again, at most. */
+export const transactionAttemptsOnConnectionLoss = 3;
+
+/**
+ * Runs `work` in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws.
+ * A connection lost before COMMIT was sent cannot have committed anything, so the transaction runs
+ * again on a fresh connection (`work` must only touch the database through `client`). A loss
+ * during COMMIT leaves the outcome unknown: that error reaches the caller.
+ */
 export async function withTransaction<T>(pool: PgPool, work: (client: PgClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const progress = { commitSent: false };
+    try {
+      return await transactionOnce(pool, work, progress);
+    } catch (error) {
+      if (progress.commitSent || !isConnectionLoss(error) || attempt >= transactionAttemptsOnConnectionLoss)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+async function transactionOnce<T>(
+  pool: PgPool,
+  work: (client: PgClient) => Promise<T>,
+  progress: { commitSent: boolean },
+): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
+    progress.commitSent = true;
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    // A failed COMMIT ends the transaction on a live connection; a dropped one is not reused.
+    if (!progress.commitSent) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+    }
     throw error;
   } finally {
-    client.release();
+    // A client whose ROLLBACK failed is in an unknown state: the pool discards it.
+    client.release(broken);
   }
 }
 
@@ -68,6 +142,7 @@ export async function migrate(
   assertSchemaName(schema);
   const client = await pool.connect();
   const lockName = `callwright.migrate.${schema}`;
+  let unlockFailed: Error | undefined;
   try {
     await client.query(`SELECT pg_advisory_lock(${advisoryKeySql})`, [lockName]);
     try {
@@ -97,10 +172,13 @@ export async function migrate(
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(${advisoryKeySql})`, [lockName]);
+      // If the unlock fails the session may still hold the lock: end it rather than pool it.
+      await client.query(`SELECT pg_advisory_unlock(${advisoryKeySql})`, [lockName]).catch((error: Error) => {
+        unlockFailed = error;
+      });
     }
   } finally {
-    client.release();
+    client.release(unlockFailed);
   }
 }
 
