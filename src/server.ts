@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
@@ -20,7 +20,9 @@ import { ServiceMetrics } from './metrics/serviceMetrics.js';
 import { openConfiguredStore, type ServiceStore } from './openStore.js';
 import { queueNames } from './queue/types.js';
 import { FileRecordingStorage, PostgresRecordingStorage } from './recordings/recordingStorage.js';
-import { loadSecretBox } from './secrets/secretBox.js';
+import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFiles.js';
+import { loadSecretBox, type SecretBox } from './secrets/secretBox.js';
+import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js';
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
@@ -43,6 +45,8 @@ export interface RunningService {
   calls: CallWorker | null;
   /** Null in an API-only process. */
   webhooks: DeliveryWorker | null;
+  /** Seals and opens the secrets the store keeps (trunk passwords, webhook secrets). */
+  secretBox: SecretBox;
   /** The address the API listens on, e.g. http://127.0.0.1:3000. */
   url: string;
   close(): Promise<void>;
@@ -67,11 +71,11 @@ function processIsAlive(pid: number): boolean {
  * live call it finds belongs to a process that died. A lock file with our pid makes that true.
  */
 function lockDataDir(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDirectory(dataDir);
   const path = join(dataDir, 'serve.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx');
+      const fd = openSync(path, 'wx', 0o600);
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return () => rmSync(path, { force: true });
@@ -125,6 +129,7 @@ export async function startService(
   }
   // Embedded: one process per data directory. PostgreSQL: any number, recovery by lease expiry.
   const unlock = scaleOut ? () => undefined : lockDataDir(config.dataDir);
+  tightenDataDirectory({ dataDir: config.dataDir, sqlitePath: scaleOut ? null : config.sqlitePath }, logger);
   let store: ServiceStore;
   try {
     store = await openConfiguredStore(config, logger);
@@ -137,10 +142,19 @@ export async function startService(
   let app: FastifyInstance | undefined;
   let voice: VoiceStack | undefined;
   try {
-    const secretBox = loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
+    const secretBox = loadSecretBox({
+      configuredKeyBase64: config.secretKeyBase64,
+      dataDir: config.dataDir,
+      sharedDatabase: scaleOut,
+      logger,
+    });
+    // Before anything reads a secret: the key is the database's, and nothing is left in plain text.
+    await sealSecretsAtRest(store, secretBox, { serviceSecretNames: [recordingLinkKeyName], logger });
     const recordingLinks = createRecordingLinks({
       publicUrl: config.publicUrl,
-      keyBase64: await store.serviceSecret(recordingLinkKeyName, () => randomBytes(32).toString('base64')),
+      keyBase64: await openServiceSecret(store, secretBox, recordingLinkKeyName, () =>
+        randomBytes(32).toString('base64'),
+      ),
     });
     const runsWorkers = role !== 'api';
     const deliveries = !runsWorkers
@@ -150,6 +164,7 @@ export async function startService(
           endpoints: store.webhookEndpoints,
           queue: store.queue,
           logger,
+          secretBox,
           allowPrivate: config.webhookAllowPrivate,
           workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
           ...options.webhookDelivery,
@@ -242,7 +257,7 @@ export async function startService(
       }
     }
     logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
-    return { role, app, store, calls: calls ?? null, webhooks: deliveries, url, close };
+    return { role, app, store, calls: calls ?? null, webhooks: deliveries, secretBox, url, close };
   } catch (error) {
     await app?.close();
     await calls?.close(0);

@@ -5,6 +5,8 @@
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import type { EventAttemptRecord, EventRecord, WebhookEndpointRecord } from '../domain/records.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import { openStoredSecret } from '../secrets/secretsAtRest.js';
 import type { Store } from '../store/types.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { checkWebhookUrl } from '../webhooks/urlGuard.js';
@@ -20,39 +22,74 @@ function noEndpoint(): AppError {
   );
 }
 
+/** The endpoint with its secrets opened, for whoever must show or use them. */
+export type OpenedWebhookEndpoint = Omit<
+  WebhookEndpointRecord,
+  'secretCiphertext' | 'previousSecretCiphertext'
+> & {
+  secret: string;
+  previousSecret: string | null;
+};
+
+/** Opens the endpoint's sealed secrets (the store keeps only ciphertext). */
+export function openWebhookEndpoint(
+  endpoint: WebhookEndpointRecord,
+  secretBox: SecretBox,
+): OpenedWebhookEndpoint {
+  const { secretCiphertext, previousSecretCiphertext, ...rest } = endpoint;
+  return {
+    ...rest,
+    secret: openStoredSecret(secretBox, secretCiphertext),
+    previousSecret:
+      previousSecretCiphertext === null ? null : openStoredSecret(secretBox, previousSecretCiphertext),
+  };
+}
+
 /** Sets (or replaces) the account's endpoint with a new secret; refused URLs give a validation_error. */
 export async function setWebhookEndpoint(
   store: Store,
+  secretBox: SecretBox,
   accountId: string,
   url: string,
   options: { allowPrivate: boolean },
-): Promise<WebhookEndpointRecord> {
+): Promise<OpenedWebhookEndpoint> {
   const checked = checkWebhookUrl(url, { allowPrivate: options.allowPrivate });
-  return store.webhookEndpoints.set(
+  const secret = generateWebhookSecret();
+  const endpoint = await store.webhookEndpoints.set(
     accountId,
     checked.toString(),
-    generateWebhookSecret(),
+    secretBox.seal(secret),
     new Date().toISOString(),
   );
+  return { ...openWebhookEndpoint(endpoint, secretBox), secret };
 }
 
-export async function getWebhookEndpoint(store: Store, accountId: string): Promise<WebhookEndpointRecord> {
+export async function getWebhookEndpoint(
+  store: Store,
+  secretBox: SecretBox,
+  accountId: string,
+): Promise<OpenedWebhookEndpoint> {
   const endpoint = await store.webhookEndpoints.get(accountId);
   if (!endpoint) throw noEndpoint();
-  return endpoint;
+  return openWebhookEndpoint(endpoint, secretBox);
 }
 
 /** A new secret signs from now on; the old one signs too for 24 h (both signatures are sent). */
-export async function rotateWebhookSecret(store: Store, accountId: string): Promise<WebhookEndpointRecord> {
+export async function rotateWebhookSecret(
+  store: Store,
+  secretBox: SecretBox,
+  accountId: string,
+): Promise<OpenedWebhookEndpoint> {
   const nowMs = Date.now();
+  const secret = generateWebhookSecret();
   const rotated = await store.webhookEndpoints.rotateSecret(
     accountId,
-    generateWebhookSecret(),
+    secretBox.seal(secret),
     new Date(nowMs + previousSecretLifetimeMs).toISOString(),
     new Date(nowMs).toISOString(),
   );
   if (!rotated) throw noEndpoint();
-  return rotated;
+  return { ...openWebhookEndpoint(rotated, secretBox), secret };
 }
 
 /** Disabled: events wait (parked). Enabled again: the waiting events go out. */
@@ -73,7 +110,7 @@ export async function setWebhookEnabled(
 }
 
 /** The endpoint as shown to its account's administrator (the secret included: they need it to verify). */
-export function describeWebhookEndpoint(endpoint: WebhookEndpointRecord, nowMs: number = Date.now()) {
+export function describeWebhookEndpoint(endpoint: OpenedWebhookEndpoint, nowMs: number = Date.now()) {
   const previousActive =
     endpoint.previousSecret !== null &&
     endpoint.previousSecretExpiresAt !== null &&

@@ -209,7 +209,7 @@ const trunks: Record<string, Verb> = {
     const username = optional('username');
     const password = optional('password');
     const fromDomain = optional('from-domain');
-    const trunk = await addTrunk(context.store, context.secretBox(), account.id, {
+    const trunk = await addTrunk(context.store, await context.secretBox(), account.id, {
       name: requiredOption(values, 'name'),
       uri: requiredOption(values, 'uri'),
       ...(username !== undefined ? { username } : {}),

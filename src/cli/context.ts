@@ -19,8 +19,11 @@ export interface CliOutput {
 
 export interface CommandContext {
   store: Store;
-  /** Opens the trunk-password key only for the verbs that need it. */
-  secretBox: () => SecretBox;
+  /**
+   * The key that seals trunk passwords and webhook secrets, loaded (and checked against the
+   * database) only for the verbs that need it.
+   */
+  secretBox: () => Promise<SecretBox>;
   json: boolean;
   accountId: string | undefined;
   out: CliOutput;

@@ -2,7 +2,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
 import { openConfiguredStore, type ServiceStore } from '../openStore.js';
-import { loadSecretBox } from '../secrets/secretBox.js';
+import { loadSecretBox, type SecretBox } from '../secrets/secretBox.js';
+import { checkSecretKey } from '../secrets/secretsAtRest.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
 
@@ -82,8 +83,21 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       return 0;
     }
     store = await openConfiguredStore(config, createLogger('silent'));
-    const secretBox = () =>
-      loadSecretBox({ configuredKeyBase64: config.secretKeyBase64, dataDir: config.dataDir });
+    const openedStore = store;
+    let checkedBox: Promise<SecretBox> | undefined;
+    const secretBox = () => {
+      checkedBox ??= (async () => {
+        const box = loadSecretBox({
+          configuredKeyBase64: config.secretKeyBase64,
+          dataDir: config.dataDir,
+          sharedDatabase: config.database.url !== null,
+          logger: createLogger('warn', process.stderr),
+        });
+        await checkSecretKey(openedStore, box);
+        return box;
+      })();
+      return checkedBox;
+    };
     const webhookAllowPrivate = config.webhookAllowPrivate;
     await runCommand({ store, json, accountId, out, secretBox, webhookAllowPrivate }, group, verb, args);
     return 0;

@@ -18,21 +18,30 @@ const webhook: Record<string, Verb> = {
   async set(context, args) {
     const { positionals } = parseOptions(args, {}, ['URL']);
     const account = await resolveAccount(context);
-    const endpoint = await setWebhookEndpoint(context.store, account.id, positionals[0] as string, {
-      allowPrivate: context.webhookAllowPrivate === true,
-    });
+    const endpoint = await setWebhookEndpoint(
+      context.store,
+      await context.secretBox(),
+      account.id,
+      positionals[0] as string,
+      {
+        allowPrivate: context.webhookAllowPrivate === true,
+      },
+    );
     print(context, { url: endpoint.url, secret: endpoint.secret });
     if (!context.json) context.out.stderr('Verify deliveries with this secret (see docs/webhooks.md).\n');
   },
   async show(context, args) {
     parseOptions(args, {});
     const account = await resolveAccount(context);
-    print(context, describeWebhookEndpoint(await getWebhookEndpoint(context.store, account.id)));
+    print(
+      context,
+      describeWebhookEndpoint(await getWebhookEndpoint(context.store, await context.secretBox(), account.id)),
+    );
   },
   async 'rotate-secret'(context, args) {
     parseOptions(args, {});
     const account = await resolveAccount(context);
-    const endpoint = await rotateWebhookSecret(context.store, account.id);
+    const endpoint = await rotateWebhookSecret(context.store, await context.secretBox(), account.id);
     const described = describeWebhookEndpoint(endpoint);
     print(context, {
       url: described.url,

@@ -13,7 +13,7 @@ export interface DashboardOptions {
   store: Store;
   logger: Logger;
   limiter: RateLimiter;
-  /** Encrypts trunk passwords; null: trunks cannot be added from the dashboard. */
+  /** Seals trunk passwords and webhook secrets; null: neither can be set (or shown) from the dashboard. */
   secretBox: SecretBox | null;
   /** Secure cookies (https); off only for plain http on localhost. */
   cookieSecure: boolean;

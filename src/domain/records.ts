@@ -201,9 +201,10 @@ export interface SandboxInviteRecord {
 export interface WebhookEndpointRecord {
   accountId: string;
   url: string;
-  secret: string;
-  /** The secret before the last rotation; it keeps signing until previousSecretExpiresAt. */
-  previousSecret: string | null;
+  /** The signing secret sealed with the SecretBox (src/secrets/secretsAtRest.ts opens it). */
+  secretCiphertext: string;
+  /** The secret before the last rotation, sealed; it keeps signing until previousSecretExpiresAt. */
+  previousSecretCiphertext: string | null;
   previousSecretExpiresAt: string | null;
   enabled: boolean;
   disabledReason: string | null;

@@ -1,7 +1,8 @@
 import { createReadStream } from 'node:fs';
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { makePrivateDirectory, privateFileMode } from '../secrets/privateFiles.js';
 import type { PgPool } from '../store/postgres/database.js';
 
 /** A stored recording, ready to send. */
@@ -22,13 +23,16 @@ export interface RecordingStorage {
   open(location: string): Promise<StoredRecording | null>;
 }
 
+/** WAV files in a folder of the data directory, private to the service user (0700, files 0600). */
 export class FileRecordingStorage implements RecordingStorage {
   constructor(private readonly directory: string) {}
 
   async save(callId: string, wav: Buffer): Promise<string> {
-    await mkdir(this.directory, { recursive: true });
+    makePrivateDirectory(this.directory);
     const path = join(this.directory, `${callId}.wav`);
-    await writeFile(path, wav);
+    await writeFile(path, wav, { mode: privateFileMode });
+    // The mode above applies only to a new file, and through the umask: set it exactly.
+    await chmod(path, privateFileMode);
     return path;
   }
 

@@ -220,8 +220,8 @@ export function webhookEndpointFromRow(
   return {
     accountId: text(row.account_id),
     url: text(row.url),
-    secret: text(row.secret),
-    previousSecret: textOrNull(row.previous_secret),
+    secretCiphertext: text(row.secret),
+    previousSecretCiphertext: textOrNull(row.previous_secret),
     previousSecretExpiresAt: codec.timeOrNull(row.previous_secret_expires_at),
     enabled: codec.bool(row.enabled),
     disabledReason: textOrNull(row.disabled_reason),

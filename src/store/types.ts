@@ -137,8 +137,20 @@ export interface Store {
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;
-  /** A named secret the service made for itself (e.g. the recording-link key), created on first use. */
+  /**
+   * A named secret the service made for itself (e.g. the recording-link key), created on first
+   * use. Stored as given: callers store it sealed (src/secrets/secretsAtRest.ts).
+   */
   serviceSecret(name: string, create: () => string): Promise<string>;
+  /**
+   * In one transaction, rewrites every webhook secret (current and previous) and the named
+   * service secrets for which `reseal` returns a new value (those an earlier version stored in
+   * plain text). Resolves to how many values were rewritten.
+   */
+  sealStoredSecrets(
+    reseal: (stored: string) => string | null,
+    serviceSecretNames: readonly string[],
+  ): Promise<number>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -164,13 +176,21 @@ export type AttemptOutcome =
   | { kind: 'gone'; reason: string };
 
 export interface WebhookEndpointRepository {
-  /** Creates or replaces the account's endpoint (enabled, no previous secret); requeues parked events. */
-  set(accountId: string, url: string, secret: string, atIso: string): Promise<WebhookEndpointRecord>;
+  /**
+   * Creates or replaces the account's endpoint (enabled, no previous secret); requeues parked events.
+   * The secret arrives sealed (SecretBox): the store never sees it in plain text.
+   */
+  set(
+    accountId: string,
+    url: string,
+    secretCiphertext: string,
+    atIso: string,
+  ): Promise<WebhookEndpointRecord>;
   get(accountId: string): Promise<WebhookEndpointRecord | null>;
   /** The current secret becomes the previous one until `previousExpiresAtIso`. Null: no endpoint. */
   rotateSecret(
     accountId: string,
-    newSecret: string,
+    newSecretCiphertext: string,
     previousExpiresAtIso: string,
     atIso: string,
   ): Promise<WebhookEndpointRecord | null>;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ import { newId } from '../domain/ids.js';
 import type { EventRecord } from '../domain/records.js';
 import { createLogger } from '../logger.js';
 import { openSqliteStore } from '../openStore.js';
+import { SecretBox } from '../secrets/secretBox.js';
 import type { SqliteStore } from '../store/sqlite/sqliteStore.js';
 import { activeSecrets, type DeliveryWorker, startDeliveryWorker } from './deliveryWorker.js';
 import { generateWebhookSecret } from './signing.js';
@@ -20,6 +22,7 @@ let worker: DeliveryWorker | undefined;
 let server: Server;
 let hits = 0;
 let receiverUrl: string;
+const secretBox = new SecretBox(randomBytes(32));
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'callwright-worker-'));
@@ -87,6 +90,7 @@ function start(allowPrivate: boolean): void {
     endpoints: store.webhookEndpoints,
     queue: store.queue,
     logger: createLogger('silent'),
+    secretBox,
     allowPrivate,
     workerId: 'test',
     pollIntervalMs: 20,
@@ -110,7 +114,7 @@ describe('the delivery worker', () => {
     await store.webhookEndpoints.set(
       accountId,
       receiverUrl,
-      generateWebhookSecret(),
+      secretBox.seal(generateWebhookSecret()),
       new Date().toISOString(),
     );
     start(false);
@@ -131,7 +135,7 @@ describe('the delivery worker', () => {
     await store.webhookEndpoints.set(
       accountId,
       receiverUrl,
-      generateWebhookSecret(),
+      secretBox.seal(generateWebhookSecret()),
       new Date().toISOString(),
     );
     const delivered = await until(eventId, (each) => each.status === 'delivered');
@@ -141,14 +145,25 @@ describe('the delivery worker', () => {
 
   it('signs with the previous secret only until it expires', async () => {
     const { accountId } = await accountWithEvent();
-    const endpoint = await store.webhookEndpoints.set(accountId, receiverUrl, generateWebhookSecret(), 'x');
+    const [first, second] = [generateWebhookSecret(), generateWebhookSecret()];
+    await store.webhookEndpoints.set(accountId, receiverUrl, secretBox.seal(first), 'x');
     const rotated = await store.webhookEndpoints.rotateSecret(
       accountId,
-      generateWebhookSecret(),
+      secretBox.seal(second),
       new Date(Date.now() + 1000).toISOString(),
       'y',
     );
-    expect(rotated && activeSecrets(rotated, Date.now())).toEqual([rotated?.secret, endpoint.secret]);
-    expect(rotated && activeSecrets(rotated, Date.now() + 2000)).toEqual([rotated?.secret]);
+    expect(rotated && activeSecrets(rotated, Date.now(), secretBox)).toEqual([second, first]);
+    expect(rotated && activeSecrets(rotated, Date.now() + 2000, secretBox)).toEqual([second]);
+  });
+
+  it('opens sealed secrets, and signs with a plain one an earlier version stored until it is sealed', async () => {
+    const { accountId } = await accountWithEvent();
+    const legacy = generateWebhookSecret();
+    const stored = await store.webhookEndpoints.set(accountId, receiverUrl, legacy, 'x');
+    expect(stored && activeSecrets(stored, Date.now(), secretBox)).toEqual([legacy]);
+    const otherKey = new SecretBox(randomBytes(32));
+    const sealed = await store.webhookEndpoints.set(accountId, receiverUrl, otherKey.seal(legacy), 'y');
+    expect(() => activeSecrets(sealed, Date.now(), secretBox)).toThrow();
   });
 });

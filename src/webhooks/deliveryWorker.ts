@@ -10,6 +10,8 @@ import type { EventRecord, WebhookEndpointRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import { openStoredSecret } from '../secrets/secretsAtRest.js';
 import type { AttemptOutcome, EventRepository, WebhookEndpointRepository } from '../store/types.js';
 import { type DeliveryAttemptResult, defaultDeliveryTimeoutMs, deliverOnce } from './httpDelivery.js';
 import { nextAttemptDelayMs } from './retrySchedule.js';
@@ -27,6 +29,8 @@ export interface DeliveryWorkerOptions {
   endpoints: WebhookEndpointRepository;
   queue: JobQueue;
   logger: Logger;
+  /** Opens the endpoints' sealed signing secrets. */
+  secretBox: SecretBox;
   /** Deliver to private, loopback and link-local addresses (CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE). */
   allowPrivate: boolean;
   workerId: string;
@@ -51,11 +55,15 @@ export interface DeliveryWorker {
 }
 
 /** The secrets that sign now: the current one, and the previous one until it expires. */
-export function activeSecrets(endpoint: WebhookEndpointRecord, nowMs: number): string[] {
-  const secrets = [endpoint.secret];
+export function activeSecrets(
+  endpoint: WebhookEndpointRecord,
+  nowMs: number,
+  secretBox: SecretBox,
+): string[] {
+  const secrets = [openStoredSecret(secretBox, endpoint.secretCiphertext)];
   const expiresAt = endpoint.previousSecretExpiresAt;
-  if (endpoint.previousSecret && expiresAt && Date.parse(expiresAt) > nowMs)
-    secrets.push(endpoint.previousSecret);
+  if (endpoint.previousSecretCiphertext && expiresAt && Date.parse(expiresAt) > nowMs)
+    secrets.push(openStoredSecret(secretBox, endpoint.previousSecretCiphertext));
   return secrets;
 }
 
@@ -107,7 +115,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
   async function attempt(job: Job, event: EventRecord, endpoint: WebhookEndpointRecord): Promise<void> {
     const attemptedAtMs = Date.now();
     const headers = webhookHeaders({
-      secrets: activeSecrets(endpoint, attemptedAtMs),
+      secrets: activeSecrets(endpoint, attemptedAtMs, options.secretBox),
       id: event.id,
       timestampS: Math.floor(attemptedAtMs / 1000),
       body: event.body,

@@ -18,8 +18,11 @@ beforeAll(async () => {
   service = await startFullService({ CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' });
   fixture = await callFixture(service);
   receiver = await startReceiver(() => secret);
-  secret = (await setWebhookEndpoint(service.store, fixture.accountId, receiver.url, { allowPrivate: true }))
-    .secret;
+  secret = (
+    await setWebhookEndpoint(service.store, service.secretBox, fixture.accountId, receiver.url, {
+      allowPrivate: true,
+    })
+  ).secret;
   api = new CallwrightClient({ apiKey: fixture.key, baseUrl: service.url, fetch: recordingFetch(log) });
 });
 

@@ -119,6 +119,7 @@ describe('examples against the full sandbox service', () => {
     const port = await freePort();
     const { secret } = await setWebhookEndpoint(
       service.store,
+      service.secretBox,
       fixture.accountId,
       `http://127.0.0.1:${port}/hook`,
       {
@@ -155,6 +156,7 @@ describe('examples against the full sandbox service', () => {
     const port = await freePort();
     const { secret } = await setWebhookEndpoint(
       service.store,
+      service.secretBox,
       fixture.accountId,
       `http://127.0.0.1:${port}/hook`,
       {

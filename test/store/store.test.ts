@@ -311,7 +311,11 @@ describe.each(storeKinds)('Store on %s', (kind) => {
       new Date(Date.now() + 1000).toISOString(),
       new Date().toISOString(),
     );
-    expect(gone).toMatchObject({ secret: 'whsec_b', previousSecret: 'whsec_a', enabled: true });
+    expect(gone).toMatchObject({
+      secretCiphertext: 'whsec_b',
+      previousSecretCiphertext: 'whsec_a',
+      enabled: true,
+    });
   });
 
   it('accounts, keys, agents, numbers, trunks: the records round-trip', async () => {

@@ -91,7 +91,9 @@ describe('call.completed delivery', () => {
     const receiver = await receiverWith(() => ({ status: 200 }));
     const fixture = await callFixture(harness.service);
     const oldSecret = await pointAccountAt(harness.service, fixture.accountId, receiver.url);
-    const newSecret = (await rotateWebhookSecret(harness.service.store, fixture.accountId)).secret;
+    const newSecret = (
+      await rotateWebhookSecret(harness.service.store, harness.service.secretBox, fixture.accountId)
+    ).secret;
     expect(newSecret).not.toBe(oldSecret);
     const created = await postCall(harness.service.url, fixture.key, {
       agent_id: fixture.agentId,
@@ -195,14 +197,21 @@ describe('call.completed delivery', () => {
       'http://[::1]/hook',
       'http://localhost/x',
     ]) {
-      const refused = await setWebhookEndpoint(harness.service.store, fixture.accountId, url, {
-        allowPrivate: false,
-      }).catch((error: unknown) => error);
+      const refused = await setWebhookEndpoint(
+        harness.service.store,
+        harness.service.secretBox,
+        fixture.accountId,
+        url,
+        {
+          allowPrivate: false,
+        },
+      ).catch((error: unknown) => error);
       expect(isAppError(refused) && refused.code).toBe('validation_error');
       expect(String((refused as Error).message)).toMatch(/CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE=true/);
     }
     const refusedScheme = await setWebhookEndpoint(
       harness.service.store,
+      harness.service.secretBox,
       fixture.accountId,
       'ftp://example.com/',
       {
@@ -213,6 +222,7 @@ describe('call.completed delivery', () => {
     expect(await harness.service.store.webhookEndpoints.get(fixture.accountId)).toBeNull();
     const allowed = await setWebhookEndpoint(
       harness.service.store,
+      harness.service.secretBox,
       fixture.accountId,
       'http://127.0.0.1:9/hook',
       {

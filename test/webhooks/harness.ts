@@ -111,7 +111,9 @@ export async function pointAccountAt(
   accountId: string,
   url: string,
 ): Promise<string> {
-  const endpoint = await setWebhookEndpoint(service.store, accountId, url, { allowPrivate: true });
+  const endpoint = await setWebhookEndpoint(service.store, service.secretBox, accountId, url, {
+    allowPrivate: true,
+  });
   return endpoint.secret;
 }
 

@@ -2,12 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import {
   describeWebhookEndpoint,
   listEvents,
+  openWebhookEndpoint,
   resendEvent,
   rotateWebhookSecret,
   setWebhookEnabled,
   setWebhookEndpoint,
   showEvent,
 } from '../../admin/webhooks.js';
+import { AppError } from '../../domain/errors.js';
+import type { SecretBox } from '../../secrets/secretBox.js';
 import {
   type DashboardOptions,
   field,
@@ -27,6 +30,12 @@ const notices: Record<string, string> = {
   disabled: 'Endpoint disabled: events wait until you enable it again.',
   resent: 'Event queued to be sent again.',
 };
+
+/** Webhook secrets are sealed in the store: the page opens them with the process's key. */
+function secretBoxOf(options: DashboardOptions): SecretBox {
+  if (!options.secretBox) throw new AppError('unavailable', 'No secret key is loaded in this process.');
+  return options.secretBox;
+}
 
 function endpointSection(
   viewer: Viewer,
@@ -69,7 +78,9 @@ export function registerWebhookPages(app: FastifyInstance, options: DashboardOpt
       const viewer = viewerOf(request);
       const accountId = viewer.account.id;
       const stored = await options.store.webhookEndpoints.get(accountId);
-      const endpoint = stored ? describeWebhookEndpoint(stored) : null;
+      const endpoint = stored
+        ? describeWebhookEndpoint(openWebhookEndpoint(stored, secretBoxOf(options)))
+        : null;
       const cursor = request.query.cursor;
       const events = await listEvents(options.store, accountId, { limit: 25, ...(cursor ? { cursor } : {}) });
       const details = await Promise.all(
@@ -115,14 +126,20 @@ ${events.next_cursor ? html`<p><a href="/webhook?cursor=${events.next_cursor}">O
 
   app.post('/webhook', async (request, reply) => {
     const viewer = viewerOf(request);
-    await setWebhookEndpoint(options.store, viewer.account.id, field(formOf(request), 'url').trim(), {
-      allowPrivate: options.webhookAllowPrivate,
-    });
+    await setWebhookEndpoint(
+      options.store,
+      secretBoxOf(options),
+      viewer.account.id,
+      field(formOf(request), 'url').trim(),
+      {
+        allowPrivate: options.webhookAllowPrivate,
+      },
+    );
     return redirectTo(reply, '/webhook?notice=saved');
   });
 
   app.post('/webhook/rotate', async (request, reply) => {
-    await rotateWebhookSecret(options.store, viewerOf(request).account.id);
+    await rotateWebhookSecret(options.store, secretBoxOf(options), viewerOf(request).account.id);
     return redirectTo(reply, '/webhook?notice=rotated&reveal=1');
   });
 

@@ -1,17 +1,22 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { createPrivateFile, makePrivateDirectory } from '../../secrets/privateFiles.js';
 import { sqliteMigrations } from './migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
 /**
- * Opens (creating if needed) the SQLite file and brings its schema up to date.
+ * Opens (creating if needed) the SQLite file and brings its schema up to date. A new file (and a
+ * new folder for it) is made private, 0600 (0700), whatever the umask; SQLite gives the -wal and
+ * -shm files the mode of the database file.
  * WAL with synchronous=FULL: a committed transaction survives a power cut, not only a crash;
  * the cost of the fsync is shared between requests by group commit (see groupCommit.ts).
  */
 export function openSqliteDatabase(path: string): SqliteDatabase {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    makePrivateDirectory(dirname(path));
+    createPrivateFile(path);
+  }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');

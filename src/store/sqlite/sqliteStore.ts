@@ -324,7 +324,6 @@ export class SqliteStore implements Store {
     reseal: (stored: string) => string | null,
     serviceSecretNames: readonly string[],
   ): Promise<number> {
-    this.committer.flush();
     return sealStoredSecrets(this.db, reseal, serviceSecretNames);
   }
 
