@@ -11,6 +11,7 @@ import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
 import { remoteCallControl } from './calls/remoteCallControl.js';
 import type { Config } from './config.js';
+import { announceSetupToken } from './dashboard/setupToken.js';
 import { AppError } from './domain/errors.js';
 import { PostgresRateLimiter } from './limits/postgresRateLimiter.js';
 import { MemoryRateLimiter } from './limits/rateLimiter.js';
@@ -112,6 +113,8 @@ export async function startService(
     handleSignals?: boolean;
     /** Which parts this process runs (`serve --role`); default all. */
     role?: ServiceRole;
+    /** The terminal `serve` runs in, for the first-run setup token; null or absent: none. */
+    terminal?: ((text: string) => void) | null;
     /** Test and benchmark knobs of the webhook delivery worker (short retry delays, timeouts). */
     webhookDelivery?: Pick<
       DeliveryWorkerOptions,
@@ -257,6 +260,10 @@ export async function startService(
       }
     }
     logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
+    if (role !== 'worker') {
+      const signUpUrl = `${config.publicUrl.replace(/\/$/, '')}/sign-up`;
+      await announceSetupToken({ store, logger, signUpUrl, terminal: options.terminal ?? null });
+    }
     return { role, app, store, calls: calls ?? null, webhooks: deliveries, secretBox, url, close };
   } catch (error) {
     await app?.close();

@@ -24,6 +24,7 @@ export const usage = `Usage: callwright <command> [options]
   trunks add --name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]
   trunks list | remove TRUNK
   users create --email EMAIL              a dashboard user of the account; password from stdin or a prompt
+  users setup-token                      a one-time token for the first sign-up in the dashboard
   webhook set URL | show | rotate-secret | disable [--reason TEXT] | enable
   events list [--limit N] [--cursor EVENT_ID] | show EVENT_ID | resend EVENT_ID
 
@@ -79,7 +80,11 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       const role = serviceRoles.find((candidate) => candidate === (roleArg ?? 'all'));
       if (!role) throw new UsageError(`--role must be one of ${serviceRoles.join(', ')}`);
       const logger = createLogger(config.logLevel);
-      await startService(config, logger, { handleSignals: true, role });
+      await startService(config, logger, {
+        handleSignals: true,
+        role,
+        terminal: process.stderr.isTTY ? out.stderr : null,
+      });
       return 0;
     }
     store = await openConfiguredStore(config, createLogger('silent'));

@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { checkPasswordStrength, hashPassword } from '../dashboard/passwords.js';
+import { createSetupToken } from '../dashboard/setupToken.js';
+import { AppError } from '../domain/errors.js';
 import {
   type CommandContext,
   parseOptions,
@@ -48,7 +50,11 @@ async function readPassword(): Promise<string> {
   }
 }
 
-/** `users create`: a person who signs in to the dashboard of one account. */
+/**
+ * `users create`: a person who signs in to the dashboard of one account (the first one too: whoever
+ * runs the CLI has the database). `users setup-token`: a one-time token for the first sign-up in
+ * the dashboard, printed once.
+ */
 export const users: Record<string, Verb> = {
   async create(context, args) {
     const { values } = parseOptions(args, { email: { type: 'string' } });
@@ -68,5 +74,16 @@ export const users: Record<string, Verb> = {
       account_id: user.accountId,
       created_at: user.createdAt,
     });
+  },
+  async 'setup-token'(context, args) {
+    parseOptions(args, {});
+    if ((await context.store.users.count()) > 0) {
+      throw new AppError(
+        'conflict',
+        'a dashboard user exists, so sign-up is closed: add users with `callwright users create`',
+      );
+    }
+    const { token, expiresAt } = await createSetupToken(context.store);
+    print(context, { setup_token: token, expires_at: expiresAt, sign_up_path: '/sign-up' });
   },
 };

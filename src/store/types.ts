@@ -277,8 +277,24 @@ export interface AgentRepository {
   ): Promise<AgentRecord | null>;
 }
 
+/**
+ * One-time tokens that let the first user sign up from the dashboard (issue 12). Only a token's
+ * SHA-256 is stored, with its expiry (rows `dashboard-setup-token:<hash>` of service_secrets).
+ */
+export interface SetupTokenRepository {
+  /** Stores a token's hash until `expiresAtIso`, and forgets the tokens expired by `nowIso`. */
+  create(tokenHash: string, expiresAtIso: string, nowIso: string): Promise<void>;
+  /** The hashes of the tokens not expired by `nowIso`. */
+  listLive(nowIso: string): Promise<string[]>;
+  /** Deletes the token if it is live; true for exactly one caller, however many race. */
+  consume(tokenHash: string, nowIso: string): Promise<boolean>;
+  /** Forgets every token: a user exists, sign-up is closed. */
+  deleteAll(): Promise<void>;
+}
+
 export interface Store {
   readonly users: UserRepository;
   readonly sessions: SessionRepository;
   readonly dashboard: DashboardQueries;
+  readonly setupTokens: SetupTokenRepository;
 }

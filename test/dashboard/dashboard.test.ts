@@ -70,6 +70,12 @@ describe('dashboard in chromium', () => {
     await page.goto(`${service.url}/`);
     await expect.poll(() => new URL(page.url()).pathname).toBe('/sign-up');
     await shot(page, 'sign-up');
+    // The one-time setup token the service logged at start, as an operator would read it.
+    const announced = service.logs.lines
+      .map((line) => JSON.parse(line) as { event?: string; setupToken?: string })
+      .filter((entry) => entry.event === 'dashboard_setup_token');
+    expect(announced).toHaveLength(1);
+    await page.getByLabel('Setup token').fill(announced[0]?.setupToken ?? '');
     await page.getByLabel('Email').fill(ownerEmail);
     await page.getByLabel('Password', { exact: false }).first().fill(ownerPassword);
     await page.getByLabel('Repeat the password').fill(ownerPassword);

@@ -12,6 +12,7 @@ import {
   sessionTokenHash,
   startSession,
 } from '../security.js';
+import { consumeSetupToken } from '../setupToken.js';
 
 /** Failed sign-ins allowed per client address, and per email, before a pause. */
 export const signInFailuresPerAddress: RatePolicy = { requests: 20, windowS: 600 };
@@ -33,14 +34,17 @@ function signInPage(csrfToken: string, email: string, error?: string) {
   );
 }
 
-function signUpPage(csrfToken: string, email: string, error?: string) {
+function signUpPage(csrfToken: string, email: string, error?: string, setupToken = '') {
   return barePage(
     'Create the first user',
     html`<p>No one has signed up yet. The first user you create here owns the default account; further users are
 created with <code>callwright users create</code>.</p>
+<p>To show that you run this service, enter the one-time setup token that <code>callwright serve</code> printed
+when it started (also in its log), or make a new one with <code>callwright users setup-token</code>.</p>
 ${errorBox(error)}
 <form method="post" action="/sign-up" class="stack">
   ${csrfField(csrfToken)}
+  <div><label for="setup_token">Setup token</label><input id="setup_token" name="setup_token" type="text" autocomplete="off" spellcheck="false" required value="${setupToken}"></div>
   <div><label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}"></div>
   <div><label for="password">Password <span class="hint">at least 10 characters</span></label>
     <input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required></div>
@@ -112,17 +116,35 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
   app.post('/sign-up', async (request, reply) => {
     const form = formOf(request);
     if (!anonymousCsrfValid(options, request, field(form, 'csrf_token'))) return refuseForm(reply);
+    if ((await store.users.count()) > 0) return redirectTo(reply, '/sign-in');
     const csrf = field(form, 'csrf_token');
     const email = field(form, 'email').trim().toLowerCase();
     const password = field(form, 'password');
-    if (!emailPattern.test(email))
-      return sendPage(reply, signUpPage(csrf, email, 'Enter an email address.'), 400);
-    if (password !== field(form, 'confirm'))
-      return sendPage(reply, signUpPage(csrf, email, 'The two passwords differ.'), 400);
+    const setupToken = field(form, 'setup_token').trim();
+    const formError = (message: string) =>
+      sendPage(reply, signUpPage(csrf, email, message, setupToken.slice(0, 64)), 400);
+    if (!emailPattern.test(email)) return formError('Enter an email address.');
+    if (password !== field(form, 'confirm')) return formError('The two passwords differ.');
     try {
       checkPasswordStrength(password);
     } catch (error) {
-      return sendPage(reply, signUpPage(csrf, email, (error as Error).message), 400);
+      return formError((error as Error).message);
+    }
+    // Checked last, so a mistake in the form does not spend the token.
+    if (!(await consumeSetupToken(store, setupToken))) {
+      request.log.warn(
+        { event: 'dashboard_sign_up_refused' },
+        'dashboard sign-up refused: no live setup token',
+      );
+      return sendPage(
+        reply,
+        signUpPage(
+          csrf,
+          email,
+          'That setup token is wrong, used or expired. Use the one callwright serve printed at start, or make a new one with callwright users setup-token.',
+        ),
+        403,
+      );
     }
     const account = await store.accounts.getOrCreateDefault();
     const user = await store.users.createFirst({
@@ -131,6 +153,7 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
       passwordHash: await hashPassword(password),
     });
     if (!user) return redirectTo(reply, '/sign-in');
+    await store.setupTokens.deleteAll();
     await startSession(options, reply, user);
     request.log.info({ userId: user.id, accountId: account.id }, 'dashboard first user created');
     return redirectTo(reply, '/');

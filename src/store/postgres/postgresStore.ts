@@ -40,6 +40,7 @@ import {
   toApiKey,
   toPhoneNumber,
 } from './rows.js';
+import { PostgresSetupTokens } from './setupTokens.js';
 import { sealStoredSecrets } from './storedSecrets.js';
 import { PostgresSandboxInvites, PostgresTrunks } from './telephony.js';
 
@@ -259,6 +260,7 @@ export class PostgresStore implements Store {
   readonly events: PostgresEvents;
   readonly users: PostgresUsers;
   readonly sessions: PostgresSessions;
+  readonly setupTokens: PostgresSetupTokens;
   readonly dashboard: PostgresDashboardQueries;
   private closed = false;
 
@@ -278,6 +280,7 @@ export class PostgresStore implements Store {
     this.events = new PostgresEvents(pool, queue);
     this.users = new PostgresUsers(pool);
     this.sessions = new PostgresSessions(pool);
+    this.setupTokens = new PostgresSetupTokens(pool);
     this.dashboard = new PostgresDashboardQueries(pool);
   }
 

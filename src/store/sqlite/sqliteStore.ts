@@ -32,6 +32,7 @@ import {
   toApiKey,
   toPhoneNumber,
 } from './rows.js';
+import { SqliteSetupTokens } from './setupTokens.js';
 import { sealStoredSecrets } from './storedSecrets.js';
 import { SqliteSandboxInvites, SqliteTrunks } from './telephony.js';
 
@@ -296,6 +297,7 @@ export class SqliteStore implements Store {
   readonly events: SqliteEvents;
   readonly users: SqliteUsers;
   readonly sessions: SqliteSessions;
+  readonly setupTokens: SqliteSetupTokens;
   readonly dashboard: SqliteDashboardQueries;
   readonly queue: SqliteStoreJobQueue;
   readonly db: SqliteDatabase;
@@ -315,6 +317,7 @@ export class SqliteStore implements Store {
     this.sandboxInvites = new SqliteSandboxInvites(db);
     this.users = new SqliteUsers(db);
     this.sessions = new SqliteSessions(db);
+    this.setupTokens = new SqliteSetupTokens(db);
     this.dashboard = new SqliteDashboardQueries(db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(db, this.queue);
     this.events = new SqliteEvents(db, this.committer, this.queue);
