@@ -11,7 +11,14 @@ import { registerKeyPages } from './pages/keys.js';
 import { registerOverviewPage } from './pages/overview.js';
 import { registerTelephonyPages } from './pages/telephony.js';
 import { registerWebhookPages } from './pages/webhook.js';
-import { sameToken, securityHeaders, sessionIdleMs, sessionTokenHash } from './security.js';
+import {
+  csrfTokenFor,
+  sameToken,
+  securityHeaders,
+  sessionIdleMs,
+  sessionToken,
+  sha256Hex,
+} from './security.js';
 
 export type { DashboardOptions } from './context.js';
 
@@ -32,7 +39,8 @@ export function refuse(request: FastifyRequest, reply: FastifyReply, status: num
 /** Loads the session from its cookie; refuses the request when there is none (or it is idle too long). */
 function requireSession(options: DashboardOptions) {
   return async function sessionHook(request: FastifyRequest, reply: FastifyReply) {
-    const tokenHash = sessionTokenHash(options, request);
+    const token = sessionToken(options, request);
+    const tokenHash = token ? sha256Hex(token) : null;
     const now = new Date();
     const found = tokenHash ? await options.store.sessions.find(tokenHash, now.toISOString()) : null;
     const idle = found ? now.getTime() - Date.parse(found.session.lastSeenAt) > sessionIdleMs : false;
@@ -44,7 +52,9 @@ function requireSession(options: DashboardOptions) {
       }
       return refuse(request, reply, 403, 'Your session has ended: sign in again.');
     }
-    setViewer(request, { user: found.user, account, session: found.session });
+    // The forms' CSRF token is derived from the cookie's token, never read from the database.
+    const csrfToken = csrfTokenFor(token ?? '');
+    setViewer(request, { user: found.user, account, session: { ...found.session, csrfToken } });
     if (now.getTime() - Date.parse(found.session.lastSeenAt) > 60_000) {
       await options.store.sessions.touch(found.session.tokenHash, now.toISOString());
     }

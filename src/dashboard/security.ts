@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRecord } from '../domain/records.js';
 import type { DashboardOptions } from './context.js';
@@ -16,6 +16,18 @@ export function cookieNames(secure: boolean) {
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
+
+/**
+ * A session's CSRF token, derived from the session's cookie token: the forms carry it, the
+ * database never holds it (the sessions table keeps only the cookie token's SHA-256), so reading
+ * the database gives no way to forge a signed-in user's forms.
+ */
+export function csrfTokenFor(sessionToken: string): string {
+  return createHmac('sha256', sessionToken).update('callwright dashboard csrf v1').digest('base64url');
+}
+
+/** What the sessions table keeps in place of a CSRF token (an earlier version stored the token). */
+export const derivedCsrfToken = 'derived';
 
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');
@@ -61,7 +73,7 @@ export async function startSession(
   await options.store.sessions.create({
     tokenHash: sha256Hex(token),
     userId: user.id,
-    csrfToken: randomToken(),
+    csrfToken: derivedCsrfToken,
     createdAt: now.toISOString(),
     expiresAt: new Date(now.getTime() + sessionLifetimeMs).toISOString(),
   });
@@ -77,9 +89,15 @@ export function clearSessionCookie(options: DashboardOptions, reply: FastifyRepl
   appendCookie(reply, cookie(cookieNames(options.cookieSecure).session, '', options.cookieSecure, 0));
 }
 
-export function sessionTokenHash(options: DashboardOptions, request: FastifyRequest): string | null {
+/** The session cookie's token, when it has the shape of one. */
+export function sessionToken(options: DashboardOptions, request: FastifyRequest): string | null {
   const token = readCookies(request).get(cookieNames(options.cookieSecure).session);
-  return token && /^[A-Za-z0-9_-]{43}$/.test(token) ? sha256Hex(token) : null;
+  return token && /^[A-Za-z0-9_-]{43}$/.test(token) ? token : null;
+}
+
+export function sessionTokenHash(options: DashboardOptions, request: FastifyRequest): string | null {
+  const token = sessionToken(options, request);
+  return token ? sha256Hex(token) : null;
 }
 
 /**

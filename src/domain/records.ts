@@ -261,7 +261,10 @@ export type NewUser = Pick<UserRecord, 'accountId' | 'email' | 'passwordHash'>;
 export interface SessionRecord {
   tokenHash: string;
   userId: string;
-  /** The per-session token every form carries. */
+  /**
+   * The per-session token every form carries. Derived from the cookie's token when a request
+   * loads the session; the store keeps only the marker `derived` (src/dashboard/security.ts).
+   */
   csrfToken: string;
   createdAt: string;
   expiresAt: string;
