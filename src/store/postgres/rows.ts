@@ -1,22 +1,6 @@
-import type {
-  AccountRecord,
-  AgentRecord,
-  AgentVariable,
-  ApiKeyRecord,
-  CallRecord,
-  ExtractionField,
-  PhoneNumberRecord,
-  TranscriptEntry,
-} from '../../domain/records.js';
+import type { AccountRecord, ApiKeyRecord, CallRecord, TranscriptEntry } from '../../domain/records.js';
 import type { VariableValue } from '../../domain/templates.js';
-import {
-  accountFromRow,
-  agentFromRow,
-  apiKeyFromRow,
-  type ColumnCodec,
-  callFromRow,
-  phoneNumberFromRow,
-} from '../recordsFromRows.js';
+import { accountFromRow, apiKeyFromRow, type ColumnCodec, callFromRow } from '../recordsFromRows.js';
 import { iso, isoOrNull } from './database.js';
 
 /** Row shapes as `pg` returns them (timestamptz as Date, jsonb parsed), and their records. */
@@ -43,31 +27,6 @@ export interface ApiKeyRow {
   created_at: Timestamp;
   last_used_at: Timestamp | null;
   revoked_at: Timestamp | null;
-}
-
-export interface AgentRow {
-  id: string;
-  account_id: string;
-  name: string;
-  active: boolean;
-  prompt: string;
-  first_message: string;
-  variables: AgentVariable[];
-  extraction: ExtractionField[];
-  brain: string;
-  script: unknown;
-  settings: Record<string, unknown>;
-  max_duration_s: number;
-  silence_timeout_s: number;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
-
-export interface PhoneNumberRow {
-  account_id: string;
-  number: string;
-  route: string;
-  created_at: Timestamp;
 }
 
 export interface CallRow {
@@ -107,12 +66,4 @@ export const postgresColumns: ColumnCodec = {
 
 export const toAccount = (row: AccountRow): AccountRecord => accountFromRow(row, postgresColumns);
 export const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, postgresColumns);
-export const toAgent = (row: AgentRow): AgentRecord => agentFromRow(row, postgresColumns);
-export const toPhoneNumber = (row: PhoneNumberRow): PhoneNumberRecord =>
-  phoneNumberFromRow(row, postgresColumns);
 export const toCall = (row: CallRow): CallRecord => callFromRow(row, postgresColumns);
-
-/** A JSON parameter for a jsonb column; null stays SQL NULL. */
-export function jsonParam(value: unknown): string | null {
-  return value === null || value === undefined ? null : JSON.stringify(value);
-}

@@ -1,18 +1,5 @@
-import type {
-  AccountRecord,
-  AgentRecord,
-  ApiKeyRecord,
-  CallRecord,
-  PhoneNumberRecord,
-} from '../../domain/records.js';
-import {
-  accountFromRow,
-  agentFromRow,
-  apiKeyFromRow,
-  type ColumnCodec,
-  callFromRow,
-  phoneNumberFromRow,
-} from '../recordsFromRows.js';
+import type { AccountRecord, ApiKeyRecord, CallRecord } from '../../domain/records.js';
+import { accountFromRow, apiKeyFromRow, type ColumnCodec, callFromRow } from '../recordsFromRows.js';
 
 /** Row shapes as SQLite returns them, and their mapping to records. */
 
@@ -36,31 +23,6 @@ export interface ApiKeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
-}
-
-export interface AgentRow {
-  id: string;
-  account_id: string;
-  name: string;
-  active: number;
-  prompt: string;
-  first_message: string;
-  variables: string;
-  extraction: string;
-  brain: string;
-  script: string | null;
-  settings: string;
-  max_duration_s: number;
-  silence_timeout_s: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface PhoneNumberRow {
-  account_id: string;
-  number: string;
-  route: string;
-  created_at: string;
 }
 
 export interface CallRow {
@@ -101,7 +63,4 @@ export const sqliteColumns: ColumnCodec = {
 
 export const toAccount = (row: AccountRow): AccountRecord => accountFromRow(row, sqliteColumns);
 export const toApiKey = (row: ApiKeyRow): ApiKeyRecord => apiKeyFromRow(row, sqliteColumns);
-export const toAgent = (row: AgentRow): AgentRecord => agentFromRow(row, sqliteColumns);
-export const toPhoneNumber = (row: PhoneNumberRow): PhoneNumberRecord =>
-  phoneNumberFromRow(row, sqliteColumns);
 export const toCall = (row: CallRow): CallRecord => callFromRow(row, sqliteColumns);

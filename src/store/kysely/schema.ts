@@ -1,0 +1,169 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The tables the Kysely repositories read and write, typed once for both dialects. The columns
+ * whose form differs between the drivers are typed by what goes in, and read back as `unknown`
+ * for the shared codec (src/store/recordsFromRows.ts) to decode:
+ *
+ * - booleans: SQLite stores 0/1 and better-sqlite3 cannot bind `true`, so a boolean goes in only
+ *   as a `StoredBool` from `QueryDialect.bool` (forgetting it does not compile);
+ * - JSON: text in SQLite, jsonb in PostgreSQL; it goes in as a `JsonText` from `jsonText`
+ *   (a JS object handed to `pg` would be sent as an array literal, so never raw values);
+ * - timestamps: ISO 8601 UTC text in both; they come back as text (SQLite) or Date (`pg`).
+ *
+ * The tables themselves are made by each dialect's migrations (sqlite/migrations.ts,
+ * postgres/migrations.ts); a column added there is added here.
+ */
+
+declare const storedBoolBrand: unique symbol;
+declare const jsonTextBrand: unique symbol;
+
+/** A boolean in the dialect's stored form: made only by `QueryDialect.bool`. */
+export type StoredBool = { readonly [storedBoolBrand]: true };
+/** JSON text for a JSON column: made only by `jsonText`. */
+export type JsonText = string & { readonly [jsonTextBrand]: true };
+
+type BoolColumn = ColumnType<unknown, StoredBool, StoredBool>;
+type JsonColumn = ColumnType<unknown, JsonText, JsonText>;
+type NullableJsonColumn = ColumnType<unknown, JsonText | null, JsonText | null>;
+/** ISO 8601 text in; text or Date out (decode with the codec's `time`). */
+type TimeColumn = ColumnType<unknown, string, string>;
+type NullableTimeColumn = ColumnType<unknown, string | null | undefined, string | null>;
+
+/** The value of a JSON column, encoded once for both dialects (SQL NULL stays null). */
+export function jsonText(value: unknown): JsonText;
+export function jsonText(value: null | undefined): null;
+export function jsonText(value: unknown): JsonText | null {
+  return value === null || value === undefined ? null : (JSON.stringify(value) as JsonText);
+}
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  is_default: BoolColumn;
+  rate_limit_requests: number | null;
+  rate_limit_window_s: number | null;
+  max_live_calls: number;
+  created_at: TimeColumn;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  last4: string;
+  created_at: TimeColumn;
+  last_used_at: NullableTimeColumn;
+  revoked_at: NullableTimeColumn;
+}
+
+export interface AgentsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  active: BoolColumn;
+  prompt: string;
+  first_message: string;
+  variables: JsonColumn;
+  extraction: JsonColumn;
+  brain: string;
+  script: NullableJsonColumn;
+  settings: JsonColumn;
+  max_duration_s: number;
+  silence_timeout_s: number;
+  created_at: TimeColumn;
+  updated_at: TimeColumn;
+}
+
+export interface PhoneNumbersTable {
+  account_id: string;
+  number: string;
+  route: string;
+  created_at: TimeColumn;
+}
+
+export interface TrunksTable {
+  id: string;
+  account_id: string;
+  name: string;
+  uri: string;
+  username: string | null;
+  password_ciphertext: string | null;
+  from_domain: string | null;
+  created_at: TimeColumn;
+}
+
+export interface SandboxInvitesTable {
+  id: Generated<number>;
+  sip_call_id: string;
+  to_number: string;
+  received_at: TimeColumn;
+}
+
+export interface UsersTable {
+  id: string;
+  account_id: string;
+  email: string;
+  password_hash: string;
+  created_at: TimeColumn;
+  last_sign_in_at: NullableTimeColumn;
+}
+
+export interface SessionsTable {
+  token_hash: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: TimeColumn;
+  expires_at: TimeColumn;
+  last_seen_at: TimeColumn;
+}
+
+/** Calls are written by the hand-written hot path (calls.ts); Kysely only reads them here. */
+export interface CallsTable {
+  id: string;
+  account_id: string;
+  agent_id: string;
+  api_key_id: string | null;
+  from_number: string;
+  to_number: string;
+  first_message: string | null;
+  context: string | null;
+  variables: NullableJsonColumn;
+  status: string;
+  end_reason: string | null;
+  answered_by: string | null;
+  created_at: TimeColumn;
+  dialing_at: NullableTimeColumn;
+  ringing_at: NullableTimeColumn;
+  in_progress_at: NullableTimeColumn;
+  ended_at: NullableTimeColumn;
+  transcript: JsonColumn;
+  recording_path: string | null;
+  extracted_data: JsonColumn;
+  metrics: NullableJsonColumn;
+  sip_call_id: string | null;
+  worker_id: string | null;
+  lease_expires_at: NullableTimeColumn;
+}
+
+/** Events are written with their call and their attempts by hand-written transactions; read here. */
+export interface EventsTable {
+  id: string;
+  account_id: string;
+  call_id: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+  phone_numbers: PhoneNumbersTable;
+  trunks: TrunksTable;
+  sandbox_invites: SandboxInvitesTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  calls: CallsTable;
+  events: EventsTable;
+}
