@@ -1,6 +1,3 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-
 const sampleRateHz = 8000;
 const frameSamples = 160;
 
@@ -33,14 +30,6 @@ export class CallRecorder {
     if (index >= this.maxFrames) return;
     if (this.agent[index] !== undefined) this.agent[index + 1] = fitFrame(samples);
     else this.agent[index] = fitFrame(samples);
-  }
-
-  /** Interleaves both sides into a WAV file; returns its length in milliseconds. */
-  writeWav(path: string): number {
-    const wav = this.toWav();
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, wav);
-    return ((wav.length - 44) / 4 / sampleRateHz) * 1000;
   }
 
   /** Both sides interleaved as the bytes of a stereo 16-bit WAV file. */
