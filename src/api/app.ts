@@ -4,12 +4,14 @@ import type { CallControl } from '../calls/callControl.js';
 import type { Config } from '../config.js';
 import { type DashboardOptions, dashboardPlugin } from '../dashboard/plugin.js';
 import { AppError } from '../domain/errors.js';
+import { PostgresRateLimiter } from '../limits/postgresRateLimiter.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
 import type { Store } from '../store/types.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
+import { type AuthorizedCreateOptions, authorizesInStore } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
@@ -36,6 +38,24 @@ export interface AppDependencies {
   recordings?: RecordingAccess | null;
   /** A hint to the webhook delivery worker of this process (an event was re-queued). */
   wakeWebhookDelivery?: () => void;
+}
+
+/**
+ * The one-round-trip create (issue 12) when the store offers it and the limiter keeps its buckets
+ * in that store (the statement takes from the same rows every other route's limit does).
+ */
+function authorizedCreateOptions(deps: AppDependencies): AuthorizedCreateOptions | null {
+  const { store, limiter, config, logger } = deps;
+  const createAuthorized = store.calls.createAuthorized?.bind(store.calls);
+  if (!createAuthorized || !(limiter instanceof PostgresRateLimiter) || !limiter.keepsBucketsIn(store))
+    return null;
+  return {
+    createAuthorized,
+    authFailurePolicy: config.authFailurePolicy,
+    defaultRatePolicy: config.ratePolicy,
+    touchLastUsed: (keyId, atIso) => store.apiKeys.touchLastUsed(keyId, atIso),
+    logger,
+  };
 }
 
 /**
@@ -107,14 +127,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       const links = deps.recordings?.links ?? null;
       // A valid signed recording link stands in for the API key (and its account's rate limit).
       api.addHook('onRequest', async (request, reply) =>
-        signedRecordingRequest(request, links) ? undefined : authenticate(request, reply),
+        signedRecordingRequest(request, links) || authorizesInStore(request)
+          ? undefined
+          : authenticate(request, reply),
       );
       api.addHook('onRequest', async (request, reply) =>
-        request.auth === null && request.routeOptions.url?.endsWith('/recording')
+        (request.auth === null && request.routeOptions.url?.endsWith('/recording')) ||
+        authorizesInStore(request)
           ? undefined
           : limitAccount(request, reply),
       );
-      registerCallRoutes(api, store, deps.callControl ?? null);
+      registerCallRoutes(api, store, deps.callControl ?? null, authorizedCreateOptions(deps));
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
     },

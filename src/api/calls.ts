@@ -8,6 +8,7 @@ import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
+import { type AuthorizedCreateOptions, createAuthorizedHandler } from './authorizedCreate.js';
 import { readJsonBody } from './jsonBody.js';
 import {
   callIdParamsSchema,
@@ -24,11 +25,24 @@ function authOf(request: { auth: AuthContext | null }): AuthContext {
   return request.auth;
 }
 
-/** The calls resource: the specification's one operation and the read extensions. */
-export function registerCallRoutes(app: FastifyInstance, store: Store, control: CallControl | null): void {
+/**
+ * The calls resource: the specification's one operation and the read extensions. With
+ * `authorized` (a store that checks and writes a creation in one round trip), the create route
+ * authenticates and rate-limits itself in that round trip; otherwise the app's hooks have done so.
+ */
+export function registerCallRoutes(
+  app: FastifyInstance,
+  store: Store,
+  control: CallControl | null,
+  authorized: AuthorizedCreateOptions | null = null,
+): void {
+  const oneRoundTrip = authorized ? createAuthorizedHandler(authorized) : null;
   app.post(
     '/calls/outbound',
     {
+      ...(oneRoundTrip
+        ? { errorHandler: (error, request, reply) => oneRoundTrip.handleError(app, error, request, reply) }
+        : {}),
       schema: {
         summary: 'Queue an outbound AI call',
         description:
@@ -38,9 +52,14 @@ export function registerCallRoutes(app: FastifyInstance, store: Store, control: 
         tags: ['calls'],
         response: { 200: createdCallSchema, ...errorResponses(400, 401, 404, 422, 429, 500) },
       },
-      config: { requestBody: outboundCallRequestSchema },
+      config: { requestBody: outboundCallRequestSchema, authorizesInStore: oneRoundTrip !== null },
     },
-    async (request) => {
+    async (request, reply) => {
+      if (oneRoundTrip) {
+        const call = await oneRoundTrip.handle(request, reply);
+        control?.wake();
+        return toCreatedCall(call);
+      }
       const caller = authOf(request);
       const body = readJsonBody(request);
       const outbound = parseOutboundCallRequest(body);

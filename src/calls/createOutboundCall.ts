@@ -1,8 +1,40 @@
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { OutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { AccountRecord, CallRecord } from '../domain/records.js';
+import type { AccountRecord, CallRecord, NewQueuedCall } from '../domain/records.js';
 import type { Store } from '../store/types.js';
+
+/** DESIGN §1 step 6: 404. */
+export function agentNotFound(agentId: string): AppError {
+  return new AppError('not_found', `agent ${agentId} does not exist or is inactive`);
+}
+
+/** DESIGN §1 step 7: 400. */
+export function numberNotConfigured(): AppError {
+  return new AppError('validation_error', 'from_number is not a phone number configured in this account');
+}
+
+/** DESIGN §1 step 8: 400 naming the variable. */
+export function undeclaredVariable(name: string): AppError {
+  return new AppError('validation_error', `variables.${name} is not declared by the agent`);
+}
+
+/** The call a valid request asks for, with its new id; the caller adds whose it is. */
+export function newCallFields(
+  request: OutboundCallRequest,
+  now: () => Date = () => new Date(),
+): Omit<NewQueuedCall, 'accountId' | 'apiKeyId'> {
+  return {
+    id: newId('call'),
+    agentId: request.agent_id,
+    fromNumber: request.from_number,
+    toNumber: request.to_number,
+    firstMessage: request.first_message ?? null,
+    context: request.context ?? null,
+    variables: request.variables ?? null,
+    createdAt: now().toISOString(),
+  };
+}
 
 /**
  * DESIGN §1 steps 6 to 9, after the request has been authenticated, rate-limited and shaped:
@@ -17,31 +49,20 @@ export async function createOutboundCall(
 ): Promise<CallRecord> {
   const accountId = caller.account.id;
   const agent = await store.agents.get(accountId, request.agent_id);
-  if (!agent?.active) {
-    throw new AppError('not_found', `agent ${request.agent_id} does not exist or is inactive`);
-  }
+  if (!agent?.active) throw agentNotFound(request.agent_id);
   const number = await store.numbers.get(accountId, request.from_number);
-  if (!number) {
-    throw new AppError('validation_error', 'from_number is not a phone number configured in this account');
-  }
+  if (!number) throw numberNotConfigured();
   if (request.variables) {
     const declared = new Set(agent.variables.map((variable) => variable.name));
     for (const name of Object.keys(request.variables)) {
-      if (!declared.has(name))
-        throw new AppError('validation_error', `variables.${name} is not declared by the agent`);
+      if (!declared.has(name)) throw undeclaredVariable(name);
     }
   }
   const created = await store.calls.createQueued({
-    id: newId('call'),
+    ...newCallFields(request, now),
     accountId,
     agentId: agent.id,
     apiKeyId: caller.apiKeyId,
-    fromNumber: request.from_number,
-    toNumber: request.to_number,
-    firstMessage: request.first_message ?? null,
-    context: request.context ?? null,
-    variables: request.variables ?? null,
-    createdAt: now().toISOString(),
   });
   if (!created) throw new AppError('unauthorized', invalidApiKeyMessage);
   return created;

@@ -18,6 +18,14 @@ export class PostgresRateLimiter implements RateLimiter {
     private readonly pruneEveryTakes = 1_000,
   ) {}
 
+  /**
+   * Whether these buckets are `store`'s own (the same pool): then the store's one-round-trip call
+   * creation, which takes from the same rows, counts against the same limits as every other route.
+   */
+  keepsBucketsIn(store: object): boolean {
+    return 'pool' in store && store.pool === this.pool;
+  }
+
   async take(bucketKey: string, policy: RatePolicy): Promise<RateDecision> {
     const refillPerMs = policy.requests / (policy.windowS * 1000);
     const refilled = `LEAST($2::float8, b.tokens + GREATEST(0, ${dbNowMs} - b.updated_at_ms) * $3::float8)`;

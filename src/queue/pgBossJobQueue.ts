@@ -98,6 +98,27 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     );
   }
 
+  /**
+   * The SQL of an INSERT (usable as a data-modifying CTE) that adds one `queue` job, due now, for
+   * each row of `source` — a relation of the caller's statement with a `data jsonb` column — with
+   * the queue's settings as `insertManyWithinTransaction` applies them (pg-boss 10's `job` layout,
+   * pinned by the major version). For a store that writes its rows and their jobs in one statement.
+   */
+  insertForEachRowSql(queue: string, source: string): string {
+    if (!/^[a-z][a-z.]{0,62}$/.test(queue)) throw new Error(`invalid queue name: ${queue}`);
+    return `INSERT INTO ${this.bossSchema}.job (id, name, data, priority, start_after, dead_letter, expire_in,
+        keep_until, retry_limit, retry_delay, retry_backoff, policy)
+      SELECT gen_random_uuid(), q.name, s.data, 0, now(), q.dead_letter,
+        COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
+        now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'),
+        COALESCE(q.retry_limit, 2),
+        CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1)
+          ELSE COALESCE(q.retry_delay, 0) END,
+        COALESCE(q.retry_backoff, false), q.policy
+      FROM ${source} s JOIN ${this.bossSchema}.queue q ON q.name = '${queue}'
+      ON CONFLICT DO NOTHING`;
+  }
+
   /** Inserts a job on the caller's transaction client; resolves to its id. */
   async insertWithinTransaction(client: Queryable, job: NewJob): Promise<string> {
     const startAfter = job.runAtMs > Date.now() ? { startAfter: new Date(job.runAtMs) } : {};

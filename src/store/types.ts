@@ -1,5 +1,5 @@
 import type { CallStatus } from '../domain/callStatus.js';
-import type { RatePolicy } from '../domain/rateLimit.js';
+import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
 import type {
   AccountRecord,
   AgentRecord,
@@ -297,4 +297,59 @@ export interface Store {
   readonly sessions: SessionRepository;
   readonly dashboard: DashboardQueries;
   readonly setupTokens: SetupTokenRepository;
+}
+
+/**
+ * One `POST /v1/calls/outbound` as a store sees it when it runs DESIGN §1 steps 1, 2 and 6–9 in
+ * one round trip (issue 12). Steps 3–5 (Content-Type, shape, phone format) are pure and stay in the
+ * API: `call` is null when the request failed them, and it still counts against its account.
+ */
+export interface AuthorizedCallAttempt {
+  /** SHA-256 of the presented key; null when the header was missing, repeated or malformed. */
+  keyHash: string | null;
+  /** The failure bucket of the client's address and its policy (a failed key counts there). */
+  authFailureBucket: string;
+  authFailurePolicy: RatePolicy;
+  /** The rate policy of accounts that have none of their own. */
+  defaultRatePolicy: RatePolicy;
+  /** The call to write when every check passes. */
+  call: Omit<NewQueuedCall, 'accountId' | 'apiKeyId'> | null;
+}
+
+/** The caller a valid key stands for, and the account bucket's decision for this request. */
+export interface AuthorizedCaller {
+  account: AccountRecord;
+  apiKeyId: string;
+  rate: RateDecision;
+}
+
+/** What came of an AuthorizedCallAttempt, in DESIGN §1's order of checks. */
+export type AuthorizedCallOutcome =
+  /** 429 before the key is looked at: too many failed keys from this address. */
+  | { kind: 'held_off'; authFailures: RateDecision }
+  /** 401: the failure is counted in the address's bucket (this decision). */
+  | { kind: 'unauthorized'; authFailures: RateDecision }
+  | { kind: 'rate_limited'; caller: AuthorizedCaller }
+  /** The request failed steps 3–5 (the API knows how); its token was taken. */
+  | { kind: 'request_refused'; caller: AuthorizedCaller }
+  /** 404: no such agent in the account, or inactive. */
+  | { kind: 'agent_not_found'; caller: AuthorizedCaller }
+  /** 400: `from_number` is not one of the account's numbers. */
+  | { kind: 'number_not_configured'; caller: AuthorizedCaller }
+  /** 400: the first variable (in the request's order) the agent does not declare. */
+  | { kind: 'undeclared_variable'; caller: AuthorizedCaller; name: string }
+  /** 200: the call and its dispatch job are durable. */
+  | { kind: 'created'; caller: AuthorizedCaller; call: CallRecord };
+
+/** The one-round-trip create, declared apart so it stays in one place. */
+export interface CallRepository {
+  /**
+   * Authenticates (the key not revoked, re-checked under a row lock), applies the address's
+   * failure limit and the account's rate limit, checks the agent, the number and the variables,
+   * and writes the call with its dispatch job — one statement, one round trip, batched with
+   * concurrent attempts. It takes from the store's own rate buckets (the ones PostgresRateLimiter
+   * keeps), so the API uses it only with that limiter. Offered by PostgreSQL; the embedded SQLite
+   * store is in-process, and the API runs the same steps one by one there.
+   */
+  createAuthorized?(attempt: AuthorizedCallAttempt): Promise<AuthorizedCallOutcome>;
 }

@@ -1,7 +1,14 @@
 import type { CallFinish, CallRecord, NewQueuedCall, SipDialogRecord } from '../../domain/records.js';
 import { queueNames } from '../../queue/types.js';
 import { sipDialogFromJson, sipDialogToJson } from '../sipDialogJson.js';
-import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
+import type {
+  AuthorizedCallAttempt,
+  AuthorizedCallOutcome,
+  CallListQuery,
+  CallRepository,
+  CompletedEventBuilder,
+} from '../types.js';
+import { AuthorizedCallCreation } from './authorizedCallCreation.js';
 import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
 import type { PostgresJobWriter } from './jobQueue.js';
@@ -16,6 +23,7 @@ export const jobNotifyChannel = 'callwright_jobs';
 /** Calls: creation (with its dispatch job), reads, and the lifecycle a worker drives. */
 export class PostgresCalls implements CallRepository {
   private readonly creations: CallCreationBatcher;
+  private readonly authorizedCreations: AuthorizedCallCreation;
 
   constructor(
     private readonly pool: PgPool,
@@ -24,6 +32,14 @@ export class PostgresCalls implements CallRepository {
     // A wake-up hint for workers in other processes, sent after the commit: a NOTIFY inside the
     // transaction would serialise every creating transaction's commit on the notification queue.
     this.creations = new CallCreationBatcher(pool, queue, () => this.notify(queueNames.dispatch));
+    this.authorizedCreations = new AuthorizedCallCreation(pool, queue, () =>
+      this.notify(queueNames.dispatch),
+    );
+  }
+
+  /** The API's create: every check and the write in one statement, batched with concurrent ones. */
+  createAuthorized(attempt: AuthorizedCallAttempt): Promise<AuthorizedCallOutcome> {
+    return this.authorizedCreations.create(attempt);
   }
 
   /** Re-checks the key and writes the call with its dispatch job, batched with concurrent ones. */

@@ -6,7 +6,14 @@ import type { PgPool, Queryable } from './database.js';
  * src/openStore.ts): it adds and settles jobs on the client of the transaction the store has open.
  * The store never imports the queue's implementation, and the queue never imports the store.
  */
-export type PostgresJobWriter = TransactionalJobWriter<Queryable>;
+export interface PostgresJobWriter extends TransactionalJobWriter<Queryable> {
+  /**
+   * The SQL of an INSERT (usable as a data-modifying CTE) adding one `queue` job, due now, per row
+   * of `source`, a relation of the caller's statement with a `data jsonb` column: the call
+   * creation writes its calls and their dispatch jobs in one statement.
+   */
+  insertForEachRowSql(queue: string, source: string): string;
+}
 
 export interface PostgresStoreJobQueue extends JobQueue, PostgresJobWriter {
   stop(): Promise<void>;
