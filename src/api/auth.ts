@@ -86,15 +86,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       if (!failures.allowed) throw heldOff(failures);
     } else {
       reservation = await reserveAttempt(limiter, [{ key: bucketKey, policy: authFailurePolicy }]);
-      if (!reservation.allowed) throw heldOff(reservation.decisions[0] as RateDecision);
+      if (!reservation.allowed) throw heldOff(reservation.decision);
     }
     const found = keyHash === null ? null : await store.apiKeys.findByHash(keyHash);
     if (!found || found.key.revokedAt !== null || !safeEqual(found.keyHash, keyHash as string)) {
       // A key that authenticated here before was revoked since: from now on it is a guess.
       if (known) knownKeys.delete(keyHash as string);
-      const failure = reservation
-        ? (reservation.decisions[0] as RateDecision)
-        : await limiter.take(bucketKey, authFailurePolicy);
+      const failure = reservation?.decision ?? (await limiter.take(bucketKey, authFailurePolicy));
       for (const [name, value] of Object.entries(
         rateLimitHeaders('auth_failures', authFailurePolicy, failure),
       )) {

@@ -10,10 +10,8 @@ export interface AttemptBucket {
 export interface AttemptReservation {
   /** False: a bucket was empty; nothing stays taken and the attempt must not be made. */
   readonly allowed: boolean;
-  /** Each take's decision, in the order of the buckets, up to the one that refused. */
-  readonly decisions: readonly RateDecision[];
-  /** Seconds until the refusing bucket allows an attempt (0 when allowed). */
-  readonly retryAfterS: number;
+  /** The refusing bucket's decision, or the last bucket's when all allowed (for headers). */
+  readonly decision: RateDecision;
   /** The attempt did not fail (a sign-in that succeeded): its tokens go back to every bucket. */
   giveBack(): Promise<void>;
 }
@@ -27,22 +25,22 @@ export interface AttemptReservation {
  */
 export async function reserveAttempt(
   limiter: RateLimiter,
-  buckets: readonly AttemptBucket[],
+  buckets: readonly [AttemptBucket, ...AttemptBucket[]],
 ): Promise<AttemptReservation> {
-  const decisions: RateDecision[] = [];
   const taken: AttemptBucket[] = [];
   // Once only, whoever calls it twice.
   const giveBack = async () => {
     await Promise.all(taken.splice(0).map((bucket) => limiter.giveBack(bucket.key, bucket.policy)));
   };
+  let decision: RateDecision | undefined;
   for (const bucket of buckets) {
-    const decision = await limiter.take(bucket.key, bucket.policy);
-    decisions.push(decision);
+    decision = await limiter.take(bucket.key, bucket.policy);
     if (!decision.allowed) {
       await giveBack();
-      return { allowed: false, decisions, retryAfterS: decision.retryAfterS, giveBack };
+      return { allowed: false, decision, giveBack };
     }
     taken.push(bucket);
   }
-  return { allowed: true, decisions, retryAfterS: 0, giveBack };
+  // At least one bucket (the parameter's type), so a decision was made.
+  return { allowed: true, decision: decision as RateDecision, giveBack };
 }

@@ -86,7 +86,7 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
       { key: `dashboard-sign-in:email:${email}`, policy: signInFailuresPerEmail },
     ]);
     if (!reservation.allowed) {
-      const waitS = reservation.retryAfterS;
+      const waitS = reservation.decision.retryAfterS;
       reply.header('Retry-After', String(waitS));
       return sendPage(
         reply,
