@@ -57,7 +57,8 @@ export async function announceSetupToken(options: SetupTokenAnnouncement): Promi
     return null;
   }
   const { token, expiresAt } = await createSetupToken(store);
-  logger.info(
+  // At warn, so a service run at LOG_LEVEL=warn without a terminal still shows it.
+  logger.warn(
     { event: 'dashboard_setup_token', setupToken: token, signUpUrl, expiresAt },
     'no dashboard user yet: the first one signs up with this one-time setup token',
   );
