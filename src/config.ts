@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseRatePolicy, type RatePolicy } from './domain/rateLimit.js';
 
@@ -14,7 +15,12 @@ export interface Config {
   ratePolicy: RatePolicy;
   authFailurePolicy: RatePolicy;
   logLevel: LogLevel;
-  trustProxy: boolean;
+  /** Whose X-Forwarded-For entries name the client (CALLWRIGHT_TRUST_PROXY); false: none, the socket's address. */
+  trustProxy: TrustProxySetting;
+  /** How long the HTTP listeners wait for slow clients. */
+  httpTimeouts: HttpTimeouts;
+  /** Where and for whom GET /metrics is served. */
+  metrics: MetricsEndpointConfig;
   /** Dashboard session cookies carry Secure (CALLWRIGHT_COOKIE_SECURE; default: the public URL is https). */
   cookieSecure: boolean;
   /** Base64 of 32 bytes; null means a key file in the data directory. */
@@ -23,6 +29,35 @@ export interface Config {
   webhookAllowPrivate: boolean;
   voice: VoiceConfig;
   database: DatabaseConfig;
+}
+
+/**
+ * CALLWRIGHT_TRUST_PROXY. `hops`: that many proxies in front of the service each append the
+ * address they received from (X-Forwarded-For is read from the right, `hops` entries deep).
+ * `addresses`: hops are trusted while they are one of these addresses or CIDR ranges (or
+ * proxy-addr's names loopback, linklocal, uniquelocal). `true`: the leftmost entry, which the
+ * client writes itself — only behind a proxy that replaces the header.
+ */
+export type TrustProxySetting = boolean | { hops: number } | { addresses: string[] };
+
+export interface HttpTimeouts {
+  /** The whole request, headers and body, must have arrived within this (CALLWRIGHT_HTTP_REQUEST_TIMEOUT_S). */
+  requestTimeoutMs: number;
+  /** The request line and headers must have arrived within this. */
+  headersTimeoutMs: number;
+  /** A connection with no bytes either way for this long is closed (CALLWRIGHT_HTTP_IDLE_TIMEOUT_S). */
+  idleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (CALLWRIGHT_HTTP_KEEP_ALIVE_TIMEOUT_S). */
+  keepAliveTimeoutMs: number;
+}
+
+export interface MetricsEndpointConfig {
+  /** CALLWRIGHT_METRICS_TOKEN: scrapes send `Authorization: Bearer <token>`; null: no token. */
+  token: string | null;
+  /** CALLWRIGHT_METRICS_PORT: /metrics on a listener of its own (and not on the API port); null: none. */
+  port: number | null;
+  /** CALLWRIGHT_METRICS_HOST: the address that listener binds to. */
+  host: string;
 }
 
 /** DATABASE_URL switches storage and the queue to PostgreSQL (scale-out); null is the embedded SQLite. */
@@ -164,6 +199,59 @@ function readCookieSecure(env: Environment, port: number): boolean {
   return secure;
 }
 
+const proxyAddressNames = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrRange(entry: string): boolean {
+  if (proxyAddressNames.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+function readTrustProxy(env: Environment): TrustProxySetting {
+  const name = 'CALLWRIGHT_TRUST_PROXY';
+  const raw = readValue(env, name);
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^[0-9]{1,2}$/.test(raw)) return Number(raw) === 0 ? false : { hops: Number(raw) };
+  const addresses = raw.split(',').map((entry) => entry.trim());
+  const bad = addresses.find((entry) => !isAddressOrRange(entry));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      name,
+      `must be false, a hop count (e.g. 1), or proxy addresses/CIDR ranges separated by commas; "${bad}" is none`,
+    );
+  }
+  return { addresses };
+}
+
+function readHttpTimeouts(env: Environment): HttpTimeouts {
+  const requestTimeoutMs = readInteger(env, 'CALLWRIGHT_HTTP_REQUEST_TIMEOUT_S', 30, 1, 3600) * 1000;
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs: Math.min(requestTimeoutMs, 10_000),
+    idleTimeoutMs: readInteger(env, 'CALLWRIGHT_HTTP_IDLE_TIMEOUT_S', 60, 1, 3600) * 1000,
+    keepAliveTimeoutMs: readInteger(env, 'CALLWRIGHT_HTTP_KEEP_ALIVE_TIMEOUT_S', 72, 1, 3600) * 1000,
+  };
+}
+
+function readMetricsEndpoint(env: Environment): MetricsEndpointConfig {
+  const token = readValue(env, 'CALLWRIGHT_METRICS_TOKEN') ?? null;
+  if (token !== null && !/^[\x21-\x7e]{16,200}$/.test(token)) {
+    throw new ConfigError(
+      'CALLWRIGHT_METRICS_TOKEN',
+      'must be 16 to 200 printable characters without spaces',
+    );
+  }
+  const port =
+    readValue(env, 'CALLWRIGHT_METRICS_PORT') === undefined
+      ? null
+      : readPort(env, 'CALLWRIGHT_METRICS_PORT', 0);
+  return { token, port, host: readValue(env, 'CALLWRIGHT_METRICS_HOST') ?? '127.0.0.1' };
+}
+
 function readDatabase(env: Environment): DatabaseConfig {
   const url = readValue(env, 'DATABASE_URL') ?? null;
   if (url !== null && !/^postgres(ql)?:\/\/./.test(url)) {
@@ -196,7 +284,9 @@ export function loadConfig(env: Environment = process.env): Config {
     ratePolicy: readRatePolicy(env, 'CALLWRIGHT_RATE_LIMIT', '100/10s'),
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
     logLevel,
-    trustProxy: readBoolean(env, 'CALLWRIGHT_TRUST_PROXY', false),
+    trustProxy: readTrustProxy(env),
+    httpTimeouts: readHttpTimeouts(env),
+    metrics: readMetricsEndpoint(env),
     cookieSecure: readCookieSecure(env, port),
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),

@@ -5,7 +5,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from './api/app.js';
 import { installErrorHandlers } from './api/errors.js';
 import { registerHealthRoutes } from './api/health.js';
-import { registerMetricsRoute } from './api/metrics.js';
+import { closeConnectionsWithUnreadBodies, httpServerOptions } from './api/httpConnections.js';
+import { buildMetricsApp, registerMetricsRoute } from './api/metrics.js';
 import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks.js';
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
@@ -50,6 +51,8 @@ export interface RunningService {
   secretBox: SecretBox;
   /** The address the API listens on, e.g. http://127.0.0.1:3000. */
   url: string;
+  /** The listener of CALLWRIGHT_METRICS_PORT, e.g. http://127.0.0.1:9464; null: none. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -92,14 +95,43 @@ function lockDataDir(dataDir: string): () => void {
   throw new AppError('conflict', `cannot lock ${dataDir}`);
 }
 
-/** A worker process serves no /v1: only liveness and readiness on its port. */
-async function buildWorkerApp(store: ServiceStore, metrics: MetricsRegistry): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+/** A worker process serves no /v1: only liveness and readiness (and /metrics with its token) on its port. */
+async function buildWorkerApp(
+  store: ServiceStore,
+  config: Config,
+  metricsOnMainPort: { registry: MetricsRegistry; token: string } | undefined,
+): Promise<FastifyInstance> {
+  const app = Fastify({ ...httpServerOptions(config.httpTimeouts), logger: false });
   installErrorHandlers(app);
+  closeConnectionsWithUnreadBodies(app);
   registerHealthRoutes(app, store);
-  registerMetricsRoute(app, metrics);
+  if (metricsOnMainPort) registerMetricsRoute(app, metricsOnMainPort.registry, metricsOnMainPort);
   await app.ready();
   return app;
+}
+
+/**
+ * Where /metrics is served (issue 12, defect 10): on a listener of its own when
+ * CALLWRIGHT_METRICS_PORT is set, else on the main port only behind CALLWRIGHT_METRICS_TOKEN, else not.
+ */
+async function startMetricsListener(
+  config: Config,
+  logger: Logger,
+  registry: MetricsRegistry,
+): Promise<{ app: FastifyInstance | null; url: string | null }> {
+  const { port, host, token } = config.metrics;
+  if (port === null) {
+    if (token === null)
+      logger.info('GET /metrics is off: set CALLWRIGHT_METRICS_TOKEN or CALLWRIGHT_METRICS_PORT');
+    return { app: null, url: null };
+  }
+  const app = await buildMetricsApp({ registry, token, logger, httpTimeouts: config.httpTimeouts });
+  try {
+    return { app, url: await app.listen({ port, host }) };
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
 }
 
 /**
@@ -143,6 +175,7 @@ export async function startService(
   let calls: CallWorker | undefined;
   let webhooks: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
+  let metricsApp: FastifyInstance | null = null;
   let voice: VoiceStack | undefined;
   try {
     const secretBox = loadSecretBox({
@@ -203,11 +236,15 @@ export async function startService(
           buildEvent: buildEventAndWake,
           soleWorker: !scaleOut,
         });
+    const metricsOnMainPort =
+      config.metrics.port === null && config.metrics.token !== null
+        ? { registry: metrics.registry, token: config.metrics.token }
+        : undefined;
     app =
       role === 'worker'
-        ? await buildWorkerApp(store, metrics.registry)
+        ? await buildWorkerApp(store, config, metricsOnMainPort)
         : await buildApp({
-            metrics: metrics.registry,
+            ...(metricsOnMainPort ? { metrics: metricsOnMainPort } : {}),
             store,
             config,
             logger,
@@ -225,6 +262,8 @@ export async function startService(
             wakeWebhookDelivery: () => deliveries?.wake(),
           });
     const url = await app.listen({ port: config.port, host: config.host });
+    const metricsListener = await startMetricsListener(config, logger, metrics.registry);
+    metricsApp = metricsListener.app;
     // Started once nothing else can fail, so start-up errors leave no connection behind.
     const jobListener =
       config.database.url !== null && runsWorkers
@@ -241,6 +280,7 @@ export async function startService(
     const close = () => {
       closing ??= (async () => {
         await runningApp.close();
+        await metricsListener.app?.close();
         await jobListener?.close();
         await runningCalls?.close(config.telephony.shutdownGraceMs);
         await deliveries?.stop();
@@ -264,9 +304,20 @@ export async function startService(
       const signUpUrl = `${config.publicUrl.replace(/\/$/, '')}/sign-up`;
       await announceSetupToken({ store, logger, signUpUrl, terminal: options.terminal ?? null });
     }
-    return { role, app, store, calls: calls ?? null, webhooks: deliveries, secretBox, url, close };
+    return {
+      role,
+      app,
+      store,
+      calls: calls ?? null,
+      webhooks: deliveries,
+      secretBox,
+      url,
+      metricsUrl: metricsListener.url,
+      close,
+    };
   } catch (error) {
     await app?.close();
+    await metricsApp?.close();
     await calls?.close(0);
     await webhooks?.stop();
     await voice?.close();

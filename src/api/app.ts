@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { CallControl } from '../calls/callControl.js';
 import type { Config } from '../config.js';
@@ -16,6 +15,12 @@ import { registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
+import {
+  closeConnectionsWithUnreadBodies,
+  httpServerOptions,
+  newRequestId,
+  trustProxyOption,
+} from './httpConnections.js';
 import { maxBodyBytes } from './jsonBody.js';
 import { registerMetricsRoute } from './metrics.js';
 import { OpenApiCollector } from './openapi.js';
@@ -24,12 +29,13 @@ import { renderReferencePage } from './referencePage.js';
 
 export interface AppDependencies {
   store: Store;
-  config: Pick<Config, 'ratePolicy' | 'authFailurePolicy' | 'publicUrl' | 'trustProxy'>;
+  config: Pick<Config, 'ratePolicy' | 'authFailurePolicy' | 'publicUrl' | 'trustProxy'> &
+    Partial<Pick<Config, 'httpTimeouts'>>;
   logger: Logger;
   limiter: RateLimiter;
   version: string;
-  /** Prometheus series served at /metrics; absent: no /metrics route. */
-  metrics?: MetricsRegistry;
+  /** Prometheus series served at /metrics, only with the bearer token; absent: no /metrics route. */
+  metrics?: { registry: MetricsRegistry; token: string };
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
   /** The account dashboard at `/` (issue 6); absent: no dashboard. */
@@ -63,13 +69,20 @@ function authorizedCreateOptions(deps: AppDependencies): AuthorizedCreateOptions
  */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { store, config, logger, limiter } = deps;
+  if (config.trustProxy === true) {
+    logger.warn(
+      'CALLWRIGHT_TRUST_PROXY=true: the client address is the leftmost X-Forwarded-For entry, which clients write ' +
+        'themselves; set a hop count or the proxy addresses instead',
+    );
+  }
   const app = Fastify({
+    ...httpServerOptions(config.httpTimeouts),
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: maxBodyBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
-    genReqId: () => `req_${randomBytes(8).toString('hex')}`,
+    genReqId: newRequestId,
     return503OnClosing: true,
     // Unknown query parameters are refused, not silently dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true } },
@@ -85,6 +98,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   installErrorHandlers(app);
+  closeConnectionsWithUnreadBodies(app);
 
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
@@ -107,7 +121,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onRoute', openApi.onRoute);
 
   registerHealthRoutes(app, store);
-  if (deps.metrics) registerMetricsRoute(app, deps.metrics);
+  if (deps.metrics) registerMetricsRoute(app, deps.metrics.registry, { token: deps.metrics.token });
   app.get('/v1/openapi.json', { config: { public: true } }, async () =>
     openApi.document(`${config.publicUrl}`, deps.version),
   );

@@ -1,7 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../domain/errors.js';
+import { decodeUtf8OrNull } from '../domain/utf8.js';
 
 export const maxBodyBytes = 64 * 1024;
+
+/** The text of a body, or a 400 when its bytes are not UTF-8. */
+function decodeUtf8Body(raw: Uint8Array): string {
+  const text = decodeUtf8OrNull(raw);
+  if (text === null) throw new AppError('validation_error', 'request body is not valid UTF-8');
+  return text;
+}
 
 /**
  * DESIGN §1 step 3: Content-Type must be application/json (a UTF-8 charset parameter allowed)
@@ -29,8 +37,9 @@ export function readJsonBody(request: FastifyRequest): unknown {
   if (!Buffer.isBuffer(raw) || raw.length === 0) {
     throw new AppError('validation_error', 'request body must be a JSON object');
   }
+  const text = decodeUtf8Body(raw);
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text);
   } catch {
     throw new AppError('validation_error', 'request body is not valid JSON');
   }

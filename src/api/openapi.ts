@@ -1,4 +1,5 @@
 import type { RouteOptions } from 'fastify';
+import { errorSchemaFor } from './schemas.js';
 import { callCompletedWebhook } from './webhookSchemas.js';
 
 declare module 'fastify' {
@@ -64,6 +65,20 @@ const tags = [
   { name: 'webhooks', description: 'What callwright sends to your endpoint.' },
 ];
 
+/**
+ * Any operation can get a 400: the HTTP parser refuses malformed requests (bad header lines,
+ * conflicting lengths, a request line and headers over 16 KiB) and requests that do not arrive
+ * within the request timeout, before any route sees them.
+ */
+function malformedRequestResponse(authenticated: boolean) {
+  const { description, ...schema } = errorSchemaFor(400);
+  return {
+    description: `${description} Also a malformed HTTP request, headers over 16 KiB, or a request that did not arrive in time.`,
+    headers: responseHeaders('400', authenticated),
+    content: { 'application/json': { schema } },
+  };
+}
+
 /** Operations served outside the route schemas: the reference itself. */
 const referencePaths = {
   '/v1/openapi.json': {
@@ -77,6 +92,7 @@ const referencePaths = {
           description: 'The document.',
           content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } },
         },
+        '400': malformedRequestResponse(false),
       },
     },
   },
@@ -88,6 +104,7 @@ const referencePaths = {
       security: [],
       responses: {
         '200': { description: 'The page; self-contained, no external assets.', content: { 'text/html': {} } },
+        '400': malformedRequestResponse(false),
       },
     },
   },
@@ -209,6 +226,7 @@ function operation(route: CollectedRoute): Record<string, unknown> {
   for (const [status, response] of Object.entries(config.extraResponses ?? {})) {
     responses[status] = { headers: responseHeaders(status, authenticated), ...(response as object) };
   }
+  responses['400'] ??= malformedRequestResponse(authenticated);
   const sorted = Object.fromEntries(
     Object.entries(responses).sort(([left], [right]) => left.localeCompare(right)),
   );

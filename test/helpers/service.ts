@@ -7,6 +7,7 @@ import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { buildApp } from '../../src/api/app.js';
+import type { Config } from '../../src/config.js';
 import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js';
 import { PostgresRateLimiter } from '../../src/limits/postgresRateLimiter.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rateLimiter.js';
@@ -45,6 +46,10 @@ export interface TestServiceOptions {
   authFailurePolicy?: string;
   /** Which store the API runs on (default sqlite); postgres uses a fresh schema of the test server. */
   store?: StoreKind;
+  /** Whose X-Forwarded-For to believe (CALLWRIGHT_TRUST_PROXY as loadConfig parses it); default none. */
+  trustProxy?: Config['trustProxy'];
+  /** Request, idle and keep-alive timeouts (short ones for the slow-client tests). */
+  httpTimeouts?: Config['httpTimeouts'];
 }
 
 function policy(text: string): RatePolicy {
@@ -64,7 +69,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ratePolicy: policy(options.ratePolicy ?? '100000/10s'),
     authFailurePolicy: policy(options.authFailurePolicy ?? '100000/60s'),
     publicUrl: 'http://localhost',
-    trustProxy: false,
+    trustProxy: options.trustProxy ?? false,
+    ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}),
   };
 
   const kind = options.store ?? 'sqlite';

@@ -35,10 +35,11 @@ async function start(role: ServiceRole, env: Record<string, string> = {}): Promi
 let api: RunningService;
 let worker: RunningService;
 let fixture: Awaited<ReturnType<typeof callFixture>>;
+const metricsToken = 'worker-metrics-token-0123456789';
 
 beforeAll(async () => {
   api = await start('api');
-  worker = await start('worker');
+  worker = await start('worker', { CALLWRIGHT_METRICS_TOKEN: metricsToken });
   fixture = await callFixture(api, { maxDurationS: 12 });
 });
 
@@ -68,11 +69,20 @@ describe('serve --role on PostgreSQL', () => {
   it('a worker process serves /healthz, /readyz and /metrics but not the public API', async () => {
     expect((await request(`${worker.url}/healthz`)).body).toEqual({ status: 'ok' });
     expect((await request(`${worker.url}/readyz`)).body).toEqual({ status: 'ready' });
-    const metrics = await request(`${worker.url}/metrics`);
+    expect((await request(`${worker.url}/metrics`)).status).toBe(401);
+    const metrics = await request(`${worker.url}/metrics`, {
+      headers: { Authorization: `Bearer ${metricsToken}` },
+    });
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain(`callwright_live_calls{worker="${worker.calls?.workerId}"}`);
     const refused = await request(`${worker.url}/v1/calls`, { headers: { 'X-API-Key': fixture.key } });
     expect(refused.status).toBe(404);
+  });
+
+  it('serves no /metrics unless a token or a metrics port is configured (issue 12, defect 10)', async () => {
+    const metrics = await request(`${api.url}/metrics`);
+    expect(metrics.status).toBe(404);
+    expect(metrics.text).not.toContain('callwright_calls');
   });
 
   it('a call queued through the API process is placed by the worker process, with its event', async () => {
