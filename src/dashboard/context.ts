@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CallControl } from '../calls/callControl.js';
 import { AppError } from '../domain/errors.js';
 import type { AccountRecord, SessionRecord, UserRecord } from '../domain/records.js';
+import { decodeUtf8OrNull } from '../domain/utf8.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { SecretBox } from '../secrets/secretBox.js';
@@ -55,7 +56,33 @@ export function formOf(request: FastifyRequest): URLSearchParams {
     throw new AppError('validation_error', 'forms are sent as application/x-www-form-urlencoded');
   }
   const body = request.body;
-  return new URLSearchParams(Buffer.isBuffer(body) ? body.toString('utf8') : String(body));
+  const text = Buffer.isBuffer(body) ? decodeUtf8OrNull(body) : String(body);
+  if (text === null) throw new AppError('validation_error', 'form fields must be UTF-8');
+  return parseFormText(text);
+}
+
+/**
+ * URLSearchParams would turn bytes that are not UTF-8 (raw or percent-encoded) into U+FFFD and
+ * store that; here they are a 400, like in a JSON body.
+ */
+function parseFormText(text: string): URLSearchParams {
+  const form = new URLSearchParams();
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const [name, value] = equals < 0 ? [pair, ''] : [pair.slice(0, equals), pair.slice(equals + 1)];
+    try {
+      form.append(decodeFormComponent(name), decodeFormComponent(value));
+    } catch {
+      throw new AppError('validation_error', 'form fields must be UTF-8');
+    }
+  }
+  return form;
+}
+
+function decodeFormComponent(encoded: string): string {
+  // A % not followed by two hex digits stays as it is, as URLSearchParams has it.
+  return decodeURIComponent(encoded.replace(/\+/g, ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
 }
 
 export function field(form: URLSearchParams, name: string): string {
