@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /**
  * The tables the Kysely repositories read and write, typed once for both dialects. The columns
@@ -167,3 +167,11 @@ export interface Database {
   calls: CallsTable;
   events: EventsTable;
 }
+
+/**
+ * Rows as either driver hands them back (the dialect-dependent columns as `unknown`), for the
+ * hand-written SQL too: decode them with the shared mappers and the dialect's codec.
+ */
+export type AccountRow = Selectable<AccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type CallRow = Selectable<CallsTable>;
