@@ -90,6 +90,8 @@ export interface TelephonyConfig {
   workerMaxCalls: number;
   /** On SIGTERM, how long live calls may go on before they are hung up. */
   shutdownGraceMs: number;
+  /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may name private, loopback and other internal addresses. */
+  trunkAllowPrivate: boolean;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -307,6 +309,7 @@ export function loadConfig(env: Environment = process.env): Config {
       ringTimeoutMs: readInteger(env, 'CALLWRIGHT_RING_TIMEOUT_S', 30, 5, 300) * 1000,
       workerMaxCalls: readInteger(env, 'CALLWRIGHT_WORKER_MAX_CALLS', 200, 1, 5000),
       shutdownGraceMs: readInteger(env, 'CALLWRIGHT_SHUTDOWN_GRACE_S', 10, 0, 3600) * 1000,
+      trunkAllowPrivate: readBoolean(env, 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE', false),
     },
   };
 }

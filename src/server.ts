@@ -257,6 +257,7 @@ export async function startService(
               cookieSecure: config.cookieSecure,
               dataDir: config.dataDir,
               webhookAllowPrivate: config.webhookAllowPrivate,
+              trunkAllowPrivate: config.telephony.trunkAllowPrivate,
             },
             recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),

@@ -1,9 +1,39 @@
 import { AppError } from '../domain/errors.js';
 import type { TrunkRecord } from '../domain/records.js';
+import { checkHost, type HostGuardOptions } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 
 const trunkUriPattern = /^sips?:([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(;[A-Za-z0-9=;.-]*)?$/;
+
+/** The operator setting that lets trunks name private, loopback and other internal addresses. */
+export const trunkAllowPrivateSettingName = 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE';
+
+/** How trunk hosts are vetted: the webhook guard, with the trunks' own setting. */
+export function trunkHostGuard(allowPrivate: boolean): HostGuardOptions {
+  return { allowPrivate, subject: 'trunk URI', allowPrivateSetting: trunkAllowPrivateSettingName };
+}
+
+/** The host (IPv6 in brackets) and port (5060 by default) of a trunk URI; null when it is malformed. */
+export function trunkAddress(uri: string): { host: string; port: number } | null {
+  const match = trunkUriPattern.exec(uri);
+  if (!match) return null;
+  return { host: match[1] as string, port: match[2] === undefined ? 5060 : Number(match[2].slice(1)) };
+}
+
+/**
+ * The host as the resolver will read it: IPv4 in the shorthand, decimal, octal or hex forms that
+ * getaddrinfo accepts (`127.1`, `2130706433`, `0x7f.1`) becomes its dotted quad, so the check
+ * judges the address the INVITE would really go to.
+ */
+function canonicalHost(host: string): string {
+  if (host.startsWith('[')) return host;
+  try {
+    return new URL(`http://${host}/`).hostname;
+  } catch {
+    return host;
+  }
+}
 
 export interface TrunkInput {
   name: string;
@@ -13,12 +43,17 @@ export interface TrunkInput {
   fromDomain?: string;
 }
 
-/** Adds a SIP trunk; its password is encrypted before it is stored and is never shown again. */
+/**
+ * Adds a SIP trunk; its password is encrypted before it is stored and is never shown again. A
+ * host in an internal range (private, loopback, link-local, …) or named localhost is refused unless
+ * `allowPrivate` (CALLWRIGHT_TRUNK_ALLOW_PRIVATE); names are resolved and vetted again at each dial.
+ */
 export async function addTrunk(
   store: Store,
   secretBox: SecretBox,
   accountId: string,
   input: TrunkInput,
+  options: { allowPrivate: boolean },
 ): Promise<TrunkRecord> {
   const name = input.name.trim();
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
@@ -29,11 +64,11 @@ export async function addTrunk(
   }
   if (name === 'sandbox')
     throw new AppError('validation_error', '"sandbox" is the built-in route, not a trunk name');
-  if (!trunkUriPattern.test(input.uri))
-    throw new AppError('validation_error', 'the trunk URI must look like sip:HOST[:PORT]');
-  const port = Number(/:([0-9]{1,5})(;|$)/.exec(input.uri.replace(/^sips?:/, ''))?.[1] ?? 5060);
-  if (port < 1 || port > 65535)
+  const address = trunkAddress(input.uri);
+  if (!address) throw new AppError('validation_error', 'the trunk URI must look like sip:HOST[:PORT]');
+  if (address.port < 1 || address.port > 65535)
     throw new AppError('validation_error', 'the trunk port must be from 1 to 65535');
+  checkHost(canonicalHost(address.host), trunkHostGuard(options.allowPrivate));
   if ((input.username === undefined) !== (input.password === undefined)) {
     throw new AppError('validation_error', 'give both --username and --password, or neither');
   }

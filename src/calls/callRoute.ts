@@ -1,5 +1,7 @@
+import { trunkAddress, trunkHostGuard } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord } from '../domain/records.js';
+import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
@@ -11,26 +13,49 @@ export interface SandboxAddress {
   port: number;
 }
 
+export interface CallRouteOptions {
+  sandbox: SandboxAddress | null;
+  secretBox: SecretBox;
+  ringTimeoutMs: number;
+  /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may reach private, loopback and other internal addresses. */
+  trunkAllowPrivate: boolean;
+  /** The resolver of trunk names (the system's by default; injectable for tests). */
+  lookup?: HostnameLookup;
+}
+
+export interface CallRoute {
+  inviteOptions: Omit<InviteOptions, 'sdpOffer'>;
+  /** The trunk the call leaves through; null for the sandbox. */
+  trunkId: string | null;
+}
+
 /**
  * Turns a call into the INVITE that places it: through the SIP trunk its caller ID is bound to,
- * or to the sandbox carrier. Trunk passwords are decrypted here and nowhere else.
+ * or to the sandbox carrier. A trunk's host is resolved here, once per call, and vetted like a
+ * webhook's (no internal address unless the operator allows it); the INVITE goes to that pinned
+ * address and the far end may steer in-dialog requests only to addresses the same rule allows.
+ * Trunk passwords are decrypted here and nowhere else.
  */
 export async function inviteForCall(
   store: Store,
   call: CallRecord,
-  options: { sandbox: SandboxAddress | null; secretBox: SecretBox; ringTimeoutMs: number },
-): Promise<Omit<InviteOptions, 'sdpOffer'>> {
+  options: CallRouteOptions,
+): Promise<CallRoute> {
   const number = await store.numbers.get(call.accountId, call.fromNumber);
   if (!number)
     throw new AppError('validation_error', 'the caller ID was removed from the account before dialling');
   if (number.route === 'sandbox') {
-    if (!options.sandbox) throw new AppError('unavailable', 'the sandbox carrier is not running');
-    const hostPort = `${options.sandbox.host}:${options.sandbox.port}`;
-    return {
+    const sandbox = options.sandbox;
+    if (!sandbox) throw new AppError('unavailable', 'the sandbox carrier is not running');
+    const hostPort = `${sandbox.host}:${sandbox.port}`;
+    const invite: Omit<InviteOptions, 'sdpOffer'> = {
       requestUri: `sip:${call.toNumber}@${hostPort}`,
       from: { uri: `sip:${call.fromNumber}@${hostPort}` },
       to: { uri: `sip:${call.toNumber}@${hostPort}` },
       ringTimeoutMs: options.ringTimeoutMs,
+      destination: { host: sandbox.host, port: sandbox.port },
+      // The sandbox is in this process on loopback: nothing it says may point elsewhere.
+      allowsRemoteAddress: (address) => address === sandbox.host,
       // The sandbox's personas may react to the call's variables; a real trunk never sees them.
       extraHeaders: [
         {
@@ -39,17 +64,27 @@ export async function inviteForCall(
         },
       ],
     };
+    return { inviteOptions: invite, trunkId: null };
   }
   const trunk = await store.trunks.get(call.accountId, number.route);
   if (!trunk)
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
+  const address = trunkAddress(trunk.uri);
+  if (!address) throw new AppError('validation_error', `the trunk ${trunk.name} has a malformed URI`);
+  const vetted = await resolveVettedHost(address.host, {
+    ...trunkHostGuard(options.trunkAllowPrivate),
+    ...(options.lookup ? { lookup: options.lookup } : {}),
+  });
   const trunkHost = trunk.uri.replace(/^sips?:/, '');
   const fromDomain = trunk.fromDomain ?? trunkHost.split(';')[0]?.replace(/:\d+$/, '') ?? trunkHost;
-  return {
+  const allowPrivate = options.trunkAllowPrivate;
+  const invite: Omit<InviteOptions, 'sdpOffer'> = {
     requestUri: `sip:${call.toNumber}@${trunkHost}`,
     from: { uri: `sip:${call.fromNumber}@${fromDomain}` },
     to: { uri: `sip:${call.toNumber}@${fromDomain}` },
     ringTimeoutMs: options.ringTimeoutMs,
+    destination: { host: vetted.address, port: address.port },
+    allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...(trunk.username && trunk.passwordCiphertext
       ? {
           credentials: {
@@ -59,4 +94,5 @@ export async function inviteForCall(
         }
       : {}),
   };
+  return { inviteOptions: invite, trunkId: trunk.id };
 }

@@ -8,6 +8,7 @@ import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
 import {
+  canSendTo,
   createOffer,
   type MediaClock,
   type PortAllocator,
@@ -17,7 +18,7 @@ import {
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
 import { Conversation } from '../voice/conversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
-import { inviteForCall, type SandboxAddress } from './callRoute.js';
+import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { answerTone } from './placeholderMedia.js';
 
 /** Everything a worker needs to place calls; built once per process. */
@@ -33,6 +34,8 @@ export interface CallWorkerContext {
   sandbox: SandboxAddress | null;
   secretBox: SecretBox;
   ringTimeoutMs: number;
+  /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may reach private, loopback and other internal addresses. */
+  trunkAllowPrivate: boolean;
   buildEvent: CompletedEventBuilder;
   /** The speech engines; null runs calls without an agent voice (a tone, then listening). */
   voice: VoiceStack | null;
@@ -75,6 +78,8 @@ export class CallSession {
   private conversation: Conversation | null = null;
   private readonly log: Logger;
   private readonly maxDurationMs: number;
+  /** Where the call goes (trunk or sandbox) and what the far end may steer; known once routed. */
+  private route: CallRoute | null = null;
 
   constructor(
     private readonly context: CallWorkerContext,
@@ -171,11 +176,13 @@ export class CallSession {
       sandbox: context.sandbox,
       secretBox: context.secretBox,
       ringTimeoutMs: context.ringTimeoutMs,
+      trunkAllowPrivate: context.trunkAllowPrivate,
     }).catch((error: unknown) => {
       this.log.warn({ err: error }, 'no route for the call');
       return null;
     });
     if (!invite) return { kind: 'carrier_error', detail: 'no route' };
+    this.route = invite;
     if (this.localEnding) return this.localEnding;
 
     const rtp = await RtpSession.open({
@@ -192,7 +199,7 @@ export class CallSession {
     await context.store.calls.setSipCallId(call.id, sipCallId);
     if (this.localEnding) return this.localEnding;
     const outgoing = context.ua.invite({
-      ...invite,
+      ...invite.inviteOptions,
       callId: sipCallId,
       sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
     });
@@ -219,6 +226,13 @@ export class CallSession {
     } catch (error) {
       this.log.warn({ err: error }, 'unusable SDP answer');
       this.endLocally({ kind: 'carrier_error', detail: 'unusable SDP answer' });
+      return;
+    }
+    // The far end chooses where our RTP goes: the same rule as for its SIP next hops.
+    const allowsMedia = this.route?.inviteOptions.allowsRemoteAddress;
+    if (allowsMedia && canSendTo(remote) && !allowsMedia(remote.address)) {
+      this.log.warn({ mediaAddress: remote.address }, 'SDP answer names a refused media address');
+      this.endLocally({ kind: 'carrier_error', detail: 'refused media address' });
       return;
     }
     this.answeredBy = 'unknown';

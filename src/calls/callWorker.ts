@@ -76,6 +76,7 @@ export async function startCallWorker(options: {
       sandbox: sandboxAddress ? { host: sandboxAddress[1] as string, port: Number(sandboxAddress[2]) } : null,
       secretBox: options.secretBox,
       ringTimeoutMs: telephony.ringTimeoutMs,
+      trunkAllowPrivate: telephony.trunkAllowPrivate,
       buildEvent: options.buildEvent,
       voice: options.voice,
       recordings: options.recordings,

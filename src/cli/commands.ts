@@ -209,13 +209,19 @@ const trunks: Record<string, Verb> = {
     const username = optional('username');
     const password = optional('password');
     const fromDomain = optional('from-domain');
-    const trunk = await addTrunk(context.store, await context.secretBox(), account.id, {
-      name: requiredOption(values, 'name'),
-      uri: requiredOption(values, 'uri'),
-      ...(username !== undefined ? { username } : {}),
-      ...(password !== undefined ? { password } : {}),
-      ...(fromDomain !== undefined ? { fromDomain } : {}),
-    });
+    const trunk = await addTrunk(
+      context.store,
+      await context.secretBox(),
+      account.id,
+      {
+        name: requiredOption(values, 'name'),
+        uri: requiredOption(values, 'uri'),
+        ...(username !== undefined ? { username } : {}),
+        ...(password !== undefined ? { password } : {}),
+        ...(fromDomain !== undefined ? { fromDomain } : {}),
+      },
+      { allowPrivate: context.trunkAllowPrivate === true },
+    );
     print(context, describeTrunk(trunk));
   },
   async list(context, args) {

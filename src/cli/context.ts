@@ -29,6 +29,8 @@ export interface CommandContext {
   out: CliOutput;
   /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: webhook URLs may point at private addresses. */
   webhookAllowPrivate?: boolean;
+  /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may point at private addresses. */
+  trunkAllowPrivate?: boolean;
 }
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

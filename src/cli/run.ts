@@ -104,7 +104,13 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       return checkedBox;
     };
     const webhookAllowPrivate = config.webhookAllowPrivate;
-    await runCommand({ store, json, accountId, out, secretBox, webhookAllowPrivate }, group, verb, args);
+    const trunkAllowPrivate = config.telephony.trunkAllowPrivate;
+    await runCommand(
+      { store, json, accountId, out, secretBox, webhookAllowPrivate, trunkAllowPrivate },
+      group,
+      verb,
+      args,
+    );
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -24,6 +24,8 @@ export interface DashboardOptions {
   dataDir: string | null;
   /** Allow private webhook URLs (CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
+  /** Allow trunks at private addresses (CALLWRIGHT_TRUNK_ALLOW_PRIVATE); refused when absent. */
+  trunkAllowPrivate?: boolean;
 }
 
 /** The signed-in person on a dashboard request. */

@@ -268,6 +268,19 @@ describe('trunks', () => {
       await cli(['trunks', 'add', '--name', 'half', '--uri', 'sip:x.example.com', '--username', 'u']),
     );
   });
+
+  it('refuses trunks at internal addresses unless CALLWRIGHT_TRUNK_ALLOW_PRIVATE is set', async () => {
+    for (const uri of ['sip:169.254.169.254', 'sip:10.0.0.5:5060', 'sip:127.0.0.1:5432', 'sip:localhost']) {
+      const refused = await cli(['trunks', 'add', '--name', 'inside', '--uri', uri]);
+      expectOneLineError(refused);
+      expect(refused.stderr).toContain('CALLWRIGHT_TRUNK_ALLOW_PRIVATE=true');
+    }
+    const allowPrivate = { CALLWRIGHT_TRUNK_ALLOW_PRIVATE: 'true' };
+    expect(
+      await json(['trunks', 'add', '--name', 'pbx', '--uri', 'sip:10.0.0.5:5060'], allowPrivate),
+    ).toMatchObject({ name: 'pbx', uri: 'sip:10.0.0.5:5060' });
+    expect(await json(['trunks', 'remove', 'pbx'])).toMatchObject({ removed: true });
+  });
 });
 
 describe('numbers', () => {

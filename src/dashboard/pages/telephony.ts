@@ -142,13 +142,19 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
     const username = optional('username');
     const password = field(form, 'password') === '' ? undefined : field(form, 'password');
     const fromDomain = optional('from_domain');
-    await addTrunk(options.store, options.secretBox, viewer.account.id, {
-      name: field(form, 'name'),
-      uri: field(form, 'uri').trim(),
-      ...(username !== undefined ? { username } : {}),
-      ...(password !== undefined ? { password } : {}),
-      ...(fromDomain !== undefined ? { fromDomain } : {}),
-    });
+    await addTrunk(
+      options.store,
+      options.secretBox,
+      viewer.account.id,
+      {
+        name: field(form, 'name'),
+        uri: field(form, 'uri').trim(),
+        ...(username !== undefined ? { username } : {}),
+        ...(password !== undefined ? { password } : {}),
+        ...(fromDomain !== undefined ? { fromDomain } : {}),
+      },
+      { allowPrivate: options.trunkAllowPrivate === true },
+    );
     return redirectTo(reply, '/numbers?notice=trunk-added');
   });
 

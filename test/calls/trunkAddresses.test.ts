@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { addTrunk } from '../../src/admin/trunks.js';
+import { inviteForCall } from '../../src/calls/callRoute.js';
+import { AppError } from '../../src/domain/errors.js';
+import type { CallRecord } from '../../src/domain/records.js';
+import type { HostnameLookup } from '../../src/net/hostGuard.js';
+import { SecretBox } from '../../src/secrets/secretBox.js';
+import { type AnyStore, openTestStore, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
+
+/**
+ * SIP trunks may not name the service's own network (issue 12, defect 6): refused when added and
+ * again when a call is dialled, with the trunk's name resolved once and the INVITE sent to that
+ * vetted address; CALLWRIGHT_TRUNK_ALLOW_PRIVATE (allowPrivate here) lets private PBXs in.
+ */
+
+const secretBox = new SecretBox(randomBytes(32));
+const internalUris = [
+  'sip:169.254.169.254',
+  'sip:169.254.169.254:80',
+  'sip:10.1.2.3',
+  'sip:10.0.0.1:5060;transport=udp',
+  'sip:192.168.1.20',
+  'sip:172.16.0.9:5080',
+  'sip:127.0.0.1:5432',
+  'sip:127.0.0.1',
+  'sip:localhost:6379',
+  'sip:pbx.localhost',
+  'sip:[::1]:5060',
+  'sip:[fe80::1]',
+  'sip:[::ffff:169.254.169.254]',
+  'sip:0.0.0.0',
+  'sip:100.64.0.1',
+  // Forms getaddrinfo reads as 127.0.0.1 and 169.254.169.254.
+  'sip:2130706433',
+  'sip:0x7f.1',
+  'sip:127.1',
+  'sip:0251.0376.0251.0376',
+];
+
+describe.each(storeKinds)('trunk addresses on %s', (kind) => {
+  let handle: TestStoreHandle;
+  let store: AnyStore;
+  let accountId: string;
+
+  beforeEach(async () => {
+    handle = await openTestStore(kind);
+    store = handle.store;
+    accountId = (await store.accounts.create({ name: 'trunks' })).id;
+  });
+
+  afterEach(async () => {
+    await handle.dispose();
+  });
+
+  it.each(internalUris)('refuses to add a trunk at %s, and allows it with the setting', async (uri) => {
+    const added = addTrunk(store, secretBox, accountId, { name: 'internal', uri }, { allowPrivate: false });
+    await expect(added).rejects.toThrow(/CALLWRIGHT_TRUNK_ALLOW_PRIVATE=true/);
+    await expect(added).rejects.toMatchObject({ code: 'validation_error' });
+    expect(await store.trunks.list(accountId)).toEqual([]);
+    const allowed = await addTrunk(store, secretBox, accountId, { name: 'pbx', uri }, { allowPrivate: true });
+    expect(allowed.uri).toBe(uri);
+  });
+
+  it('adds trunks with public names and addresses', async () => {
+    for (const [name, uri] of [
+      ['carrier', 'sip:sip.example.com:5080'],
+      ['public-ip', 'sip:8.8.4.4'],
+      ['v6', 'sip:[2606:4700::1111]:5060'],
+    ] as const) {
+      await addTrunk(store, secretBox, accountId, { name, uri }, { allowPrivate: false });
+    }
+    expect((await store.trunks.list(accountId)).map((trunk) => trunk.name).sort()).toEqual([
+      'carrier',
+      'public-ip',
+      'v6',
+    ]);
+  });
+
+  describe('at dial time', () => {
+    let answers: string[];
+    let lookups: string[];
+    const lookup: HostnameLookup = async (hostname) => {
+      lookups.push(hostname);
+      return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    };
+
+    async function callThrough(uri: string): Promise<CallRecord> {
+      const trunk = await store.trunks.create({
+        accountId,
+        name: `t${lookups.length}${randomBytes(2).toString('hex')}`,
+        uri,
+        username: 'acme',
+        passwordCiphertext: secretBox.seal('hunter2'),
+        fromDomain: null,
+      });
+      const from = `+1555000${String(Math.floor(Math.random() * 9000) + 1000)}`;
+      await addPhoneNumber(store, accountId, from, trunk.name);
+      return {
+        accountId,
+        fromNumber: from,
+        toNumber: '+14155550123',
+        variables: {},
+      } as unknown as CallRecord;
+    }
+
+    beforeEach(() => {
+      answers = ['93.184.215.14'];
+      lookups = [];
+    });
+
+    it('resolves the trunk name once and sends the INVITE to that address, keeping the name in the URI', async () => {
+      const call = await callThrough('sip:pbx.example.com:5070');
+      const route = await inviteForCall(store, call, {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+      });
+      expect(lookups).toEqual(['pbx.example.com']);
+      expect(route.inviteOptions.requestUri).toBe('sip:+14155550123@pbx.example.com:5070');
+      expect(route.inviteOptions.destination).toEqual({ host: '93.184.215.14', port: 5070 });
+      expect(route.inviteOptions.credentials).toEqual({ username: 'acme', password: 'hunter2' });
+      expect(route.inviteOptions.allowsRemoteAddress?.('93.184.215.99')).toBe(true);
+      expect(route.inviteOptions.allowsRemoteAddress?.('169.254.169.254')).toBe(false);
+      expect(route.inviteOptions.allowsRemoteAddress?.('10.0.0.8')).toBe(false);
+      expect(route.inviteOptions.allowsRemoteAddress?.('steer.example.com')).toBe(false);
+    });
+
+    it('refuses the call when the name now resolves to an internal address (DNS changed)', async () => {
+      const call = await callThrough('sip:pbx.example.com');
+      await inviteForCall(store, call, {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+      });
+      answers = ['93.184.215.14', '169.254.169.254'];
+      const refused = inviteForCall(store, call, {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+      });
+      await expect(refused).rejects.toThrow(
+        'trunk URI host pbx.example.com resolves to a link-local address (169.254.169.254); set CALLWRIGHT_TRUNK_ALLOW_PRIVATE=true to allow it',
+      );
+      await expect(refused).rejects.toBeInstanceOf(AppError);
+      answers = ['10.20.30.40'];
+      const allowed = await inviteForCall(store, call, {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: true,
+        lookup,
+      });
+      expect(allowed.inviteOptions.destination).toEqual({ host: '10.20.30.40', port: 5060 });
+      expect(allowed.inviteOptions.allowsRemoteAddress?.('10.20.30.41')).toBe(true);
+    });
+
+    it('refuses a trunk stored before the check existed (an internal literal) without any lookup', async () => {
+      const call = await callThrough('sip:169.254.169.254:80');
+      await expect(
+        inviteForCall(store, call, {
+          sandbox: null,
+          secretBox,
+          ringTimeoutMs: 5_000,
+          trunkAllowPrivate: false,
+          lookup,
+        }),
+      ).rejects.toThrow(/link-local address \(169\.254\.169\.254\)/);
+      expect(lookups).toEqual([]);
+    });
+
+    it('keeps the sandbox carrier on loopback working, and lets only its address steer requests', async () => {
+      const from = '+15550001111';
+      await addPhoneNumber(store, accountId, from);
+      const call = {
+        accountId,
+        fromNumber: from,
+        toNumber: '+15550100001',
+        variables: {},
+      } as unknown as CallRecord;
+      const route = await inviteForCall(store, call, {
+        sandbox: { host: '127.0.0.1', port: 5099 },
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+      });
+      expect(route.trunkId).toBeNull();
+      expect(route.inviteOptions.destination).toEqual({ host: '127.0.0.1', port: 5099 });
+      expect(route.inviteOptions.allowsRemoteAddress?.('127.0.0.1')).toBe(true);
+      expect(route.inviteOptions.allowsRemoteAddress?.('127.0.0.77')).toBe(false);
+      expect(lookups).toEqual([]);
+    });
+  });
+});
