@@ -4,6 +4,7 @@ import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../domain/records.js';
 import { type AttemptReservation, reserveAttempt } from '../limits/attemptReservation.js';
+import { addressLimitKey } from '../limits/clientAddress.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Store } from '../store/types.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
@@ -31,6 +32,11 @@ export function rawHeaderValues(rawHeaders: readonly string[], name: string): st
     if (rawHeaders[i] === name) values.push(rawHeaders[i + 1] as string);
   }
   return values;
+}
+
+/** The bucket of failed authentications a request counts against: its client address's. */
+export function authFailureBucketKey(request: FastifyRequest): string {
+  return `auth-failure:${addressLimitKey(request.ip)}`;
 }
 
 /** Fastify onRequest hook: sets `request.auth` or answers 401/429. */
@@ -75,7 +81,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   }
 
   return async function authenticate(request, reply) {
-    const bucketKey = `auth-failure:${request.ip}`;
+    const bucketKey = authFailureBucketKey(request);
     const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
     const presented = values.length === 1 ? (values[0] as string) : '';
     const keyHash = hasValidKeyShape(presented) ? hashApiKey(presented) : null;

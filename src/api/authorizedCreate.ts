@@ -12,7 +12,7 @@ import type { RatePolicy } from '../domain/rateLimit.js';
 import type { CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { AuthorizedCallAttempt, AuthorizedCaller, AuthorizedCallOutcome } from '../store/types.js';
-import { apiKeyHeaderName, rawHeaderValues } from './auth.js';
+import { apiKeyHeaderName, authFailureBucketKey, rawHeaderValues } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
 
@@ -75,7 +75,7 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
     const presented = values.length === 1 ? (values[0] as string) : '';
     const outcome = await options.createAuthorized({
       keyHash: hasValidKeyShape(presented) ? hashApiKey(presented) : null,
-      authFailureBucket: `auth-failure:${request.ip}`,
+      authFailureBucket: authFailureBucketKey(request),
       authFailurePolicy: options.authFailurePolicy,
       defaultRatePolicy: options.defaultRatePolicy,
       call: isAppError(validated) ? null : newCallFields(validated),

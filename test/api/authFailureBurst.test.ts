@@ -75,4 +75,33 @@ describe.each(storeKinds)('API-key failure limit on the %s store', (kind) => {
     expect([await statusOf(url, fixture.key), await statusOf(url, fixture.key)]).toEqual([401, 401]);
     expect(await statusOf(url, fixture.key)).toBe(429);
   });
+
+  it('IPv6 clients are limited by their /64: rotating addresses inside it does not buy fresh attempts', async () => {
+    fronts = await startApiFronts(kind, { authFailurePolicy: '3/60s', trustProxy: { hops: 1 } });
+    const url = fronts.urls[0] as string;
+    const from = async (address: string) => {
+      const response = await fetch(`${url}/v1/calls`, {
+        headers: { 'X-API-Key': generateApiKey(), 'X-Forwarded-For': address },
+      });
+      await response.arrayBuffer();
+      return response.status;
+    };
+    const statuses: number[] = [];
+    for (let host = 1; host <= 5; host++) statuses.push(await from(`2001:db8:1:2::${host}`));
+    expect(statuses).toEqual([401, 401, 401, 429, 429]);
+    // The create operation counts by the same bucket (on PostgreSQL it is one statement of its own).
+    const create = await fetch(`${url}/v1/calls/outbound`, {
+      method: 'POST',
+      headers: {
+        'X-API-Key': generateApiKey(),
+        'X-Forwarded-For': '2001:db8:1:2::99',
+        'Content-Type': 'application/json',
+      },
+      body: '{}',
+    });
+    await create.arrayBuffer();
+    expect(create.status).toBe(429);
+    // Another /64 has its own limit.
+    expect(await from('2001:db8:1:3::1')).toBe(401);
+  });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
+import type { TrustProxySetting } from '../../src/config.js';
 import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js';
 import { PostgresRateLimiter } from '../../src/limits/postgresRateLimiter.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rateLimiter.js';
@@ -32,7 +33,7 @@ function policy(text: string): RatePolicy {
 
 export async function startApiFronts(
   kind: StoreKind,
-  options: { fronts?: number; authFailurePolicy?: string } = {},
+  options: { fronts?: number; authFailurePolicy?: string; trustProxy?: TrustProxySetting } = {},
 ): Promise<ApiFronts> {
   const logs = new LogCapture();
   const logger = createLogger('info', logs);
@@ -51,7 +52,7 @@ export async function startApiFronts(
           ratePolicy: policy('100000/10s'),
           authFailurePolicy: policy(options.authFailurePolicy ?? '100000/60s'),
           publicUrl: 'http://localhost',
-          trustProxy: false,
+          trustProxy: options.trustProxy ?? false,
         },
         logger,
         limiter,

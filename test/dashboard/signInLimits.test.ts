@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/dashboard/passwords.js';
 import { storeKinds } from '../helpers/stores.js';
-import { type ApiFronts, postForm, startApiFronts } from './fronts.js';
+import { type ApiFronts, anonymousCsrf, postForm, startApiFronts } from './fronts.js';
 
 /**
  * Issue 12, defect 1: a burst of concurrent sign-ins must not walk through the failure limits.
@@ -86,5 +86,31 @@ describe.each(storeKinds)('dashboard sign-in limits on the %s store', (kind) => 
     const failures: number[] = [];
     for (let attempt = 0; attempt < 6; attempt++) failures.push(await signIn(attempt, email, 'wrong one'));
     expect(failures).toEqual([401, 401, 401, 401, 401, 429]);
+  }, 60_000);
+
+  it('the per-address limit counts an IPv6 client by its /64', async () => {
+    fronts = await startApiFronts(kind, { trustProxy: { hops: 1 } });
+    const url = fronts.urls[0] as string;
+    const statuses: number[] = [];
+    for (let host = 1; host <= 21; host++) {
+      const csrf = anonymousCsrf();
+      const response = await fetch(`${url}/sign-in`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Cookie: csrf.cookie,
+          'X-Forwarded-For': `2001:db8:7:7::${host.toString(16)}`,
+        },
+        body: new URLSearchParams({
+          csrf_token: csrf.field,
+          email: `nobody${host}@example.com`,
+          password: 'some password',
+        }).toString(),
+        redirect: 'manual',
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    expect(statuses).toEqual([...Array(20).fill(401), 429]);
   }, 60_000);
 });

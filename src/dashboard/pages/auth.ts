@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RatePolicy } from '../../domain/rateLimit.js';
 import { reserveAttempt } from '../../limits/attemptReservation.js';
+import { addressLimitKey } from '../../limits/clientAddress.js';
 import { type DashboardOptions, field, formOf, redirectTo, sendPage, viewerOf } from '../context.js';
 import { html } from '../html.js';
 import { barePage, csrfField, errorBox } from '../layout.js';
@@ -82,7 +83,7 @@ export function registerAuthPages(app: FastifyInstance, options: DashboardOption
     // The attempt takes its place in both buckets before the slow hash, and gives it back if it
     // succeeds: a burst of guesses gets as many hashes as the limits allow, never more.
     const reservation = await reserveAttempt(limiter, [
-      { key: `dashboard-sign-in:ip:${request.ip}`, policy: signInFailuresPerAddress },
+      { key: `dashboard-sign-in:ip:${addressLimitKey(request.ip)}`, policy: signInFailuresPerAddress },
       { key: `dashboard-sign-in:email:${email}`, policy: signInFailuresPerEmail },
     ]);
     if (!reservation.allowed) {
