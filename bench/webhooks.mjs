@@ -1,5 +1,6 @@
 // npm run bench:webhooks — call.completed delivery: (1) latency from a call becoming terminal to the
 // receiver's 2xx at idle, over real sandbox calls; (2) how fast a backlog of pending events drains.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { loadConfig } from '../dist/config.js';
 import { newId } from '../dist/domain/ids.js';
 import { createLogger } from '../dist/logger.js';
 import { openSqliteStore } from '../dist/openStore.js';
+import { SecretBox } from '../dist/secrets/secretBox.js';
 import { startService } from '../dist/server.js';
 import { startDeliveryWorker } from '../dist/webhooks/deliveryWorker.js';
 
@@ -58,7 +60,7 @@ async function idleLatency() {
   const { key } = await createApiKey(store, account.id, 'bench');
   const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p', maxDurationS: 2 });
   await addPhoneNumber(store, account.id, '+15550009999');
-  await setWebhookEndpoint(store, account.id, receiver.url, { allowPrivate: true });
+  await setWebhookEndpoint(store, service.secretBox, account.id, receiver.url, { allowPrivate: true });
   const latenciesMs = [];
   for (let i = 0; i < latencyCalls; i++) {
     const response = await fetch(`${service.url}/v1/calls/outbound`, {
@@ -103,6 +105,7 @@ async function idleLatency() {
 async function backlogDrain() {
   const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-backlog-'));
   const store = openSqliteStore(join(dataDir, 'callwright.db'));
+  const secretBox = new SecretBox(randomBytes(32));
   const account = await store.accounts.create({ name: 'backlog' });
   const { record } = await createApiKey(store, account.id, 'bench');
   const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p' });
@@ -142,13 +145,14 @@ async function backlogDrain() {
   const receiver = await startReceiver(() => {
     delivered++;
   });
-  await setWebhookEndpoint(store, account.id, receiver.url, { allowPrivate: true });
+  await setWebhookEndpoint(store, secretBox, account.id, receiver.url, { allowPrivate: true });
   const startedAtMs = Date.now();
   const worker = startDeliveryWorker({
     events: store.events,
     endpoints: store.webhookEndpoints,
     queue: store.queue,
     logger,
+    secretBox,
     allowPrivate: true,
     workerId: 'bench',
   });

@@ -73,7 +73,9 @@ const agent = await createAgent(service.store, account.id, {
   maxDurationS: 90,
 });
 await addPhoneNumber(service.store, account.id, '+15550009999');
-const endpoint = await setWebhookEndpoint(service.store, account.id, hookUrl, { allowPrivate: true });
+const endpoint = await setWebhookEndpoint(service.store, service.secretBox, account.id, hookUrl, {
+  allowPrivate: true,
+});
 step(`created an API key, the example agent ${agent.id}, caller ID +15550009999, webhook ${hookUrl}`);
 
 const response = await fetch(`${service.url}/v1/calls/outbound`, {
