@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { newId } from '../../src/domain/ids.js';
+import type { NewQueuedCall } from '../../src/domain/records.js';
 import type { Logger } from '../../src/logger.js';
 import { createLogger } from '../../src/logger.js';
 import { openSqliteStore } from '../../src/openStore.js';
@@ -103,4 +105,22 @@ export async function countJobs(
 export async function breakJobQueue(store: StoreWithQueue): Promise<void> {
   if (store instanceof SqliteStore) store.db.exec('DROP TABLE jobs');
   else if (store instanceof PostgresStore) await store.pool.query(`DROP SCHEMA ${store.schema}_jobs CASCADE`);
+}
+
+/** A call to create with `store.calls.createQueued`: a new id, fixed numbers, created now. */
+export function newQueuedCall(
+  owner: { accountId: string; agentId: string; apiKeyId: string },
+  overrides: Partial<NewQueuedCall> = {},
+): NewQueuedCall {
+  return {
+    id: newId('call'),
+    ...owner,
+    fromNumber: '+15550000001',
+    toNumber: '+15550000002',
+    firstMessage: null,
+    context: null,
+    variables: null,
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  };
 }

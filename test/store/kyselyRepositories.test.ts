@@ -4,7 +4,14 @@ import { newId } from '../../src/domain/ids.js';
 import type { AccountRecord, AgentRecord, ApiKeyRecord, NewAgent } from '../../src/domain/records.js';
 import { sqliteQueries } from '../../src/store/kysely/dialects.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
-import { type AnyStore, openTestStore, sqlOn, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
+import {
+  type AnyStore,
+  newQueuedCall,
+  openTestStore,
+  sqlOn,
+  storeKinds,
+  type TestStoreHandle,
+} from '../helpers/stores.js';
 
 /**
  * The repositories written once through Kysely behave the same on SQLite and PostgreSQL where the
@@ -130,19 +137,9 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
 
   it('dashboard queries: filters, UTC days in order, metrics as objects, the event of a call', async () => {
     const agent: AgentRecord = await store.agents.create(agentInput(account.id));
+    const owner = { accountId: account.id, agentId: agent.id, apiKeyId: key.id };
     const create = async (createdAt: string) => {
-      const call = await store.calls.createQueued({
-        id: newId('call'),
-        accountId: account.id,
-        agentId: agent.id,
-        apiKeyId: key.id,
-        fromNumber: '+15550000001',
-        toNumber: '+15550000002',
-        firstMessage: null,
-        context: null,
-        variables: null,
-        createdAt,
-      });
+      const call = await store.calls.createQueued(newQueuedCall(owner, { createdAt }));
       return call?.id ?? '';
     };
     // 23:30 UTC is the next day in UTC+1 and the same day in UTC-5: the day must be UTC's.
