@@ -52,6 +52,19 @@ describe('architecture', () => {
     expect(violations('store', /(^|\/)queue\/(?!types\.js$)|^pg-boss$/)).toEqual([]);
   });
 
+  it('only src/openStore.ts wires a store to a queue implementation', () => {
+    const wiring = [...violations('.', /(^|\/)queue\/(pgBossJobQueue|sqliteJobQueue)\.js$/)];
+    expect(wiring.filter((line) => !line.startsWith('queue/'))).toEqual([
+      'openStore.ts imports ./queue/pgBossJobQueue.js',
+      'openStore.ts imports ./queue/sqliteJobQueue.js',
+    ]);
+  });
+
+  it('the two store adapters do not import each other', () => {
+    expect(violations('store/sqlite', /(^|\/)postgres\//)).toEqual([]);
+    expect(violations('store/postgres', /(^|\/)sqlite\//)).toEqual([]);
+  });
+
   it('presentation is pure: records in, resources out', () => {
     expect(
       violations('presentation', /(^|\/)(store|queue|api|dashboard|calls|telephony|voice|webhooks)\/|^node:/),
