@@ -22,9 +22,21 @@ export interface RateLimiter {
   giveBack(bucketKey: string, policy: RatePolicy): Promise<void>;
 }
 
+/** A bucket in memory, with the policy it was last taken under (to tell how full it is now). */
+interface HeldBucket extends TokenBucket {
+  policy: RatePolicy;
+}
+
+/** How full `held` is at `nowMs`, from 0 (empty) to 1 (refilled: the same as no bucket). */
+function fillAt(held: HeldBucket, nowMs: number): number {
+  const refillPerMs = held.policy.requests / (held.policy.windowS * 1000);
+  const tokens = held.tokens + Math.max(0, nowMs - held.updatedAtMs) * refillPerMs;
+  return Math.min(1, tokens / held.policy.requests);
+}
+
 /** Token buckets in a Map; full buckets are forgotten (a full bucket is the default state). */
 export class MemoryRateLimiter implements RateLimiter {
-  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly buckets = new Map<string, HeldBucket>();
   private readonly maxBuckets: number;
   private readonly now: () => number;
 
@@ -37,10 +49,11 @@ export class MemoryRateLimiter implements RateLimiter {
     const nowMs = this.now();
     let bucket = this.buckets.get(bucketKey);
     if (!bucket) {
-      if (this.buckets.size >= this.maxBuckets) this.forgetFullBuckets(nowMs);
-      bucket = fullBucket(policy, nowMs);
+      if (this.buckets.size >= this.maxBuckets) this.makeRoom(nowMs);
+      bucket = { ...fullBucket(policy, nowMs), policy };
       this.buckets.set(bucketKey, bucket);
     }
+    bucket.policy = policy;
     return takeToken(bucket, policy, nowMs);
   }
 
@@ -57,15 +70,19 @@ export class MemoryRateLimiter implements RateLimiter {
     if (bucket) bucket.tokens = Math.min(policy.requests, bucket.tokens + 1);
   }
 
-  private forgetFullBuckets(nowMs: number): void {
-    for (const [key, bucket] of this.buckets) {
-      // A bucket idle for an hour has refilled under any policy with a window of an hour or less;
-      // forgetting one under a longer window only lets that client start afresh.
-      if (nowMs - bucket.updatedAtMs > 3_600_000) this.buckets.delete(key);
+  /**
+   * Forgets every bucket that has refilled (it holds nothing); if the map is still full — a flood
+   * of fresh keys, e.g. one per address — the fullest tenth, fullest first. The emptiest go last:
+   * a flood cannot push out the bucket that holds an address or an email off right now.
+   */
+  private makeRoom(nowMs: number): void {
+    for (const [key, held] of this.buckets) {
+      if (fillAt(held, nowMs) >= 1) this.buckets.delete(key);
     }
-    if (this.buckets.size >= this.maxBuckets) {
-      const oldest = this.buckets.keys().next();
-      if (!oldest.done) this.buckets.delete(oldest.value);
+    if (this.buckets.size < this.maxBuckets) return;
+    const fullestFirst = [...this.buckets].sort(([, a], [, b]) => fillAt(b, nowMs) - fillAt(a, nowMs));
+    for (const [key] of fullestFirst.slice(0, Math.max(1, Math.floor(this.maxBuckets / 10)))) {
+      this.buckets.delete(key);
     }
   }
 }
