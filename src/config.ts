@@ -229,13 +229,26 @@ function readTrustProxy(env: Environment): TrustProxySetting {
   return { addresses };
 }
 
+/** Keep-alive above the 60 s idle timeout of common load balancers, so they close first. */
+export const defaultHttpTimeouts: HttpTimeouts = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 72_000,
+};
+
 function readHttpTimeouts(env: Environment): HttpTimeouts {
-  const requestTimeoutMs = readInteger(env, 'CALLWRIGHT_HTTP_REQUEST_TIMEOUT_S', 30, 1, 3600) * 1000;
+  const seconds = (name: string, fallbackMs: number) =>
+    readInteger(env, name, fallbackMs / 1000, 1, 3600) * 1000;
+  const requestTimeoutMs = seconds('CALLWRIGHT_HTTP_REQUEST_TIMEOUT_S', defaultHttpTimeouts.requestTimeoutMs);
   return {
     requestTimeoutMs,
-    headersTimeoutMs: Math.min(requestTimeoutMs, 10_000),
-    idleTimeoutMs: readInteger(env, 'CALLWRIGHT_HTTP_IDLE_TIMEOUT_S', 60, 1, 3600) * 1000,
-    keepAliveTimeoutMs: readInteger(env, 'CALLWRIGHT_HTTP_KEEP_ALIVE_TIMEOUT_S', 72, 1, 3600) * 1000,
+    headersTimeoutMs: Math.min(requestTimeoutMs, defaultHttpTimeouts.headersTimeoutMs),
+    idleTimeoutMs: seconds('CALLWRIGHT_HTTP_IDLE_TIMEOUT_S', defaultHttpTimeouts.idleTimeoutMs),
+    keepAliveTimeoutMs: seconds(
+      'CALLWRIGHT_HTTP_KEEP_ALIVE_TIMEOUT_S',
+      defaultHttpTimeouts.keepAliveTimeoutMs,
+    ),
   };
 }
 

@@ -2,20 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { HttpTimeouts, TrustProxySetting } from '../config.js';
+import { defaultHttpTimeouts, type HttpTimeouts, type TrustProxySetting } from '../config.js';
 import { errorBody } from './errors.js';
 
 /**
  * What every HTTP listener of the service (API, worker, metrics) does about clients that are slow,
  * send more than they may, or send what the HTTP parser refuses (issue 12, defects 8 and 9).
  */
-
-export const defaultHttpTimeouts: HttpTimeouts = {
-  requestTimeoutMs: 30_000,
-  headersTimeoutMs: 10_000,
-  idleTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 72_000,
-};
 
 /** Node's limit on the request line plus headers (its default, stated here so the docs can say it). */
 export const maxHeaderBytes = 16 * 1024;
