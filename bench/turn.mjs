@@ -126,7 +126,7 @@ async function measure(label, providers, { conversations, turns }) {
 }
 
 const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger });
-const sphinx = await PocketsphinxSpeechToText.start({ workerCount: 1, freeForm: false, logger });
+const sphinx = await PocketsphinxSpeechToText.start({ processCount: 1, freeForm: false, logger });
 const yes = await synthesized(flite, 'yes that works');
 
 console.log(

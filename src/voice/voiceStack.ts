@@ -75,7 +75,7 @@ export class VoiceStack {
   static async start(config: VoiceConfig, logger: Logger): Promise<VoiceStack> {
     const [tts, stt, vad] = await Promise.all([
       FliteTextToSpeech.start({ defaultVoice: 'kal', logger }),
-      PocketsphinxSpeechToText.start({ workerCount: config.sttWorkers, freeForm: true, logger }),
+      PocketsphinxSpeechToText.start({ processCount: config.sttWorkers, freeForm: true, logger }),
       FvadDetectorFactory.load(),
     ]);
     return new VoiceStack(tts, stt, vad, config, logger);

