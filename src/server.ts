@@ -28,6 +28,7 @@ import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
+import type { EngineHealth } from './voice/providers/enginePool.js';
 import { VoiceStack } from './voice/voiceStack.js';
 import {
   type DeliveryWorker,
@@ -100,11 +101,12 @@ async function buildWorkerApp(
   store: ServiceStore,
   config: Config,
   metricsOnMainPort: { registry: MetricsRegistry; token: string } | undefined,
+  speechEngines: (() => readonly EngineHealth[]) | undefined,
 ): Promise<FastifyInstance> {
   const app = Fastify({ ...httpServerOptions(config.httpTimeouts), logger: false });
   installErrorHandlers(app);
   closeConnectionsWithUnreadBodies(app);
-  registerHealthRoutes(app, store);
+  registerHealthRoutes(app, store, speechEngines);
   if (metricsOnMainPort) registerMetricsRoute(app, metricsOnMainPort.registry, metricsOnMainPort);
   await app.ready();
   return app;
@@ -222,6 +224,9 @@ export async function startService(
     voice = runsWorkers
       ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }))
       : undefined;
+    const startedVoice = voice;
+    const speechEngines = startedVoice ? () => startedVoice.engineHealth() : undefined;
+    if (startedVoice) metrics.addVoice(startedVoice);
     calls = !voice
       ? undefined
       : await startCallWorker({
@@ -242,7 +247,7 @@ export async function startService(
         : undefined;
     app =
       role === 'worker'
-        ? await buildWorkerApp(store, config, metricsOnMainPort)
+        ? await buildWorkerApp(store, config, metricsOnMainPort, speechEngines)
         : await buildApp({
             ...(metricsOnMainPort ? { metrics: metricsOnMainPort } : {}),
             store,
@@ -252,6 +257,7 @@ export async function startService(
               store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter(),
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
+            ...(speechEngines ? { speechEngines } : {}),
             dashboard: {
               secretBox,
               cookieSecure: config.cookieSecure,

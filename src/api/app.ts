@@ -8,6 +8,7 @@ import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
 import type { Store } from '../store/types.js';
+import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
 import { type AuthorizedCreateOptions, authorizesInStore } from './authorizedCreate.js';
@@ -38,6 +39,8 @@ export interface AppDependencies {
   metrics?: { registry: MetricsRegistry; token: string };
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
+  /** The offline speech engines' state for /healthz and /readyz; absent where no calls run. */
+  speechEngines?: () => readonly EngineHealth[];
   /** The account dashboard at `/` (issue 6); absent: no dashboard. */
   dashboard?: Omit<DashboardOptions, 'store' | 'logger' | 'limiter' | 'callControl'> | null;
   /** Signed recording links and where recordings live; null: every recording is 404. */
@@ -120,7 +123,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const openApi = new OpenApiCollector();
   app.addHook('onRoute', openApi.onRoute);
 
-  registerHealthRoutes(app, store);
+  registerHealthRoutes(app, store, deps.speechEngines);
   if (deps.metrics) registerMetricsRoute(app, deps.metrics.registry, { token: deps.metrics.token });
   app.get('/v1/openapi.json', { config: { public: true } }, async () =>
     openApi.document(`${config.publicUrl}`, deps.version),

@@ -137,7 +137,11 @@ export class CallSession {
   private async gatherConversation(): Promise<Partial<CallFinish>> {
     const conversation = this.conversation;
     this.conversation = null;
-    if (!conversation) return {};
+    if (!conversation) {
+      // Never answered: the detector (in the WASM memory all calls share) still goes back.
+      this.callVoice?.vad.close();
+      return {};
+    }
     try {
       const result = await conversation.finish();
       const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];

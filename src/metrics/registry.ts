@@ -54,10 +54,12 @@ export interface GaugeSample {
   value: number;
 }
 
-/** A gauge whose samples are read when Prometheus scrapes. */
+/** A gauge whose samples are read when Prometheus scrapes (or a counter kept elsewhere). */
 export interface GaugeSource {
   name: string;
   help: string;
+  /** counter: the samples are totals that only grow (a `_total` name). Default gauge. */
+  type?: 'gauge' | 'counter';
   read(): Promise<GaugeSample[]>;
 }
 
@@ -82,7 +84,7 @@ export class MetricsRegistry {
       parts.push(
         [
           `# HELP ${gauge.name} ${gauge.help}`,
-          `# TYPE ${gauge.name} gauge`,
+          `# TYPE ${gauge.name} ${gauge.type ?? 'gauge'}`,
           ...samples.map((sample) => `${gauge.name}${formatLabels(sample.labels)} ${sample.value}`),
         ].join('\n'),
       );

@@ -2,6 +2,7 @@ import { callStatuses } from '../domain/callStatus.js';
 import type { JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
 import type { Store } from '../store/types.js';
+import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { type Histogram, MetricsRegistry } from './registry.js';
 
 /** What the call worker reports into the metrics. */
@@ -86,6 +87,39 @@ export class ServiceMetrics implements CallMetrics {
   /** Registers a call worker whose live calls are reported. */
   addWorker(source: () => { workerId: string; live: number }): void {
     this.liveCallSources.push(source);
+  }
+
+  /** Registers the voice stack whose offline engines and detectors are reported. */
+  addVoice(voice: { engineHealth(): readonly EngineHealth[]; openVoiceActivityDetectors(): number }): void {
+    const series = (value: (health: EngineHealth) => number) => async () =>
+      voice.engineHealth().map((health) => ({ labels: { engine: health.engine }, value: value(health) }));
+    this.registry.gauge({
+      name: 'callwright_speech_engine_processes_ready',
+      help: 'Offline speech engine processes serving now (pocketsphinx recognises, flite speaks).',
+      read: series((health) => health.ready),
+    });
+    this.registry.gauge({
+      name: 'callwright_speech_engine_available',
+      help: '1 while the engine can serve; 0 when none of its processes serves and none can be started.',
+      read: series((health) => (health.available ? 1 : 0)),
+    });
+    this.registry.gauge({
+      name: 'callwright_speech_engine_failures_total',
+      help: 'Engine processes that failed while serving (crashed, trapped, stuck); each was replaced.',
+      type: 'counter',
+      read: series((health) => health.failures),
+    });
+    this.registry.gauge({
+      name: 'callwright_speech_engine_start_failures_total',
+      help: 'Engine processes that failed to start (retried with a growing delay).',
+      type: 'counter',
+      read: series((health) => health.startFailures),
+    });
+    this.registry.gauge({
+      name: 'callwright_voice_activity_detectors_open',
+      help: 'Voice activity detectors held by calls (one per live call; more means a leak).',
+      read: async () => [{ labels: {}, value: voice.openVoiceActivityDetectors() }],
+    });
   }
 
   observeDispatchMs(ms: number): void {

@@ -7,6 +7,7 @@ import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
+import type { EngineHealth } from './providers/enginePool.js';
 import {
   FliteTextToSpeech,
   FvadDetectorFactory,
@@ -79,6 +80,16 @@ export class VoiceStack {
       FvadDetectorFactory.load(),
     ]);
     return new VoiceStack(tts, stt, vad, config, logger);
+  }
+
+  /** The offline engines' processes and failures, for /healthz, /readyz and /metrics. */
+  engineHealth(): EngineHealth[] {
+    return [this.offlineStt.health(), this.offlineTts.health()];
+  }
+
+  /** Voice activity detectors handed to calls and not yet closed (one per live call). */
+  openVoiceActivityDetectors(): number {
+    return this.vadFactory.openDetectors;
   }
 
   private endpoint(): OpenAiCompatibleEndpoint {

@@ -67,7 +67,13 @@ describe('serve --role on PostgreSQL', () => {
   });
 
   it('a worker process serves /healthz, /readyz and /metrics but not the public API', async () => {
-    expect((await request(`${worker.url}/healthz`)).body).toEqual({ status: 'ok' });
+    expect((await request(`${worker.url}/healthz`)).body).toEqual({
+      status: 'ok',
+      speech_engines: [
+        expect.objectContaining({ engine: 'pocketsphinx', available: true }),
+        expect.objectContaining({ engine: 'flite', available: true }),
+      ],
+    });
     expect((await request(`${worker.url}/readyz`)).body).toEqual({ status: 'ready' });
     expect((await request(`${worker.url}/metrics`)).status).toBe(401);
     const metrics = await request(`${worker.url}/metrics`, {

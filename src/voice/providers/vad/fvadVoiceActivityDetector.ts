@@ -21,6 +21,7 @@ export interface FvadDetectorOptions {
  */
 export class FvadDetectorFactory {
   readonly #wasm: FvadWasmModule;
+  #openDetectors = 0;
 
   private constructor(wasm: FvadWasmModule) {
     this.#wasm = wasm;
@@ -35,11 +36,24 @@ export class FvadDetectorFactory {
   }
 
   create(options: FvadDetectorOptions = {}): VoiceActivityDetector {
-    return new FvadVoiceActivityDetector(
+    const detector = new FvadVoiceActivityDetector(
       this.#wasm,
       options.frameDurationMs ?? 20,
       options.aggressiveness ?? 2,
+      () => {
+        this.#openDetectors -= 1;
+      },
     );
+    this.#openDetectors += 1;
+    return detector;
+  }
+
+  /**
+   * Detectors created and not yet closed. Each holds ~1 KB of the one WASM memory every call
+   * shares: one never closed per call would grow it until no call could get a detector.
+   */
+  get openDetectors(): number {
+    return this.#openDetectors;
   }
 }
 
@@ -47,12 +61,14 @@ class FvadVoiceActivityDetector implements VoiceActivityDetector {
   readonly frameDurationMs: number;
   readonly #wasm: FvadWasmModule;
   readonly #frameSampleCount: number;
+  readonly #onClose: () => void;
   #handle: number;
   #framePointer: number;
 
-  constructor(wasm: FvadWasmModule, frameDurationMs: number, aggressiveness: number) {
+  constructor(wasm: FvadWasmModule, frameDurationMs: number, aggressiveness: number, onClose: () => void) {
     if (![10, 20, 30].includes(frameDurationMs)) throw new RangeError('fvad frames are 10, 20 or 30 ms');
     this.#wasm = wasm;
+    this.#onClose = onClose;
     this.frameDurationMs = frameDurationMs;
     this.#frameSampleCount = (telephoneSampleRateHz * frameDurationMs) / 1000;
     this.#handle = wasm._fvad_new();
@@ -89,5 +105,6 @@ class FvadVoiceActivityDetector implements VoiceActivityDetector {
     this.#wasm._free(this.#framePointer);
     this.#handle = 0;
     this.#framePointer = 0;
+    this.#onClose();
   }
 }
