@@ -168,7 +168,8 @@ export class Conversation {
   private handleTurnEvent(event: TurnEvent): void {
     if (event.type === 'speech_start') {
       this.armSilenceTimer();
-      if (this.options.rtp.queuedMs > 0) {
+      // A machine's greeting running on does not cut the voicemail message being left.
+      if (this.options.rtp.queuedMs > 0 && !this.voicemailHandled) {
         // Barge-in: the callee talks over the agent; its queued audio stops within a frame.
         this.bargeIns++;
         this.response?.abort();
@@ -209,6 +210,9 @@ export class Conversation {
           this.transcript.push({ role: 'callee', text, start_ms: current.speechStartMs, end_ms: endMs });
         }
         this.armSilenceTimer();
+        // Once a machine answered, the voicemail message is the whole reply: what the greeting
+        // said is kept in the transcript but answers nothing (it would abort the message).
+        if (this.voicemailHandled) return;
         const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
         this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal));
       })
