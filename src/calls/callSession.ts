@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
+import { isAppError } from '../domain/errors.js';
 import type { AgentRecord, CallFinish, CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
@@ -20,6 +21,7 @@ import { Conversation } from '../voice/conversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { answerTone } from './placeholderMedia.js';
+import { retryBriefly } from './retryBriefly.js';
 
 /** Everything a worker needs to place calls; built once per process. */
 export interface CallWorkerContext {
@@ -80,6 +82,10 @@ export class CallSession {
   private readonly maxDurationMs: number;
   /** Where the call goes (trunk or sandbox) and what the far end may steer; known once routed. */
   private route: CallRoute | null = null;
+  /** The terminal write, kept until it is stored (a dropped database connection may fail it). */
+  private finish: CallFinish | null = null;
+  private finished: CallRecord | null = null;
+  private recorded = false;
 
   constructor(
     private readonly context: CallWorkerContext,
@@ -89,6 +95,11 @@ export class CallSession {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
     this.done = this.run();
+  }
+
+  /** Whether the call's ending is in the store; if not, `recordEnd` tries again. */
+  get endRecorded(): boolean {
+    return this.recorded;
   }
 
   get isAnswered(): boolean {
@@ -119,18 +130,29 @@ export class CallSession {
     const outcome = terminalOutcomeOf(ending);
     const endedAtIso = new Date().toISOString();
     const produced = await this.gatherConversation();
+    this.finish = { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso };
+    await this.recordEnd({ attempts: 4 });
+    this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
+    return this.finished;
+  }
+
+  /**
+   * Writes the call's ending with its event; true once it is stored. Repeating it is safe: the
+   * write only finishes a call that is not finished yet, so at most one event is ever made.
+   */
+  async recordEnd(options: { attempts?: number } = {}): Promise<boolean> {
+    const finish = this.finish;
+    if (this.recorded || !finish) return this.recorded;
     try {
-      const finished = await this.context.store.calls.finish(
-        this.call.id,
-        { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso },
-        this.context.buildEvent,
+      this.finished = await retryBriefly(
+        () => this.context.store.calls.finish(this.call.id, finish, this.context.buildEvent),
+        { attempts: options.attempts ?? 1 },
       );
-      this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
-      return finished;
+      this.recorded = true;
     } catch (error) {
-      this.log.error({ err: error }, 'could not record the end of the call');
-      return null;
+      this.log.error({ err: error }, 'could not record the end of the call; it is tried again');
     }
+    return this.recorded;
   }
 
   /** The transcript, extracted data, metrics and recording of the conversation, if there was one. */
@@ -176,12 +198,17 @@ export class CallSession {
         return { kind: 'internal_error' };
       }
     }
-    const invite = await inviteForCall(context.store, call, {
-      sandbox: context.sandbox,
-      secretBox: context.secretBox,
-      ringTimeoutMs: context.ringTimeoutMs,
-      trunkAllowPrivate: context.trunkAllowPrivate,
-    }).catch((error: unknown) => {
+    // A refusal (AppError) is final; a failed read (a dropped connection) is tried again.
+    const invite = await retryBriefly(
+      () =>
+        inviteForCall(context.store, call, {
+          sandbox: context.sandbox,
+          secretBox: context.secretBox,
+          ringTimeoutMs: context.ringTimeoutMs,
+          trunkAllowPrivate: context.trunkAllowPrivate,
+        }),
+      { retryIf: (error) => !isAppError(error) },
+    ).catch((error: unknown) => {
       this.log.warn({ err: error }, 'no route for the call');
       return null;
     });
@@ -200,7 +227,7 @@ export class CallSession {
     // The Call-ID is on the call row before the INVITE leaves: every INVITE a carrier sees can be
     // traced to exactly one call (a second dial would leave an INVITE no call points to).
     const sipCallId = randomBytes(16).toString('hex');
-    await context.store.calls.setSipCallId(call.id, sipCallId);
+    await retryBriefly(() => context.store.calls.setSipCallId(call.id, sipCallId));
     if (this.localEnding) return this.localEnding;
     const outgoing = context.ua.invite({
       ...invite.inviteOptions,

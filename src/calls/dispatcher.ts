@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CallRecord } from '../domain/records.js';
-import type { JobQueue } from '../queue/types.js';
+import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { cancelThroughStore } from './remoteCallControl.js';
+import { retryBriefly } from './retryBriefly.js';
 
 export interface DispatcherOptions {
   queue: JobQueue;
@@ -29,6 +30,11 @@ export function newWorkerId(): string {
  */
 export class CallDispatcher {
   private readonly sessions = new Map<string, CallSession>();
+  /** Claims whose answer was lost (the database dropped the connection): call id → job id. */
+  private readonly unresolvedClaims = new Map<string, string>();
+  /** Sessions that ended but could not record it yet: their calls stay leased to this worker. */
+  private readonly unrecordedEndings = new Set<CallSession>();
+  private resolvingClaims: Promise<void> | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private cancelCheckTimer: NodeJS.Timeout | null = null;
@@ -59,7 +65,13 @@ export class CallDispatcher {
    */
   async start(options: { recoverOtherWorkers: boolean }): Promise<void> {
     this.stopped = false;
-    await this.recover(options.recoverOtherWorkers);
+    // The database may be briefly unreachable at start: the heartbeat recovers expired leases later.
+    await this.recover(options.recoverOtherWorkers).catch((error: unknown) =>
+      this.context.logger.error(
+        { err: error },
+        'recovering calls of dead workers failed; the heartbeat retries',
+      ),
+    );
     this.heartbeatTimer = setInterval(
       () => void this.heartbeat(),
       Math.max(1_000, Math.floor(this.leaseMs / 3)),
@@ -116,6 +128,8 @@ export class CallDispatcher {
     await Promise.race([Promise.all(live.map((session) => session.done)), deadline]);
     for (const session of this.sessions.values()) session.endLocally({ kind: 'interrupted' });
     await Promise.all([...this.sessions.values()].map((session) => session.done));
+    // Calls of unresolved claims stay leased to this worker: once it is gone, they are interrupted.
+    await this.recordUnrecordedEndings();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
     if (this.cancelCheckTimer) clearInterval(this.cancelCheckTimer);
@@ -156,42 +170,127 @@ export class CallDispatcher {
       capacity,
       this.leaseMs,
     );
-    for (const job of jobs) {
-      const callId = String(job.payload.call_id);
-      const nowMs = Date.now();
-      const result = await this.context.store.calls.claimForDialing(callId, {
+    for (const job of jobs) await this.dispatchJob(job);
+    if (jobs.length === capacity) this.pollAgain = true;
+  }
+
+  /** Passes one claimed job's call through the at-most-once gate; never throws. */
+  private async dispatchJob(job: Job): Promise<void> {
+    const callId = String(job.payload.call_id);
+    const nowMs = Date.now();
+    let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
+    try {
+      result = await this.context.store.calls.claimForDialing(callId, {
         workerId: this.context.workerId,
         untilIso: new Date(nowMs + this.leaseMs).toISOString(),
         atIso: new Date(nowMs).toISOString(),
       });
-      if ('refused' in result && result.refused === 'capped') {
-        await this.options.queue.retryAt(job.id, nowMs + this.cappedRetryMs);
+    } catch (error) {
+      // The claim may have committed before its answer was lost: the call row will tell.
+      this.context.logger.error(
+        { err: error, callId },
+        'claiming a call failed; resolving it from the call row',
+      );
+      this.unresolvedClaims.set(callId, job.id);
+      await this.resolveUnresolvedClaims();
+      return;
+    }
+    if ('refused' in result && result.refused === 'capped') {
+      await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + this.cappedRetryMs));
+      return;
+    }
+    // The session first: a job that cannot be completed comes back after its lease, finds the
+    // call no longer queued and is completed then; a claimed call without a session would be stuck.
+    if ('claimed' in result) {
+      this.context.metrics?.observeDispatchMs(nowMs - Date.parse(result.claimed.createdAt));
+      this.startSession(result.claimed);
+    }
+    await this.settleJob(job.id, () => this.options.queue.complete(job.id));
+  }
+
+  /** Completes or reschedules a job; on failure the job's lease runs out and it comes back. */
+  private async settleJob(jobId: string, settle: () => Promise<void>): Promise<void> {
+    try {
+      await settle();
+    } catch (error) {
+      this.context.logger.warn(
+        { err: error, jobId },
+        'could not settle a dispatch job; it returns after its lease',
+      );
+    }
+  }
+
+  /**
+   * Claims whose outcome is unknown: a call still queued was not claimed (its job runs again), one
+   * dialling under this worker without a session was claimed and is placed now (nothing has dialled
+   * it: only a session sends an INVITE), any other state belongs to someone else. One resolution
+   * runs at a time, so no call gets two sessions.
+   */
+  private resolveUnresolvedClaims(): Promise<void> {
+    this.resolvingClaims ??= this.resolveClaimsOnce().finally(() => {
+      this.resolvingClaims = null;
+    });
+    return this.resolvingClaims;
+  }
+
+  private async resolveClaimsOnce(): Promise<void> {
+    for (const [callId, jobId] of [...this.unresolvedClaims]) {
+      let call: CallRecord | null;
+      try {
+        call = await retryBriefly(() => this.context.store.calls.getById(callId));
+      } catch (error) {
+        this.context.logger.warn({ err: error, callId }, 'cannot read the call of an unresolved claim yet');
         continue;
       }
-      await this.options.queue.complete(job.id);
-      if ('claimed' in result) {
-        this.context.metrics?.observeDispatchMs(nowMs - Date.parse(result.claimed.createdAt));
-        this.startSession(result.claimed);
+      this.unresolvedClaims.delete(callId);
+      if (call?.status === 'queued') {
+        await this.settleJob(jobId, () => this.options.queue.retryAt(jobId, Date.now()));
+        continue;
       }
+      if (
+        call?.status === 'dialing' &&
+        call.workerId === this.context.workerId &&
+        !this.sessions.has(callId) &&
+        !this.stopped
+      ) {
+        this.context.logger.warn({ callId }, 'the lost claim had committed: placing the call now');
+        this.startSession(call);
+      }
+      await this.settleJob(jobId, () => this.options.queue.complete(jobId));
     }
-    if (jobs.length === capacity) this.pollAgain = true;
+  }
+
+  /** Retries what a dropped database connection left undone: unresolved claims, unrecorded endings. */
+  private async settleUnfinishedBusiness(): Promise<void> {
+    if (!this.stopped) await this.resolveUnresolvedClaims();
+    await this.recordUnrecordedEndings();
+  }
+
+  private async recordUnrecordedEndings(): Promise<void> {
+    for (const session of [...this.unrecordedEndings]) {
+      if (await session.recordEnd()) this.unrecordedEndings.delete(session);
+    }
   }
 
   private startSession(call: CallRecord): void {
     // The call is already claimed: whatever happens to this read, a session must own it (a failed
-    // read leaves the agent unknown and the session ends the call with internal_error).
-    const agentRead = this.context.store.agents.get(call.accountId, call.agentId).catch((error: unknown) => {
+    // read, after a few tries, leaves the agent unknown and the session ends the call with
+    // internal_error).
+    const agentRead = retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId));
+    const agentOrNull = agentRead.catch((error: unknown) => {
       this.context.logger.error(
         { err: error, callId: call.id },
         'could not read the agent of a claimed call',
       );
       return null;
     });
-    void agentRead.then((agent) => {
+    void agentOrNull.then((agent) => {
       const session = new CallSession(this.context, call, agent);
       this.sessions.set(call.id, session);
       void session.done.finally(() => {
         this.sessions.delete(call.id);
+        // Its lease is still renewed by this worker: the heartbeat records the ending later.
+        if (!session.endRecorded) this.unrecordedEndings.add(session);
         this.wake();
       });
     });
@@ -203,6 +302,7 @@ export class CallDispatcher {
         this.context.workerId,
         new Date(Date.now() + this.leaseMs).toISOString(),
       );
+      await this.settleUnfinishedBusiness();
       await this.recover(false);
     } catch (error) {
       this.context.logger.error({ err: error }, 'lease heartbeat failed');
