@@ -24,13 +24,17 @@ export interface EnginePort {
   onMessage<TEnvelope>(listener: (envelope: TEnvelope) => void): void;
 }
 
-/** What an engine function receives: Node's modules (it cannot see our imports) and its port. */
+/**
+ * What an engine function receives: Node's modules (it cannot see our imports), its port, and the
+ * helper functions its host passed along (each self-contained, by name).
+ */
 export interface EngineModules {
   fs: typeof fs;
   path: typeof path;
   vm: typeof vm;
   require: NodeJS.Require;
   port: EnginePort;
+  helpers: Readonly<Record<string, unknown>>;
 }
 
 /** Messages an engine sends to its host. */
@@ -58,6 +62,8 @@ export interface EngineProcessOptions {
   main: EngineMain<never>;
   /** Handed to `main`; plain JSON. */
   data: unknown;
+  /** Self-contained functions `main` finds in `modules.helpers` under the same names. */
+  helpers?: Readonly<Record<string, (...args: never[]) => unknown>>;
   /** How long the engine may take to report ready before it counts as failed. */
   startTimeoutMs: number;
   /**
@@ -93,6 +99,9 @@ export class EngineProcess<TRequest, TReply, TEvent = never> {
   constructor(options: EngineProcessOptions) {
     this.#providerName = options.providerName;
     this.#stallTimeoutMs = options.stallTimeoutMs;
+    const helpers = Object.entries(options.helpers ?? {})
+      .map(([name, helper]) => `${JSON.stringify(name)}: (${helper.toString()})`)
+      .join(',\n');
     const source = [
       "'use strict';",
       // What `ps` shows, so an operator can tell the engines apart.
@@ -100,7 +109,8 @@ export class EngineProcess<TRequest, TReply, TEvent = never> {
       "const port = { postMessage: (message) => { if (process.connected) process.send(message); }, onMessage: (listener) => process.on('message', listener) };",
       // The host went away (or closed the channel): nothing is left to serve.
       "process.on('disconnect', () => process.exit(0));",
-      `(${options.main.toString()})({ fs: require('node:fs'), path: require('node:path'), vm: require('node:vm'), require, port }, ${JSON.stringify(options.data)});`,
+      `const helpers = {${helpers}};`,
+      `(${options.main.toString()})({ fs: require('node:fs'), path: require('node:path'), vm: require('node:vm'), require, port, helpers }, ${JSON.stringify(options.data)});`,
     ].join('\n');
     this.#child = spawn(process.execPath, ['-e', source], {
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

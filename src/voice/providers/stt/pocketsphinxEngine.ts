@@ -73,6 +73,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     preRun: Array<() => void>;
     onRuntimeInitialized: () => void;
     onAbort: (reason: unknown) => void;
+    wasmBinary?: Uint8Array;
     FS_createPath?: (parent: string, name: string, canRead: boolean, canWrite: boolean) => void;
     FS_createDataFile?: (
       parent: string,
@@ -92,7 +93,14 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
 
   const recentErrorLines: string[] = [];
   const scriptDirectory = path.dirname(data.scriptPath);
+  // Float-to-integer conversions saturate instead of trapping (see saturatingFloatToInt.ts):
+  // degenerate audio (exact zeros, full-scale DC, click trains) gave -infinity or overflowing
+  // scores there, and the trap left the recognizer unusable.
+  const withSaturatingFloatToInt = modules.helpers.withSaturatingFloatToInt as (
+    wasm: Uint8Array,
+  ) => Uint8Array;
   const emscripten: PocketsphinxModule = {
+    wasmBinary: withSaturatingFloatToInt(fs.readFileSync(path.join(scriptDirectory, 'pocketsphinx.wasm'))),
     locateFile: (name) => path.join(scriptDirectory, name),
     print: () => undefined,
     printErr: (line) => {

@@ -103,6 +103,49 @@ describe('PocketsphinxSpeechToText on flite speech', () => {
     expect(after.text).toContain('call me back');
   });
 
+  it('no input audio traps the recognizer: degenerate and full-scale signals, free-form and grammar', async () => {
+    // Each of these trapped the WASM decoder (float-to-integer conversion of -infinity or of an
+    // overflowing score) even with dither, some only when repeated; found by fuzzing 8 kHz input
+    // through this path.
+    const second = telephoneSampleRateHz;
+    const fill = (length: number, sample: (index: number) => number) =>
+      Int16Array.from({ length }, (_, i) => sample(i));
+    const concatenate = (...parts: Int16Array[]) => {
+      const joined = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
+      let offset = 0;
+      for (const part of parts) {
+        joined.set(part, offset);
+        offset += part.length;
+      }
+      return joined;
+    };
+    const adversarial = {
+      'a 100 Hz train of full-scale clicks': fill(second, (i) => (i % 80 === 0 ? 32767 : 0)),
+      'impulses, zeros, then full-scale DC': concatenate(
+        fill(1463, (i) => (i % 400 === 0 ? 27836 : 0)),
+        new Int16Array(3993),
+        new Int16Array(2793).fill(-32768),
+      ),
+      'two seconds of exact zeros': new Int16Array(2 * second),
+      'full-scale DC': new Int16Array(second).fill(32767),
+      'full-scale square wave at 4 kHz': fill(second, (i) => (i % 2 ? 32767 : -32768)),
+      'full-scale square wave at 1 kHz': fill(second, (i) => ((i >> 2) % 2 ? 32767 : -32768)),
+    };
+    const failuresBefore = stt.health().failures;
+    for (const [name, samples] of Object.entries(adversarial)) {
+      // Repeated: some trap only once live mean normalization has adapted to them.
+      for (let round = 0; round < 3; round += 1) {
+        await expect(recognize(samples), name).resolves.toBeDefined();
+        await expect(recognize(samples, expectedAnswers), name).resolves.toBeDefined();
+      }
+    }
+    expect(stt.health().failures).toBe(failuresBefore);
+    // Live mean normalization adapted to that audio; a few seconds of speech bring it back.
+    const sentence = await speak('please call me back tomorrow, any time after noon is fine');
+    for (let round = 0; round < 2; round += 1) await recognize(sentence);
+    expect((await recognize(await speak('yes'), expectedAnswers)).matchedPhrase).toBe('yes');
+  }, 90_000);
+
   it('leaves out phrases with words it cannot spell, and fails when none is left', async () => {
     const result = await recognize(await speak('no'), ['yes', 'no', 'zorglubbish please']);
     expect(result.matchedPhrase).toBe('no');

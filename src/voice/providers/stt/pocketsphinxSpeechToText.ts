@@ -21,6 +21,7 @@ import {
   type PocketsphinxRequest,
   pocketsphinxEngineMain,
 } from './pocketsphinxEngine.js';
+import { withSaturatingFloatToInt } from './saturatingFloatToInt.js';
 
 const providerName = 'pocketsphinx';
 /** The en-us acoustic model's rate; telephone audio is upsampled to it. */
@@ -70,6 +71,7 @@ class RecognizerProcess {
       providerName,
       main: pocketsphinxEngineMain,
       data,
+      helpers: { withSaturatingFloatToInt },
       // Loading the trigram model takes ~1 s alone; far longer on a loaded machine.
       startTimeoutMs: 120_000,
       stallTimeoutMs,
