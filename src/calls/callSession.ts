@@ -20,6 +20,7 @@ import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/i
 import { Conversation } from '../voice/conversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
+import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import { retryBriefly } from './retryBriefly.js';
 
@@ -242,7 +243,10 @@ export class CallSession {
       ringing = true;
       this.recordTransition('ringing');
     });
-    outgoing.on('answered', ({ sdpAnswer }) => this.onAnswered(rtp, sdpAnswer));
+    outgoing.on('answered', ({ sdpAnswer }) => {
+      this.onAnswered(rtp, sdpAnswer);
+      this.rememberDialog(outgoing);
+    });
 
     const outcome = await outgoing.outcome;
     if (outcome.kind === 'failed') return endingOfFailure(outcome.failure, this.localEnding);
@@ -283,6 +287,16 @@ export class CallSession {
       hangUp: (ending) => this.endLocally({ kind: ending }),
     });
     this.conversation.start();
+  }
+
+  /** Stores an answered trunk call's SIP dialog, so a BYE can still end it should this process die. */
+  private rememberDialog(outgoing: OutgoingCall): void {
+    const state = outgoing.dialogState;
+    const record = state && this.route ? sipDialogRecordOf(state, this.route) : null;
+    if (!record) return;
+    this.context.store.calls
+      .setSipDialog(this.call.id, record)
+      .catch((error: unknown) => this.log.error({ err: error }, 'could not store the SIP dialog'));
   }
 
   /** Stamps a live transition; a failed write is logged, never thrown into the call's media path. */

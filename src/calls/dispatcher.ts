@@ -4,6 +4,7 @@ import type { CallRecord } from '../domain/records.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
+import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
 import { retryBriefly } from './retryBriefly.js';
 
@@ -317,7 +318,7 @@ export class CallDispatcher {
     });
     for (const call of abandoned) {
       if (this.sessions.has(call.id)) continue;
-      await this.context.store.calls.finish(
+      const interrupted = await this.context.store.calls.finish(
         call.id,
         { ...terminalOutcomeOf({ kind: 'interrupted' }), atIso: new Date().toISOString() },
         this.context.buildEvent,
@@ -326,6 +327,18 @@ export class CallDispatcher {
         { callId: call.id, previousWorker: call.workerId },
         'call of a dead worker interrupted',
       );
+      // Only the process whose finish ended the call sends its BYE: at most one per call.
+      if (interrupted) this.hangUpOrphanedDialog(call);
     }
+  }
+
+  /**
+   * BYE for the dialog a dead worker left up, so the carrier's leg ends now rather than on its own
+   * timers. In the background: a silent far end must not hold recovery up for 64 × T1.
+   */
+  private hangUpOrphanedDialog(call: CallRecord): void {
+    void hangUpOrphanedDialog(this.context, call).catch((error: unknown) =>
+      this.context.logger.error({ err: error, callId: call.id }, 'BYE for the call of a dead worker failed'),
+    );
   }
 }
