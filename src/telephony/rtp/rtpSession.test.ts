@@ -166,6 +166,41 @@ describe('RtpSession', () => {
     expect(session.stats().packetsReceived).toBe(receivedBefore + 1);
   });
 
+  it('never latches on to a third party at another address, even one that speaks first', async () => {
+    const advertised = await rawPeer();
+    const stranger = createSocket('udp4');
+    sockets.push(stranger);
+    await new Promise<void>((resolve) => stranger.bind(0, '127.0.0.77', resolve));
+    const strangerPackets: number[] = [];
+    stranger.on('message', (message) => strangerPackets.push(message.length));
+    const session = await openSession();
+    const latched: string[] = [];
+    session.on('latched', ({ address }) => latched.push(address));
+    session.start(remoteAt(advertised.port));
+    const packet = (seq: number): Buffer =>
+      encodeRtpPacket({
+        marker: false,
+        payloadType: 0,
+        sequenceNumber: seq,
+        timestamp: seq * 160,
+        ssrc: 7,
+        payload: new Uint8Array(160),
+      });
+    for (let seq = 1; seq <= 5; seq++) stranger.send(packet(seq), session.localPort, '127.0.0.1');
+    await waitFor(() => session.stats().packetsFromStranger >= 5, 1_000);
+    expect(session.stats().packetsFromStranger).toBe(5);
+    expect(session.stats().packetsReceived).toBe(0);
+    expect(latched).toEqual([]);
+    expect(session.sendTarget).toEqual({ address: '127.0.0.1', port: advertised.port });
+    await waitFor(() => advertised.packets.length >= 2, 500);
+    expect(strangerPackets).toEqual([]);
+    // The far end itself, from another port of the SDP address, is latched on to.
+    const actual = await rawPeer();
+    actual.socket.send(packet(6), session.localPort, '127.0.0.1');
+    await waitFor(() => latched.length > 0, 1_000);
+    expect(latched).toEqual(['127.0.0.1']);
+  });
+
   it('follows a new far-end address after latching (re-INVITE)', async () => {
     const first = await rawPeer();
     const second = await rawPeer();
