@@ -42,3 +42,41 @@ export async function openTestPostgresStore(
       : {}),
   });
 }
+
+/**
+ * A database of its own on the test server, for tests that terminate every backend of
+ * `current_database()`: other test files (in their own databases) keep their connections.
+ */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `cwdb_${process.pid}_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testPostgresUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(testPostgresUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: testPostgresUrl() });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Terminates every other backend of the database `client` is connected to; resolves to how many. */
+export async function terminateOtherBackends(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ terminated: boolean }>(
+    `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+     WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+  );
+  return rows.filter((row) => row.terminated).length;
+}

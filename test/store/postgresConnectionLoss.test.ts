@@ -1,17 +1,26 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/openStore.js';
 import { queueNames } from '../../src/queue/types.js';
+import { jobNotifyChannel } from '../../src/store/postgres/calls.js';
 import {
   createPool,
   isConnectionLoss,
   type PgPool,
   withTransaction,
 } from '../../src/store/postgres/database.js';
+import { listenForJobs } from '../../src/store/postgres/jobNotifications.js';
 import type { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { ConnectionCuttingProxy } from '../helpers/connectionCuttingProxy.js';
-import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+import {
+  createTestDatabase,
+  dropTestSchema,
+  newTestSchema,
+  terminateOtherBackends,
+  testPostgresUrl,
+} from '../helpers/postgres.js';
 import { countJobs } from '../helpers/stores.js';
 
 /**
@@ -155,5 +164,40 @@ describe('a dropped PostgreSQL connection', () => {
     await store.queue.complete(jobId);
     expect(proxy.cuts).toBe(cutsBefore + 1);
     expect(await countJobs(store, queueNames.webhook, { event_id: 'evt_cut' })).toBe(0);
+  });
+});
+
+describe('the LISTEN connection of a worker process', () => {
+  it('is connected again after the server terminates it, and wake-ups arrive again', async () => {
+    // Its own database: terminating every backend of it touches no other test's connections.
+    const database = await createTestDatabase();
+    const admin = new pg.Client({ connectionString: database.url });
+    admin.on('error', () => undefined);
+    await admin.connect();
+    const woken: string[] = [];
+    const listener = listenForJobs({
+      connectionString: database.url,
+      logger: createLogger('silent'),
+      onJob: (queue) => woken.push(queue),
+      retryMs: 50,
+    });
+    try {
+      const notifyUntilWoken = async (queue: string) => {
+        for (let tries = 0; tries < 200 && !woken.includes(queue); tries++) {
+          await admin.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queue]);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(woken).toContain(queue);
+      };
+      await notifyUntilWoken('before');
+      for (let round = 1; round <= 3; round++) {
+        expect(await terminateOtherBackends(admin)).toBeGreaterThan(0);
+        await notifyUntilWoken(`after-${round}`);
+      }
+    } finally {
+      await listener.close();
+      await admin.end();
+      await database.drop();
+    }
   });
 });
