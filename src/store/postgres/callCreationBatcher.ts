@@ -48,7 +48,7 @@ export class CallCreationBatcher {
     while (this.pending.length > 0) void this.commit(this.pending.splice(0, this.maxBatch));
   }
 
-  private async commit(batch: PendingCreation[], retriedAlone = false): Promise<void> {
+  private async commit(batch: PendingCreation[], afterLostCommit = false): Promise<void> {
     try {
       const created = await withTransaction(this.pool, (client) =>
         this.write(
@@ -60,20 +60,27 @@ export class CallCreationBatcher {
       if (created.some((call) => call !== null)) this.afterCommit();
     } catch (error) {
       // A connection lost during COMMIT leaves the outcome unknown: retry alone once to find out.
-      if (batch.length > 1 || (isConnectionLoss(error) && !retriedAlone)) {
-        for (const item of batch) void this.commit([item], true);
+      const lostCommit = isConnectionLoss(error);
+      if (batch.length > 1 || (lostCommit && !afterLostCommit)) {
+        for (const item of batch) void this.commit([item], lostCommit);
         return;
       }
       const item = batch[0] as PendingCreation;
-      // Its id already taken means an earlier COMMIT whose answer was lost did store it.
-      const stored = isUniqueViolation(error) ? await this.storedCall(item.input.id).catch(() => null) : null;
+      // After a lost COMMIT, its id already taken means that COMMIT did store it.
+      const stored =
+        afterLostCommit && isUniqueViolation(error)
+          ? await this.storedCall(item.input).catch(() => null)
+          : null;
       if (stored) item.resolve(stored);
       else item.reject(error);
     }
   }
 
-  private async storedCall(callId: string): Promise<CallRecord | null> {
-    const { rows } = await this.pool.query<CallRow>('SELECT * FROM calls WHERE id = $1', [callId]);
+  private async storedCall(input: NewQueuedCall): Promise<CallRecord | null> {
+    const { rows } = await this.pool.query<CallRow>(
+      'SELECT * FROM calls WHERE id = $1 AND account_id = $2 AND api_key_id = $3',
+      [input.id, input.accountId, input.apiKeyId],
+    );
     return rows[0] ? toCall(rows[0]) : null;
   }
 
