@@ -125,6 +125,10 @@ export async function benchPostgres({ durationS, connections }) {
   await client.connect();
   const rows = await client.query(`SELECT id FROM ${schema}.calls WHERE status = 'queued'`);
   const stored = new Set(rows.rows.map((row) => row.id));
+  const jobs = await client.query(
+    `SELECT data ->> 'call_id' AS id FROM ${schema}_jobs.job WHERE name = 'call.dispatch'`,
+  );
+  const queued = new Set(jobs.rows.map((row) => row.id));
   await client.query(`DROP SCHEMA ${schema} CASCADE`);
   await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
   await client.end();
@@ -137,5 +141,6 @@ export async function benchPostgres({ durationS, connections }) {
     non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
     accepted: accepted.length,
     missingRows: accepted.filter((id) => !stored.has(id)).length,
+    missingJobs: accepted.filter((id) => !queued.has(id)).length,
   };
 }
