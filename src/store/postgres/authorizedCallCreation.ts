@@ -251,21 +251,24 @@ export class AuthorizedCallCreation {
     }
   }
 
-  private async commit(batch: PendingAttempt[], retriedAlone: boolean): Promise<void> {
+  /** `afterLoss`: an earlier run of these attempts lost its connection, so it may have committed. */
+  private async commit(batch: PendingAttempt[], afterLoss: boolean): Promise<void> {
     try {
       const outcomes = await this.execute(batch.map((item) => item.attempt));
       for (const [index, item] of batch.entries()) item.resolve(outcomes[index] as AuthorizedCallOutcome);
       if (outcomes.some((outcome) => outcome.kind === 'created')) this.afterCommit();
     } catch (error) {
-      // A lost connection leaves the statement's outcome unknown: each attempt runs again alone.
-      if (batch.length > 1 || (isConnectionLoss(error) && !retriedAlone)) {
-        await Promise.all(batch.map((item) => this.commit([item], true)));
+      // A lost connection leaves the statement's outcome unknown: each attempt runs again alone,
+      // once; a batch refused for one bad row runs again one attempt at a time.
+      const lost = isConnectionLoss(error);
+      if (batch.length > 1 || (lost && !afterLoss)) {
+        await Promise.all(batch.map((item) => this.commit([item], afterLoss || lost)));
         return;
       }
       const item = batch[0] as PendingAttempt;
-      // Its id already taken: an earlier run whose answer was lost did store it.
+      // Its id already taken after a lost answer: that earlier run did store it.
       const stored =
-        retriedAlone && isUniqueViolation(error) && item.attempt.call
+        afterLoss && isUniqueViolation(error) && item.attempt.call
           ? await this.storedCreation(item.attempt).catch(() => null)
           : null;
       if (stored) item.resolve(stored);
@@ -302,14 +305,15 @@ export class AuthorizedCallCreation {
     return rows.map((row, index) => outcomeOf(row, attempts[index] as AuthorizedCallAttempt));
   }
 
-  /** The outcome of an attempt whose call an earlier, unanswered run stored. */
+  /** The outcome of an attempt whose call an earlier, unanswered run stored (with this key). */
   private async storedCreation(attempt: AuthorizedCallAttempt): Promise<AuthorizedCallOutcome | null> {
     const { rows } = await this.pool.query<{ call: CallRow; account: AccountRow; tokens: number | null }>(
       `SELECT row_to_json(c) AS call, row_to_json(a) AS account, b.tokens
        FROM calls c JOIN accounts a ON a.id = c.account_id
+       JOIN api_keys k ON k.id = c.api_key_id
        LEFT JOIN rate_buckets b ON b.bucket_key = 'account:' || a.id
-       WHERE c.id = $1`,
-      [attempt.call?.id],
+       WHERE c.id = $1 AND k.key_hash = $2`,
+      [attempt.call?.id, attempt.keyHash],
     );
     const row = rows[0];
     if (!row) return null;
