@@ -11,7 +11,11 @@ import type { Store } from '../store/types.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { createAuthenticator } from './auth.js';
-import { type AuthorizedCreateOptions, authorizesInStore } from './authorizedCreate.js';
+import {
+  type AuthorizedCreateOptions,
+  authorizesInStore,
+  createAuthorizedHandler,
+} from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
@@ -50,8 +54,8 @@ export interface AppDependencies {
 }
 
 /**
- * The one-round-trip create (issue 12) when the store offers it and the limiter keeps its buckets
- * in that store (the statement takes from the same rows every other route's limit does).
+ * The one-round-trip create and authorization (issue 12) when the store offers it and the limiter
+ * keeps its buckets in that store (the dashboard's limits take from the same rows).
  */
 function authorizedCreateOptions(deps: AppDependencies): AuthorizedCreateOptions | null {
   const { store, limiter, config, logger } = deps;
@@ -139,22 +143,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   const authenticate = createAuthenticator({ store, limiter, authFailurePolicy: config.authFailurePolicy });
   const limitAccount = createAccountRateLimit(limiter, config.ratePolicy);
+  const oneRoundTripOptions = authorizedCreateOptions(deps);
+  const oneRoundTrip = oneRoundTripOptions ? createAuthorizedHandler(oneRoundTripOptions) : null;
   await app.register(
     async (api) => {
       const links = deps.recordings?.links ?? null;
       // A valid signed recording link stands in for the API key (and its account's rate limit).
-      api.addHook('onRequest', async (request, reply) =>
-        signedRecordingRequest(request, links) || authorizesInStore(request)
-          ? undefined
-          : authenticate(request, reply),
-      );
+      // The create authorizes itself; with a store that can, every other route's key and limits
+      // are one round trip too.
+      api.addHook('onRequest', async (request, reply) => {
+        if (signedRecordingRequest(request, links) || authorizesInStore(request)) return;
+        if (oneRoundTrip) return oneRoundTrip.authorize(request, reply);
+        return authenticate(request, reply);
+      });
       api.addHook('onRequest', async (request, reply) =>
         (request.auth === null && request.routeOptions.url?.endsWith('/recording')) ||
-        authorizesInStore(request)
+        authorizesInStore(request) ||
+        oneRoundTrip
           ? undefined
           : limitAccount(request, reply),
       );
-      registerCallRoutes(api, store, deps.callControl ?? null, authorizedCreateOptions(deps));
+      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
     },

@@ -65,12 +65,16 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
       .catch((error: unknown) => options.logger.warn({ err: error }, 'could not record a key use'));
   }
 
-  /** Runs the store's checks for this request and answers, or throws the error DESIGN §1 puts first. */
-  async function create(
+  /**
+   * Runs the store's statement for this request (with the call to write, or none) and settles
+   * steps 1 and 2: throws the 429 or 401 DESIGN §1 puts first, else sets `request.auth` and the
+   * rate-limit headers and hands back what the statement found about the rest.
+   */
+  async function check(
     request: FastifyRequest,
     reply: FastifyReply,
-    validated: AppError | ReturnType<typeof parseOutboundCallRequest>,
-  ): Promise<CallRecord> {
+    call: AuthorizedCallAttempt['call'],
+  ): Promise<Exclude<AuthorizedCallOutcome, { kind: 'held_off' | 'unauthorized' | 'rate_limited' }>> {
     const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
     const presented = values.length === 1 ? (values[0] as string) : '';
     const outcome = await options.createAuthorized({
@@ -78,7 +82,7 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
       authFailureBucket: authFailureBucketKey(request),
       authFailurePolicy: options.authFailurePolicy,
       defaultRatePolicy: options.defaultRatePolicy,
-      call: isAppError(validated) ? null : newCallFields(validated),
+      call,
     });
     if (outcome.kind === 'held_off' || outcome.kind === 'unauthorized') {
       const headers = rateLimitHeaders('auth_failures', options.authFailurePolicy, outcome.authFailures);
@@ -99,6 +103,16 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
       });
     }
     for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+    return outcome;
+  }
+
+  /** The create: the store's checks, then the error DESIGN §1 puts first, or the call. */
+  async function create(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    validated: AppError | ReturnType<typeof parseOutboundCallRequest>,
+  ): Promise<CallRecord> {
+    const outcome = await check(request, reply, isAppError(validated) ? null : newCallFields(validated));
     switch (outcome.kind) {
       case 'request_refused':
         throw isAppError(validated) ? validated : new AppError('server_error', 'internal server error');
@@ -114,7 +128,16 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
   }
 
   return {
-    /** The route's handler: the pure checks, then the store's. */
+    /**
+     * The onRequest hook of every other /v1 route on such a store: the key, the address's failure
+     * limit and the account's rate limit in one round trip (the same statement, nothing to write),
+     * where the authenticator and the account limit made three or four.
+     */
+    async authorize(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      await check(request, reply, null);
+    },
+
+    /** The create route's handler: the pure checks, then the store's. */
     async handle(request: FastifyRequest, reply: FastifyReply): Promise<CallRecord> {
       let validated: AppError | ReturnType<typeof parseOutboundCallRequest>;
       try {
@@ -156,3 +179,6 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
 function accountRateHeaders(caller: AuthorizedCaller, defaultPolicy: RatePolicy): Record<string, string> {
   return rateLimitHeaders('account', caller.account.ratePolicy ?? defaultPolicy, caller.rate);
 }
+
+/** The one-round-trip handlers: the create route's, and the hook of every other /v1 route. */
+export type StoreAuthorizedRequests = ReturnType<typeof createAuthorizedHandler>;

@@ -8,7 +8,7 @@ import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
-import { type AuthorizedCreateOptions, createAuthorizedHandler } from './authorizedCreate.js';
+import type { StoreAuthorizedRequests } from './authorizedCreate.js';
 import { readJsonBody } from './jsonBody.js';
 import {
   callIdParamsSchema,
@@ -27,16 +27,15 @@ function authOf(request: { auth: AuthContext | null }): AuthContext {
 
 /**
  * The calls resource: the specification's one operation and the read extensions. With
- * `authorized` (a store that checks and writes a creation in one round trip), the create route
+ * `oneRoundTrip` (a store that checks and writes a creation in one round trip), the create route
  * authenticates and rate-limits itself in that round trip; otherwise the app's hooks have done so.
  */
 export function registerCallRoutes(
   app: FastifyInstance,
   store: Store,
   control: CallControl | null,
-  authorized: AuthorizedCreateOptions | null = null,
+  oneRoundTrip: StoreAuthorizedRequests | null = null,
 ): void {
-  const oneRoundTrip = authorized ? createAuthorizedHandler(authorized) : null;
   app.post(
     '/calls/outbound',
     {

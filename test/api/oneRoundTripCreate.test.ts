@@ -104,31 +104,65 @@ async function waitForLockWait(client: pg.Client): Promise<void> {
   throw new Error('the request never waited for the lock');
 }
 
+/**
+ * Every statement any client of this process sends about the API's tables while `work` runs
+ * (pg-boss's own maintenance aside), whether through a pool, a transaction's client or the query
+ * builder.
+ */
+async function statementsDuring(work: () => Promise<void>): Promise<string[]> {
+  const statements: string[] = [];
+  const clientQuery = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | null)?.text ?? '');
+    if (/api_keys|rate_buckets|\bcalls\b|agents|phone_numbers|^\s*(BEGIN|COMMIT)/i.test(text))
+      statements.push(text);
+    return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof clientQuery;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = clientQuery;
+  }
+  return statements;
+}
+
 describe('the one-round-trip create on PostgreSQL', () => {
   it('makes one statement per creation (the wake-up NOTIFY aside), where the staged path made nine', async () => {
     const { store, urls } = await startFronts();
     const fixture = await createAccountFixture(store);
     // The first use of a key writes its last_used_at (once a minute per key and process).
     expect((await postCall(urls[0] as string, fixture.key, bodyFor(fixture))).status).toBe(200);
-    // Every statement any client of this process sends about the create's tables (pg-boss's own
-    // maintenance aside), whether through the pool, a transaction's client or the query builder.
-    const statements: string[] = [];
-    const clientQuery = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const text =
-        typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | null)?.text ?? '');
-      if (/api_keys|rate_buckets|\bcalls\b|agents|phone_numbers|^\s*(BEGIN|COMMIT)/i.test(text))
-        statements.push(text);
-      return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof clientQuery;
-    try {
+    const statements = await statementsDuring(async () => {
       const result = await postCall(urls[0] as string, fixture.key, bodyFor(fixture));
       expect(result.status).toBe(200);
-    } finally {
-      pg.Client.prototype.query = clientQuery;
-    }
+    });
     expect(statements).toHaveLength(1);
     expect(await countCalls(store, fixture.accountId)).toEqual({ calls: 2, jobs: 2 });
+  });
+
+  it('authorizes every other route in one statement too (key, failure limit, account limit), then its own read', async () => {
+    const { store, urls } = await startFronts({ ratePolicy: '3/60s' });
+    const fixture = await createAccountFixture(store);
+    const created = await postCall(urls[0] as string, fixture.key, bodyFor(fixture));
+    const callId = (created.body as { call_id: string }).call_id;
+    const statuses: number[] = [];
+    const statements = await statementsDuring(async () => {
+      const response = await fetch(`${urls[0]}/v1/calls/${callId}`, {
+        headers: { 'X-API-Key': fixture.key },
+      });
+      expect(response.headers.get('ratelimit')).toMatch(/^"account";r=1;t=\d+$/);
+      statuses.push(response.status);
+      await response.arrayBuffer();
+    });
+    expect(statuses).toEqual([200]);
+    expect(statements).toHaveLength(2);
+    // The same bucket as the create's: the third request of the account's 3 passes, the fourth is 429.
+    const third = await fetch(`${urls[1]}/v1/calls`, { headers: { 'X-API-Key': fixture.key } });
+    const fourth = await fetch(`${urls[0]}/v1/calls/${callId}`, { headers: { 'X-API-Key': fixture.key } });
+    expect([third.status, fourth.status]).toEqual([200, 429]);
+    const wrong = await fetch(`${urls[0]}/v1/calls`, { headers: { 'X-API-Key': generateApiKey() } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('ratelimit-policy')).toBe('"auth_failures";q=100000;w=60');
   });
 
   it('a key revoked while its request waits on the key row gets 401 and writes nothing', async () => {
