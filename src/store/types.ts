@@ -302,7 +302,9 @@ export interface Store {
 /**
  * One `POST /v1/calls/outbound` as a store sees it when it runs DESIGN §1 steps 1, 2 and 6–9 in
  * one round trip (issue 12). Steps 3–5 (Content-Type, shape, phone format) are pure and stay in the
- * API: `call` is null when the request failed them, and it still counts against its account.
+ * API: `call` is null when the request failed them (it still counts against its account), and for
+ * every other /v1 route, which needs only steps 1 and 2 (outcome `request_refused` then means
+ * authorized and within the limits).
  */
 export interface AuthorizedCallAttempt {
   /** SHA-256 of the presented key; null when the header was missing, repeated or malformed. */
@@ -330,7 +332,7 @@ export type AuthorizedCallOutcome =
   /** 401: the failure is counted in the address's bucket (this decision). */
   | { kind: 'unauthorized'; authFailures: RateDecision }
   | { kind: 'rate_limited'; caller: AuthorizedCaller }
-  /** The request failed steps 3–5 (the API knows how); its token was taken. */
+  /** Authorized and within the limits, with no call to write (`call` was null); its token was taken. */
   | { kind: 'request_refused'; caller: AuthorizedCaller }
   /** 404: no such agent in the account, or inactive. */
   | { kind: 'agent_not_found'; caller: AuthorizedCaller }
