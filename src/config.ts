@@ -73,7 +73,7 @@ export interface VoiceConfig {
   openAiApiKey: string | null;
   /** The chat model of llm agents that name none. */
   llmModel: string;
-  /** Offline speech recognisers working in parallel (each holds ~140 MB). */
+  /** Offline speech recognisers working in parallel: one engine process each, ~200 MB. */
   sttWorkers: number;
 }
 
