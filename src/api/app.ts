@@ -90,7 +90,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: trustProxyOption(config.trustProxy),
     requestIdHeader: false,
     genReqId: newRequestId,
-    return503OnClosing: true,
+    // A request in flight while the process closes is answered as usual: the store closes only after
+    // the HTTP server has (src/server.ts), and 503 is not a status of the specified operation.
+    return503OnClosing: false,
     // Unknown query parameters are refused, not silently dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
