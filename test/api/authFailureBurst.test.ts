@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/domain/apiKeys.js';
-import { type ApiFronts, startApiFronts } from '../dashboard/fronts.js';
+import { type ApiFronts, burstOver, countStatus as count, startApiFronts } from '../dashboard/fronts.js';
 import { createAccountFixture } from '../helpers/service.js';
 import { storeKinds } from '../helpers/stores.js';
 
@@ -18,10 +18,6 @@ async function statusOf(url: string, key: string): Promise<number> {
   return response.status;
 }
 
-function count(statuses: number[], status: number): number {
-  return statuses.filter((candidate) => candidate === status).length;
-}
-
 describe.each(storeKinds)('API-key failure limit on the %s store', (kind) => {
   let fronts: ApiFronts | undefined;
 
@@ -34,11 +30,7 @@ describe.each(storeKinds)('API-key failure limit on the %s store', (kind) => {
     fronts = await startApiFronts(kind, { authFailurePolicy: '5/60s' });
     const fixture = await createAccountFixture(fronts.store);
     const urls = fronts.urls;
-    const statuses = await Promise.all(
-      Array.from({ length: burstSize }, (_, attempt) =>
-        statusOf(urls[attempt % urls.length] as string, generateApiKey()),
-      ),
-    );
+    const statuses = await burstOver(urls, burstSize, (url) => statusOf(url, generateApiKey()));
     expect(count(statuses, 401) + count(statuses, 429)).toBe(burstSize);
     expect(count(statuses, 401)).toBeGreaterThanOrEqual(1);
     expect(count(statuses, 401)).toBeLessThanOrEqual(5);
@@ -53,11 +45,7 @@ describe.each(storeKinds)('API-key failure limit on the %s store', (kind) => {
     for (let round = 0; round < 3; round++) {
       for (const url of urls) expect(await statusOf(url, fixture.key)).toBe(200);
     }
-    const valid = await Promise.all(
-      Array.from({ length: 20 }, (_, attempt) =>
-        statusOf(urls[attempt % urls.length] as string, fixture.key),
-      ),
-    );
+    const valid = await burstOver(urls, 20, (url) => statusOf(url, fixture.key));
     expect(valid).toEqual(Array(20).fill(200));
     const wrong: number[] = [];
     for (let attempt = 0; attempt < 3; attempt++)

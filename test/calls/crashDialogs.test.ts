@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mainScript, startServeProcess } from '../helpers/cli.js';
+import { createCallerWithCli, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
 
@@ -30,12 +30,6 @@ const env = {
   CALLWRIGHT_TRUNK_ALLOW_PRIVATE: 'true',
 };
 const children: ChildProcess[] = [];
-
-function cli(args: string[]): Record<string, unknown> {
-  return JSON.parse(
-    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }),
-  );
-}
 
 afterAll(() => {
   for (const child of children)
@@ -82,35 +76,16 @@ describe('SIGKILL with a trunk call up', () => {
     // Both processes use one SIP port, as a deployment does (5060): SIPp answers on the port the
     // call came from, not on the BYE's Via.
     const serveEnv = { ...env, CALLWRIGHT_SIP_PORT: String(await freeUdpPort()) };
-    const account = cli(['accounts', 'create', '--name', 'crash-bye']).account_id as string;
-    const key = cli(['keys', 'create', '--name', 'k', '--account', account]).key as string;
-    const agent = cli([
-      'agents',
-      'create',
-      '--name',
-      'a',
-      '--prompt',
-      'p',
-      '--max-duration',
-      '120',
-      '--account',
-      account,
-    ]).agent_id as string;
-    cli([
-      'trunks',
-      'add',
-      '--name',
-      'carrier',
-      '--uri',
-      `sip:127.0.0.1:${carrier.port}`,
-      '--username',
-      'trunkuser',
-      '--password',
-      's3cret',
-      '--account',
-      account,
-    ]);
-    cli(['numbers', 'add', '+15550009999', '--route', 'carrier', '--account', account]);
+    const { key, agentId: agent } = createCallerWithCli(env, {
+      name: 'crash-bye',
+      maxDurationS: 120,
+      trunk: {
+        name: 'carrier',
+        uri: `sip:127.0.0.1:${carrier.port}`,
+        username: 'trunkuser',
+        password: 's3cret',
+      },
+    });
 
     const first = await startServeProcess([], serveEnv);
     children.push(first.child);

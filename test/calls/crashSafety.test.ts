@@ -1,12 +1,10 @@
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mainScript, startServeProcess } from '../helpers/cli.js';
+import { createCallerWithCli, startServeProcess, startWebhookReceiverWithCli } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
 /**
@@ -30,12 +28,6 @@ const env = {
 };
 const children: ChildProcess[] = [];
 
-function cli(args: string[]): Record<string, unknown> {
-  return JSON.parse(
-    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }),
-  );
-}
-
 async function serve(): Promise<{ url: string; child: ChildProcess }> {
   const started = await startServeProcess([], env);
   children.push(started.child);
@@ -49,41 +41,22 @@ afterAll(() => {
 
 describe('SIGKILL with calls queued, dialling and live', () => {
   it('ends every call exactly once after a restart and dials none twice', async () => {
-    const account = cli(['accounts', 'create', '--name', 'crash', '--max-live-calls', '4'])
-      .account_id as string;
-    const key = cli(['keys', 'create', '--name', 'k', '--account', account]).key as string;
-    const agent = cli([
-      'agents',
-      'create',
-      '--name',
-      'a',
-      '--prompt',
-      'p',
-      '--max-duration',
-      '3',
-      '--account',
-      account,
-    ]).agent_id as string;
-    cli(['numbers', 'add', '+15550009999', '--account', account]);
+    const {
+      accountId: account,
+      key,
+      agentId: agent,
+    } = createCallerWithCli(env, {
+      name: 'crash',
+      maxLiveCalls: 4,
+      maxDurationS: 3,
+    });
     // A real receiver: every delivery is counted by its webhook-id (at-least-once allows repeats).
     const deliveries = new Map<string, number>();
     const eventCallIds = new Map<string, string>();
-    const receiver = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const id = String(request.headers['webhook-id']);
-        deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
-        eventCallIds.set(
-          id,
-          (JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } }).data.call_id,
-        );
-        response.writeHead(200).end();
-      });
+    const receiver = await startWebhookReceiverWithCli(env, account, ({ webhookId, callId }) => {
+      deliveries.set(webhookId, (deliveries.get(webhookId) ?? 0) + 1);
+      eventCallIds.set(webhookId, callId);
     });
-    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-    const receiverPort = (receiver.address() as AddressInfo).port;
-    cli(['webhook', 'set', `http://127.0.0.1:${receiverPort}/hook`, '--account', account]);
 
     const first = await serve();
     const callIds: string[] = [];

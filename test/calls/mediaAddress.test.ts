@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { CallSession } from '../../src/calls/callSession.js';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
-import { newId } from '../../src/domain/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { FileRecordingStorage } from '../../src/recordings/recordingStorage.js';
 import { SecretBox } from '../../src/secrets/secretBox.js';
 import { MediaClock, PortAllocator } from '../../src/telephony/rtp/index.js';
-import { headerValue, headerValues, parseSipMessage, SipUserAgent } from '../../src/telephony/sip/index.js';
-import { openTestStore, type TestStoreHandle } from '../helpers/stores.js';
+import { sipTestBench, thirdAddress } from '../helpers/sipPeers.js';
+import { createCallOwner, newQueuedCall, openTestStore, type TestStoreHandle } from '../helpers/stores.js';
 
 /**
  * The far end chooses where our RTP goes (its SDP answer's c=): an address the call may not reach
@@ -23,50 +21,15 @@ import { openTestStore, type TestStoreHandle } from '../helpers/stores.js';
  * lets only its own address steer anything) decides what may be reached.
  */
 
-const thirdAddress = '127.0.0.77';
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function bindSocket(address: string, port = 0): Promise<Socket> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(port, address, resolve));
-  cleanups.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return socket;
-}
+const { defer, bindSocket, startRawUas, startUserAgent } = sipTestBench();
 
 /** Answers INVITE with 200 and an SDP naming `mediaAddress:mediaPort`; answers BYE with 200. */
-async function startAnsweringPeer(mediaAddress: string, mediaPort: number) {
-  const socket = await bindSocket('127.0.0.1');
-  const methods: string[] = [];
-  const sdp = `v=0\r\no=- 2 2 IN IP4 ${mediaAddress}\r\ns=-\r\nc=IN IP4 ${mediaAddress}\r\nt=0 0\r\nm=audio ${mediaPort} RTP/AVP 0\r\na=sendrecv\r\n`;
-  socket.on('message', (data, remote) => {
-    const parsed = parseSipMessage(data);
-    if (!parsed.ok || parsed.message.kind !== 'request') return;
-    const request = parsed.message;
-    methods.push(request.method);
-    if (request.method === 'ACK') return;
-    const isInvite = request.method === 'INVITE';
-    const body = isInvite ? sdp : '';
-    const lines = [
-      'SIP/2.0 200 OK',
-      ...headerValues(request, 'Via').map((via) => `Via: ${via}`),
-      `From: ${headerValue(request, 'From')}`,
-      `To: ${headerValue(request, 'To')}${isInvite ? ';tag=peer' : ''}`,
-      `Call-ID: ${request.callId}`,
-      `CSeq: ${request.cseq.seq} ${request.method}`,
-      ...(isInvite
-        ? [`Contact: <sip:peer@127.0.0.1:${socket.address().port}>`, 'Content-Type: application/sdp']
-        : []),
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      '',
-      body,
-    ];
-    socket.send(lines.join('\r\n'), remote.port, remote.address);
+function startAnsweringPeer(mediaAddress: string, mediaPort: number) {
+  return startRawUas({
+    toTag: 'peer',
+    inviteHeaders: (port) => [`Contact: <sip:peer@127.0.0.1:${port}>`],
+    sdp: `v=0\r\no=- 2 2 IN IP4 ${mediaAddress}\r\ns=-\r\nc=IN IP4 ${mediaAddress}\r\nt=0 0\r\nm=audio ${mediaPort} RTP/AVP 0\r\na=sendrecv\r\n`,
   });
-  return { port: socket.address().port, methods };
 }
 
 describe('the SDP answer names where our media goes', () => {
@@ -74,7 +37,7 @@ describe('the SDP answer names where our media goes', () => {
 
   it('ends the call as failed/carrier_error when that address is refused, and sends it nothing', async () => {
     handle = await openTestStore('sqlite');
-    cleanups.push(() => handle.dispose());
+    defer(() => handle.dispose());
     const store = handle.store;
     const logger = createLogger('silent');
     const third = await bindSocket(thirdAddress);
@@ -82,41 +45,14 @@ describe('the SDP answer names where our media goes', () => {
     third.on('message', (data) => packetsAtThird.push(data.length));
     const peer = await startAnsweringPeer(thirdAddress, third.address().port);
 
-    const account = await store.accounts.create({ name: 'media', maxLiveCalls: 2 });
-    const key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
-    const agent = await store.agents.create({
-      accountId: account.id,
-      name: 'a',
-      active: true,
-      prompt: 'p',
-      firstMessage: 'hi',
-      variables: [],
-      extraction: [],
-      brain: 'script',
-      script: null,
-      settings: {},
-      maxDurationS: 3,
-      silenceTimeoutS: 20,
+    const { account, agent, owner } = await createCallOwner(store, {
+      account: { name: 'media', maxLiveCalls: 2 },
+      agent: { maxDurationS: 3 },
     });
     await addPhoneNumber(store, account.id, '+15550009999');
-    const queued = await store.calls.createQueued({
-      id: newId('call'),
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550009999',
-      toNumber: '+15550100001',
-      firstMessage: null,
-      context: null,
-      variables: null,
-      createdAt: new Date().toISOString(),
-    });
+    const queued = await store.calls.createQueued(
+      newQueuedCall(owner, { fromNumber: '+15550009999', toNumber: '+15550100001' }),
+    );
     if (!queued) throw new Error('not created');
     const nowMs = Date.now();
     const claimed = await store.calls.claimForDialing(queued.id, {
@@ -126,12 +62,11 @@ describe('the SDP answer names where our media goes', () => {
     });
     if (!('claimed' in claimed)) throw new Error('not claimed');
 
-    const ua = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger, timers: { t1Ms: 20 } });
-    cleanups.push(() => ua.close());
+    const ua = await startUserAgent({ logger, timers: { t1Ms: 20 } });
     const clock = new MediaClock({ logger });
-    cleanups.push(() => clock.stop());
+    defer(() => clock.stop());
     const recordingsDir = mkdtempSync(join(tmpdir(), 'callwright-media-'));
-    cleanups.push(() => rmSync(recordingsDir, { recursive: true, force: true }));
+    defer(() => rmSync(recordingsDir, { recursive: true, force: true }));
     const session = new CallSession(
       {
         store,

@@ -1,12 +1,10 @@
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mainScript, startServeProcess } from '../helpers/cli.js';
+import { createCallerWithCli, startServeProcess, startWebhookReceiverWithCli } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { createTestDatabase, newTestSchema, terminateOtherBackends } from '../helpers/postgres.js';
 
@@ -53,12 +51,6 @@ function baseEnv(): Record<string, string> {
   };
 }
 
-function cli(args: string[]): Record<string, unknown> {
-  return JSON.parse(
-    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env: baseEnv(), encoding: 'utf8' }),
-  );
-}
-
 /** Starts `serve --role ROLE` in its own slot of ports and data directory. */
 async function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
   const rtpBase = 45_000 + slot * 1_000;
@@ -87,46 +79,25 @@ afterAll(async () => {
 
 describe('chaos on PostgreSQL: 2 API and 3 worker processes, workers killed and restarted', () => {
   it(`accepts ${calls} calls and ends each exactly once with exactly one event, dialling none twice`, async () => {
-    const account = cli(['accounts', 'create', '--name', 'chaos', '--max-live-calls', '40'])
-      .account_id as string;
-    const key = cli(['keys', 'create', '--name', 'chaos', '--account', account]).key as string;
-    const agent = cli([
-      'agents',
-      'create',
-      '--name',
-      'a',
-      '--prompt',
-      'p',
-      '--max-duration',
-      '2',
-      '--account',
-      account,
-    ]).agent_id as string;
-    cli(['numbers', 'add', '+15550009999', '--account', account]);
+    const {
+      accountId: account,
+      key,
+      agentId: agent,
+    } = createCallerWithCli(baseEnv(), {
+      name: 'chaos',
+      maxLiveCalls: 40,
+      keyName: 'chaos',
+      maxDurationS: 2,
+    });
 
     const received = new Map<string, Set<string>>();
     let deliveries = 0;
-    const receiver = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        deliveries++;
-        const callId = (JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } }).data
-          .call_id;
-        const ids = received.get(callId) ?? new Set<string>();
-        ids.add(String(request.headers['webhook-id']));
-        received.set(callId, ids);
-        response.writeHead(200).end();
-      });
+    const receiver = await startWebhookReceiverWithCli(baseEnv(), account, ({ webhookId, callId }) => {
+      deliveries++;
+      const ids = received.get(callId) ?? new Set<string>();
+      ids.add(webhookId);
+      received.set(callId, ids);
     });
-    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
-    cli([
-      'webhook',
-      'set',
-      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-      '--account',
-      account,
-    ]);
 
     const apis = await Promise.all([serve('api', 0), serve('api', 1)]);
     const workers = await Promise.all([serve('worker', 2), serve('worker', 3), serve('worker', 4)]);

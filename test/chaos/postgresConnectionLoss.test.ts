@@ -1,12 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mainScript, type ServeProcess, startServeProcess } from '../helpers/cli.js';
+import {
+  createCallerWithCli,
+  type ServeProcess,
+  startServeProcess,
+  startWebhookReceiverWithCli,
+} from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { createTestDatabase, terminateOtherBackends } from '../helpers/postgres.js';
 
@@ -56,46 +59,18 @@ describe('dropped PostgreSQL connections', () => {
       PORT: '0',
       LOG_LEVEL: 'warn',
     };
-    const cli = (args: string[]) =>
-      JSON.parse(
-        execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }),
-      ) as Record<string, string>;
-    const account = cli(['accounts', 'create', '--name', 'connloss', '--max-live-calls', '30']).account_id;
-    const key = cli(['keys', 'create', '--name', 'k', '--account', account as string]).key as string;
-    const agent = cli([
-      'agents',
-      'create',
-      '--name',
-      'a',
-      '--prompt',
-      'p',
-      '--max-duration',
-      '2',
-      '--account',
-      account as string,
-    ]).agent_id as string;
-    cli(['numbers', 'add', '+15550009999', '--account', account as string]);
+    const {
+      accountId: account,
+      key,
+      agentId: agent,
+    } = createCallerWithCli(env, { name: 'connloss', maxLiveCalls: 30, maxDurationS: 2 });
 
     const eventIds = new Map<string, Set<string>>();
-    receiver = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } };
-        const ids = eventIds.get(body.data.call_id) ?? new Set<string>();
-        ids.add(String(request.headers['webhook-id']));
-        eventIds.set(body.data.call_id, ids);
-        response.writeHead(200).end();
-      });
+    receiver = await startWebhookReceiverWithCli(env, account, ({ webhookId, callId }) => {
+      const ids = eventIds.get(callId) ?? new Set<string>();
+      ids.add(webhookId);
+      eventIds.set(callId, ids);
     });
-    await new Promise<void>((done) => receiver?.listen(0, '127.0.0.1', done));
-    cli([
-      'webhook',
-      'set',
-      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-      '--account',
-      account as string,
-    ]);
 
     let output = '';
     service = await startServeProcess([], {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import type { TrustProxySetting } from '../../src/config.js';
+import { hashPassword } from '../../src/dashboard/passwords.js';
 import { parseRatePolicy, type RatePolicy } from '../../src/domain/rateLimit.js';
 import { PostgresRateLimiter } from '../../src/limits/postgresRateLimiter.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rateLimiter.js';
@@ -98,4 +99,29 @@ export async function postForm(
     redirect: 'manual',
   });
   return { status: response.status, location: response.headers.get('location'), text: await response.text() };
+}
+
+/** How many of `statuses` are `status`. */
+export function countStatus(statuses: number[], status: number): number {
+  return statuses.filter((candidate) => candidate === status).length;
+}
+
+/**
+ * `size` concurrent requests spread round-robin over `urls`; `send` makes attempt number
+ * `attempt` to `url` and resolves with its status. Resolves with the statuses in attempt order.
+ */
+export function burstOver(
+  urls: string[],
+  size: number,
+  send: (url: string, attempt: number) => Promise<number>,
+): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: size }, (_, attempt) => send(urls[attempt % urls.length] as string, attempt)),
+  );
+}
+
+/** A dashboard user of the default account who signs in with `email` and `password`. */
+export async function createDashboardUser(store: AnyStore, email: string, password: string): Promise<void> {
+  const account = await store.accounts.getOrCreateDefault();
+  await store.users.create({ accountId: account.id, email, passwordHash: await hashPassword(password) });
 }

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/dashboard/passwords.js';
 import { sqlOn, storeKinds } from '../helpers/stores.js';
-import { type ApiFronts, anonymousCsrf, startApiFronts } from './fronts.js';
+import { type ApiFronts, anonymousCsrf, createDashboardUser, startApiFronts } from './fronts.js';
 
 /**
  * Secrets at rest, dashboard sessions: the sessions table keeps the SHA-256 of the cookie's token
@@ -48,12 +47,7 @@ describe.each(storeKinds)('dashboard session secrets on the %s store', (kind) =>
   it('the database holds neither the session token nor the CSRF token its forms carry', async () => {
     fronts = await startApiFronts(kind, { fronts: 1 });
     const url = fronts.urls[0] as string;
-    const account = await fronts.store.accounts.getOrCreateDefault();
-    await fronts.store.users.create({
-      accountId: account.id,
-      email,
-      passwordHash: await hashPassword(password),
-    });
+    await createDashboardUser(fronts.store, email, password);
     const session = await signIn(url);
     const page = await fetch(`${url}/`, { headers: { Cookie: `cw_session=${session}` } });
     expect(page.status).toBe(200);

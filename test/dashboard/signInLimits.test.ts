@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/dashboard/passwords.js';
 import { storeKinds } from '../helpers/stores.js';
-import { type ApiFronts, anonymousCsrf, postForm, startApiFronts } from './fronts.js';
+import {
+  type ApiFronts,
+  anonymousCsrf,
+  burstOver,
+  countStatus as count,
+  createDashboardUser,
+  postForm,
+  startApiFronts,
+} from './fronts.js';
 
 /**
  * Issue 12, defect 1: a burst of concurrent sign-ins must not walk through the failure limits.
@@ -13,8 +20,8 @@ const email = 'owner@example.com';
 const rightPassword = 'the right password';
 const burstSize = 150;
 
-function count(statuses: number[], status: number): number {
-  return statuses.filter((candidate) => candidate === status).length;
+async function signInAt(url: string, address: string, password: string): Promise<number> {
+  return (await postForm(`${url}/sign-in`, { email: address, password })).status;
 }
 
 describe.each(storeKinds)('dashboard sign-in limits on the %s store', (kind) => {
@@ -27,18 +34,12 @@ describe.each(storeKinds)('dashboard sign-in limits on the %s store', (kind) => 
 
   async function signIn(attempt: number, address: string, password: string) {
     const urls = (fronts as ApiFronts).urls;
-    const url = urls[attempt % urls.length] as string;
-    return (await postForm(`${url}/sign-in`, { email: address, password })).status;
+    return signInAt(urls[attempt % urls.length] as string, address, password);
   }
 
   it('150 concurrent sign-ins, 149 wrong and one right, limit 5 per email: at most 5 wrong passwords reach the hash, and the right one is refused once the limit is spent', async () => {
     fronts = await startApiFronts(kind);
-    const account = await fronts.store.accounts.getOrCreateDefault();
-    await fronts.store.users.create({
-      accountId: account.id,
-      email,
-      passwordHash: await hashPassword(rightPassword),
-    });
+    await createDashboardUser(fronts.store, email, rightPassword);
     const passwords = Array.from({ length: burstSize }, (_, attempt) =>
       attempt === burstSize - 1 ? rightPassword : `wrong password ${attempt}`,
     );
@@ -61,10 +62,8 @@ describe.each(storeKinds)('dashboard sign-in limits on the %s store', (kind) => 
 
   it('150 concurrent sign-ins for 150 emails from one address: at most 20 reach the hash', async () => {
     fronts = await startApiFronts(kind);
-    const statuses = await Promise.all(
-      Array.from({ length: burstSize }, (_, attempt) =>
-        signIn(attempt, `nobody${attempt}@example.com`, 'some password'),
-      ),
+    const statuses = await burstOver(fronts.urls, burstSize, (url, attempt) =>
+      signInAt(url, `nobody${attempt}@example.com`, 'some password'),
     );
     expect(count(statuses, 401) + count(statuses, 429)).toBe(burstSize);
     expect(count(statuses, 401)).toBeGreaterThanOrEqual(1);
@@ -73,12 +72,7 @@ describe.each(storeKinds)('dashboard sign-in limits on the %s store', (kind) => 
 
   it('successful sign-ins give their reservation back: many in a row never spend the limit', async () => {
     fronts = await startApiFronts(kind);
-    const account = await fronts.store.accounts.getOrCreateDefault();
-    await fronts.store.users.create({
-      accountId: account.id,
-      email,
-      passwordHash: await hashPassword(rightPassword),
-    });
+    await createDashboardUser(fronts.store, email, rightPassword);
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 8; attempt++) statuses.push(await signIn(attempt, email, rightPassword));
     expect(statuses).toEqual(Array(8).fill(303));

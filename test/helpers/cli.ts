@@ -1,4 +1,6 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { expect } from 'vitest';
 
@@ -93,4 +95,77 @@ export function startServeProcess(
       reject(new Error(`serve exited early: ${output}`));
     });
   });
+}
+
+/** Runs `callwright ARGS --json` synchronously with exactly `env` and returns its JSON object. */
+export function runCliJsonSync(env: Record<string, string>, args: string[]): Record<string, unknown> {
+  return JSON.parse(
+    execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }),
+  );
+}
+
+export interface CliCaller {
+  accountId: string;
+  /** The API key in full, for `X-API-Key`. */
+  key: string;
+  agentId: string;
+}
+
+/**
+ * With the CLI: an account, an API key named `keyName`, an agent whose calls last at most
+ * `maxDurationS`, and the number +15550009999 (routed to `trunk` when given, added first).
+ */
+export function createCallerWithCli(
+  env: Record<string, string>,
+  options: {
+    name: string;
+    maxLiveCalls?: number;
+    keyName?: string;
+    maxDurationS: number;
+    trunk?: { name: string; uri: string; username: string; password: string };
+  },
+): CliCaller {
+  const cli = (args: string[]) => runCliJsonSync(env, args);
+  const accountId = cli([
+    ...['accounts', 'create', '--name', options.name],
+    ...(options.maxLiveCalls === undefined ? [] : ['--max-live-calls', String(options.maxLiveCalls)]),
+  ]).account_id as string;
+  const key = cli(['keys', 'create', '--name', options.keyName ?? 'k', '--account', accountId]).key as string;
+  const agentId = cli([
+    ...['agents', 'create', '--name', 'a', '--prompt', 'p'],
+    ...['--max-duration', String(options.maxDurationS), '--account', accountId],
+  ]).agent_id as string;
+  const { trunk } = options;
+  if (trunk) {
+    cli([
+      ...['trunks', 'add', '--name', trunk.name, '--uri', trunk.uri],
+      ...['--username', trunk.username, '--password', trunk.password, '--account', accountId],
+    ]);
+  }
+  cli(['numbers', 'add', '+15550009999', ...(trunk ? ['--route', trunk.name] : []), '--account', accountId]);
+  return { accountId, key, agentId };
+}
+
+/**
+ * An HTTP receiver for webhook deliveries on 127.0.0.1 that answers 200 and reports each one's
+ * `webhook-id` and call id; `callwright webhook set` is pointed at it for `accountId`.
+ */
+export async function startWebhookReceiverWithCli(
+  env: Record<string, string>,
+  accountId: string,
+  onDelivery: (delivery: { webhookId: string; callId: string }) => void,
+): Promise<Server> {
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { call_id: string } };
+      onDelivery({ webhookId: String(request.headers['webhook-id']), callId: body.data.call_id });
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  runCliJsonSync(env, ['webhook', 'set', url, '--account', accountId]);
+  return receiver;
 }

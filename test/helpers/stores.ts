@@ -2,13 +2,21 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../../src/domain/ids.js';
-import type { NewQueuedCall } from '../../src/domain/records.js';
+import type { RatePolicy } from '../../src/domain/rateLimit.js';
+import type {
+  AccountRecord,
+  AgentRecord,
+  ApiKeyRecord,
+  NewAgent,
+  NewApiKey,
+  NewQueuedCall,
+} from '../../src/domain/records.js';
 import type { Logger } from '../../src/logger.js';
 import { createLogger } from '../../src/logger.js';
 import { openSqliteStore } from '../../src/openStore.js';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
-import type { StoreWithQueue } from '../../src/store/types.js';
+import type { Store, StoreWithQueue } from '../../src/store/types.js';
 import { dropTestSchema, newTestSchema, openTestPostgresStore } from './postgres.js';
 
 /** Every store the suites run against. */
@@ -123,4 +131,60 @@ export function newQueuedCall(
     createdAt: new Date().toISOString(),
     ...overrides,
   };
+}
+
+/** An API key to create with `store.apiKeys.create`: a unique hash, placeholder name and prefix. */
+export function newApiKey(accountId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
+  return { accountId, name: 'k', keyHash: newId('apiKey'), prefix: 'p', last4: 'l', ...overrides };
+}
+
+/** An active script agent to create with `store.agents.create`: 600 s calls, 20 s of silence. */
+export function newAgent(accountId: string, overrides: Partial<NewAgent> = {}): NewAgent {
+  return {
+    accountId,
+    name: 'a',
+    active: true,
+    prompt: 'p',
+    firstMessage: 'hi',
+    variables: [],
+    extraction: [],
+    brain: 'script',
+    script: null,
+    settings: {},
+    maxDurationS: 600,
+    silenceTimeoutS: 20,
+    ...overrides,
+  };
+}
+
+/** What a call needs before it can be created: an account, one of its API keys and an agent. */
+export interface CallOwner {
+  account: AccountRecord;
+  key: ApiKeyRecord;
+  agent: AgentRecord;
+  /** The ids `newQueuedCall` takes. */
+  owner: { accountId: string; agentId: string; apiKeyId: string };
+}
+
+/**
+ * Creates an account (by default "acme", 3 live calls), an API key and an agent in it. `account`
+ * may instead be an existing one.
+ */
+export async function createCallOwner(
+  store: Pick<Store, 'accounts' | 'apiKeys' | 'agents'>,
+  options: {
+    account?: { name: string; maxLiveCalls?: number; ratePolicy?: RatePolicy | null } | AccountRecord;
+    key?: Partial<NewApiKey>;
+    agent?: Partial<NewAgent>;
+  } = {},
+): Promise<CallOwner> {
+  const wanted = options.account ?? { name: 'acme', maxLiveCalls: 3 };
+  const account = isAccountRecord(wanted) ? wanted : await store.accounts.create(wanted);
+  const key = await store.apiKeys.create(newApiKey(account.id, options.key));
+  const agent = await store.agents.create(newAgent(account.id, options.agent));
+  return { account, key, agent, owner: { accountId: account.id, agentId: agent.id, apiKeyId: key.id } };
+}
+
+function isAccountRecord(value: object): value is AccountRecord {
+  return 'id' in value;
 }

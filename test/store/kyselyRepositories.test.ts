@@ -6,6 +6,8 @@ import { sqliteQueries } from '../../src/store/kysely/dialects.js';
 import { SqliteStore } from '../../src/store/sqlite/sqliteStore.js';
 import {
   type AnyStore,
+  newAgent,
+  newApiKey,
   newQueuedCall,
   openTestStore,
   sqlOn,
@@ -26,32 +28,17 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
   let account: AccountRecord;
   let key: ApiKeyRecord;
 
-  const agentInput = (accountId: string): NewAgent => ({
-    accountId,
-    name: 'a',
-    active: true,
-    prompt: 'p',
-    firstMessage: 'hi',
-    variables: [{ name: 'slot', default: null, description: '' }],
-    extraction: [],
-    brain: 'script',
-    script: null,
-    settings: { voice: 'a', nested: { list: [1, 2] } },
-    maxDurationS: 600,
-    silenceTimeoutS: 20,
-  });
+  const agentInput = (accountId: string): NewAgent =>
+    newAgent(accountId, {
+      variables: [{ name: 'slot', default: null, description: '' }],
+      settings: { voice: 'a', nested: { list: [1, 2] } },
+    });
 
   beforeEach(async () => {
     handle = await openTestStore(kind);
     store = handle.store;
     account = await store.accounts.create({ name: 'acme', ratePolicy: { requests: 5, windowS: 10 } });
-    key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
+    key = await store.apiKeys.create(newApiKey(account.id));
   });
 
   afterEach(async () => {

@@ -1,6 +1,5 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/domain/ids.js';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/openStore.js';
 import { queueNames } from '../../src/queue/types.js';
@@ -21,7 +20,7 @@ import {
   terminateOtherBackends,
   testPostgresUrl,
 } from '../helpers/postgres.js';
-import { countJobs } from '../helpers/stores.js';
+import { countJobs, createCallOwner, newQueuedCall } from '../helpers/stores.js';
 
 /**
  * What a dropped connection does to one transaction, aimed exactly: the server ends the session
@@ -105,40 +104,8 @@ describe('a dropped PostgreSQL connection', () => {
   });
 
   it('a call creation whose COMMIT answer was lost answers with the stored call, once', async () => {
-    const account = await store.accounts.create({ name: 'acme', maxLiveCalls: 3 });
-    const key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
-    const agent = await store.agents.create({
-      accountId: account.id,
-      name: 'a',
-      active: true,
-      prompt: 'p',
-      firstMessage: 'hi',
-      variables: [],
-      extraction: [],
-      brain: 'script',
-      script: { start: { say: 'x' } },
-      settings: {},
-      maxDurationS: 600,
-      silenceTimeoutS: 20,
-    });
-    const input = {
-      id: newId('call'),
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550000001',
-      toNumber: '+15550000002',
-      firstMessage: null,
-      context: null,
-      variables: null,
-      createdAt: new Date().toISOString(),
-    };
+    const { owner } = await createCallOwner(store, { agent: { script: { start: { say: 'x' } } } });
+    const input = newQueuedCall(owner);
     proxy.cutOnce(/^COMMIT/, 'afterAnswer');
     const cutsBefore = proxy.cuts;
     const call = await store.calls.createQueued(input);

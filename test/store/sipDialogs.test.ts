@@ -1,7 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.js';
 import type { SipDialogRecord } from '../../src/domain/records.js';
-import { type AnyStore, openTestStore, sqlOn, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
+import {
+  type AnyStore,
+  createCallOwner,
+  newQueuedCall,
+  openTestStore,
+  sqlOn,
+  storeKinds,
+  type TestStoreHandle,
+} from '../helpers/stores.js';
 
 /** The SIP dialog of an answered call is stored for a BYE from another process (issue 12, defect 10). */
 
@@ -32,40 +40,8 @@ describe.each(storeKinds)('SIP dialogs on %s', (kind) => {
   });
 
   async function queuedCall(): Promise<string> {
-    const account = await store.accounts.create({ name: 'acme', maxLiveCalls: 3 });
-    const key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
-    const agent = await store.agents.create({
-      accountId: account.id,
-      name: 'a',
-      active: true,
-      prompt: 'p',
-      firstMessage: 'hi',
-      variables: [],
-      extraction: [],
-      brain: 'script',
-      script: null,
-      settings: {},
-      maxDurationS: 600,
-      silenceTimeoutS: 20,
-    });
-    const call = await store.calls.createQueued({
-      id: newId('call'),
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550000001',
-      toNumber: '+15550000002',
-      firstMessage: null,
-      context: null,
-      variables: null,
-      createdAt: new Date().toISOString(),
-    });
+    const { owner } = await createCallOwner(store);
+    const call = await store.calls.createQueued(newQueuedCall(owner));
     if (!call) throw new Error('not created');
     return call.id;
   }

@@ -12,6 +12,9 @@ import { queueNames } from '../../src/queue/types.js';
 import {
   type AnyStore,
   countJobs,
+  createCallOwner,
+  newApiKey,
+  newQueuedCall,
   openTestStore,
   storeKinds,
   type TestStoreHandle,
@@ -32,28 +35,14 @@ describe.each(storeKinds)('Store on %s', (kind) => {
   beforeEach(async () => {
     handle = await openTestStore(kind);
     store = handle.store;
-    account = await store.accounts.create({ name: 'acme', maxLiveCalls: 3 });
-    key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
-    agent = await store.agents.create({
-      accountId: account.id,
-      name: 'a',
-      active: true,
-      prompt: 'p',
-      firstMessage: 'hi',
-      variables: [{ name: 'slot', default: null, description: '' }],
-      extraction: [{ name: 'ok', type: 'boolean', description: 'confirmed' }],
-      brain: 'script',
-      script: { start: { say: 'x' } },
-      settings: { voice: 'a' },
-      maxDurationS: 600,
-      silenceTimeoutS: 20,
-    });
+    ({ account, key, agent } = await createCallOwner(store, {
+      agent: {
+        variables: [{ name: 'slot', default: null, description: '' }],
+        extraction: [{ name: 'ok', type: 'boolean', description: 'confirmed' }],
+        script: { start: { say: 'x' } },
+        settings: { voice: 'a' },
+      },
+    }));
   });
 
   afterEach(async () => {
@@ -61,19 +50,10 @@ describe.each(storeKinds)('Store on %s', (kind) => {
   });
 
   function newCall(overrides: Partial<NewQueuedCall> = {}): NewQueuedCall {
-    return {
-      id: newId('call'),
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550000001',
-      toNumber: '+15550000002',
-      firstMessage: null,
-      context: 'ctx',
-      variables: { slot: 'noon', n: 2 },
-      createdAt: new Date().toISOString(),
-      ...overrides,
-    };
+    return newQueuedCall(
+      { accountId: account.id, agentId: agent.id, apiKeyId: key.id },
+      { context: 'ctx', variables: { slot: 'noon', n: 2 }, ...overrides },
+    );
   }
 
   const lease = (workerId: string) => ({
@@ -114,13 +94,7 @@ describe.each(storeKinds)('Store on %s', (kind) => {
   });
 
   it('creations made together commit together, yet each stands alone: a revoked key or a bad row fails only itself', async () => {
-    const revokedKey = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'old',
-      keyHash: newId('apiKey'),
-      prefix: 'p',
-      last4: 'l',
-    });
+    const revokedKey = await store.apiKeys.create(newApiKey(account.id, { name: 'old' }));
     await store.apiKeys.revoke(account.id, revokedKey.id, new Date().toISOString());
     const good = [newCall(), newCall(), newCall()];
     const results = await Promise.allSettled([
@@ -326,13 +300,7 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(others[0]?.id).toBe(others[1]?.id);
     expect((await store.accounts.list()).map((a) => a.id)).toEqual([account.id, others[0]?.id]);
     const keyHash = newId('apiKey');
-    const made = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k2',
-      keyHash,
-      prefix: 'p',
-      last4: 'l',
-    });
+    const made = await store.apiKeys.create(newApiKey(account.id, { name: 'k2', keyHash }));
     expect(await store.apiKeys.findByHash(keyHash)).toEqual({ key: made, keyHash, account });
     expect(await store.apiKeys.findByHash('nope')).toBeNull();
     await store.apiKeys.touchLastUsed(made.id, '2030-01-01T00:00:00.000Z');

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import alawmulaw from 'alawmulaw';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import {
 } from '../../src/voice/providers/index.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall, request } from '../helpers/http.js';
+import { childProcessesTitled, waitFor } from '../helpers/processes.js';
 
 /**
  * Issue 12, defect 0: one failed recognition silenced offline recognition for the whole process
@@ -21,33 +20,6 @@ import { postCall, request } from '../helpers/http.js';
  * process of its own; one that dies fails only the call it served, is replaced, and /healthz,
  * /readyz and /metrics show it. The processes are ended for real (SIGSEGV, as a native crash).
  */
-
-/** Our child processes whose title (what `ps` shows) is `title`, from /proc (Linux). */
-function childProcessesTitled(title: string): number[] {
-  const taskDirectory = `/proc/${process.pid}/task`;
-  const children = readdirSync(taskDirectory).flatMap((task) =>
-    readFileSync(join(taskDirectory, task, 'children'), 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number),
-  );
-  return children.filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(title);
-    } catch {
-      return false; // it has just exited
-    }
-  });
-}
-
-/** Polls `condition` every 50 ms for up to `timeoutMs` (a bounded wait, not a timing assertion). */
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('offline engines whose process dies', () => {
   let tts: FliteTextToSpeech;

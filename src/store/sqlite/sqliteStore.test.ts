@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createCallOwner, newQueuedCall } from '../../../test/helpers/stores.js';
 import { openSqliteStore } from '../../openStore.js';
 import { queueNames } from '../../queue/types.js';
 import { migrate, openSqliteDatabase } from './database.js';
@@ -58,39 +59,14 @@ describe('SqliteStore', () => {
     const store = openSqliteStore(join(dir, 'c.db'));
     const account = await store.accounts.getOrCreateDefault();
     expect((await store.accounts.getOrCreateDefault()).id).toBe(account.id);
-    const key = await store.apiKeys.create({
-      accountId: account.id,
-      name: 'k',
-      keyHash: 'h1',
-      prefix: 'p',
-      last4: 'l',
+    const { key, owner } = await createCallOwner(store, {
+      account,
+      key: { keyHash: 'h1' },
+      agent: { firstMessage: '' },
     });
-    const agent = await store.agents.create({
-      accountId: account.id,
-      name: 'a',
-      active: true,
-      prompt: 'p',
-      firstMessage: '',
-      variables: [],
-      extraction: [],
-      brain: 'script',
-      script: null,
-      settings: {},
-      maxDurationS: 600,
-      silenceTimeoutS: 20,
-    });
-    const call = await store.calls.createQueued({
-      id: 'call_01HZZZZZZZZZZZZZZZZZZZZZZZ',
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550000001',
-      toNumber: '+15550000002',
-      firstMessage: null,
-      context: null,
-      variables: null,
-      createdAt: new Date().toISOString(),
-    });
+    const call = await store.calls.createQueued(
+      newQueuedCall(owner, { id: 'call_01HZZZZZZZZZZZZZZZZZZZZZZZ' }),
+    );
     expect(call?.status).toBe('queued');
     const first = await store.queue.claim(queueNames.dispatch, 'worker-a', 10, 60_000);
     expect(first.map((job) => job.payload)).toEqual([{ call_id: call?.id }]);
@@ -99,18 +75,9 @@ describe('SqliteStore', () => {
     expect(await store.queue.depth(queueNames.dispatch)).toEqual({ count: 0, oldestRunAtMs: null });
 
     await store.apiKeys.revoke(account.id, key.id, new Date().toISOString());
-    const refused = await store.calls.createQueued({
-      id: 'call_01HZZZZZZZZZZZZZZZZZZZZZZY',
-      accountId: account.id,
-      agentId: agent.id,
-      apiKeyId: key.id,
-      fromNumber: '+15550000001',
-      toNumber: '+15550000002',
-      firstMessage: null,
-      context: null,
-      variables: null,
-      createdAt: new Date().toISOString(),
-    });
+    const refused = await store.calls.createQueued(
+      newQueuedCall(owner, { id: 'call_01HZZZZZZZZZZZZZZZZZZZZZZY' }),
+    );
     expect(refused).toBeNull();
     expect(await store.queue.depth(queueNames.dispatch)).toEqual({ count: 0, oldestRunAtMs: null });
     await store.close();

@@ -1,33 +1,16 @@
-import { createSocket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { sdpAnswer as answer, sdpOffer as offer, sipTestBench } from '../../../test/helpers/sipPeers.js';
 import type { DialogInit } from './dialog.js';
 import { buildDigestChallenge, verifyDigestAuthorization } from './digest.js';
 import type { IncomingCall } from './incomingCall.js';
 import { headerValue, headerValues, parseSipMessage } from './message.js';
-import { SipUserAgent } from './userAgent.js';
 
 /**
  * A BYE for a dialog another user agent held (its process died): built from the stored dialog
  * state alone, sent by a new user agent, answered by the far end (issue 12, defect 10).
  */
 
-const logger = pino({ level: 'silent' });
-const offer =
-  'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\n';
-const answer =
-  'v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40002 RTP/AVP 0\r\n';
-const opened: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of opened.splice(0)) await close();
-});
-
-async function startAgent(): Promise<SipUserAgent> {
-  const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger, timers: { t1Ms: 10 } });
-  opened.push(() => agent.close());
-  return agent;
-}
+const { bindSocket, startUserAgent: startAgent } = sipTestBench();
 
 describe('BYE for a stored dialog', () => {
   it('ends the far end of a call whose user agent is gone, from the state stored at the answer', async () => {
@@ -70,9 +53,7 @@ describe('BYE for a stored dialog', () => {
 
   it('answers a 407 challenge to the BYE once with the trunk credentials', async () => {
     const credentials = { username: 'trunk', password: 'pa55word' };
-    const peer = createSocket('udp4');
-    await new Promise<void>((resolve) => peer.bind(0, '127.0.0.1', resolve));
-    opened.push(() => new Promise<void>((resolve) => peer.close(() => resolve())));
+    const peer = await bindSocket('127.0.0.1');
     const byes: Array<{ cseq: number; authorized: boolean }> = [];
     peer.on('message', (data, remote) => {
       const parsed = parseSipMessage(data);

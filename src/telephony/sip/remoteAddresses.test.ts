@@ -1,15 +1,13 @@
-import { createSocket, type Socket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { InviteOptions } from './callTypes.js';
+import { describe, expect, it } from 'vitest';
 import {
-  headerValue,
-  headerValues,
-  type ParsedSipMessage,
-  type ParsedSipRequest,
-  parseSipMessage,
-} from './message.js';
-import { SipUserAgent } from './userAgent.js';
+  sdpAnswer as answer,
+  sdpOffer as offer,
+  sipTestBench,
+  thirdAddress,
+  until,
+} from '../../../test/helpers/sipPeers.js';
+import type { InviteOptions } from './callTypes.js';
+import { headerValue, type ParsedSipMessage, parseSipMessage } from './message.js';
 
 /**
  * Addresses the far end writes into its messages (3xx Contact, 2xx Contact and Record-Route) must
@@ -17,65 +15,11 @@ import { SipUserAgent } from './userAgent.js';
  * 127.0.0.1 plays the trunk, a socket on 127.0.0.77 stands for the address it tries to aim us at.
  */
 
-const logger = pino({ level: 'silent' });
-const thirdAddress = '127.0.0.77';
-const offer =
-  'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\n';
-const answer =
-  'v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40002 RTP/AVP 0\r\n';
-const opened: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of opened.splice(0)) await close();
-});
-
-async function bindSocket(address: string, port = 0): Promise<Socket> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(port, address, resolve));
-  opened.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return socket;
-}
-
-async function until(condition: () => boolean, limitMs: number): Promise<void> {
-  for (let waitedMs = 0; !condition() && waitedMs < limitMs; waitedMs += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function startCaller(): Promise<SipUserAgent> {
-  const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger, timers: { t1Ms: 10 } });
-  opened.push(() => agent.close());
-  return agent;
-}
+const { bindSocket, startUserAgent: startCaller, startRawUas } = sipTestBench();
 
 /** A raw UAS: answers each INVITE with `status` and the extra headers, 200s BYE, records methods. */
-async function startRawCallee(status: number, extraHeaders: (port: number) => string[]) {
-  const socket = await bindSocket('127.0.0.1');
-  const port = socket.address().port;
-  /** Every request received, retransmissions included (T1 is 10 ms). */
-  const methods: string[] = [];
-  socket.on('message', (data, remote) => {
-    const parsed = parseSipMessage(data);
-    if (!parsed.ok || parsed.message.kind !== 'request') return;
-    const request: ParsedSipRequest = parsed.message;
-    methods.push(request.method);
-    if (request.method === 'ACK') return;
-    const isInvite = request.method === 'INVITE';
-    const lines = [
-      `SIP/2.0 ${isInvite ? status : 200} ${isInvite && status >= 300 ? 'Moved' : 'OK'}`,
-      ...headerValues(request, 'Via').map((via) => `Via: ${via}`),
-      `From: ${headerValue(request, 'From')}`,
-      `To: ${headerValue(request, 'To')}${isInvite ? ';tag=callee' : ''}`,
-      `Call-ID: ${request.callId}`,
-      `CSeq: ${request.cseq.seq} ${request.method}`,
-      ...(isInvite ? extraHeaders(port) : []),
-    ];
-    const body = isInvite && status < 300 ? answer : '';
-    if (body !== '') lines.push('Content-Type: application/sdp');
-    lines.push(`Content-Length: ${Buffer.byteLength(body)}`, '', body);
-    socket.send(lines.join('\r\n'), remote.port, remote.address);
-  });
-  return { port, methods };
+function startRawCallee(status: number, extraHeaders: (port: number) => string[]) {
+  return startRawUas({ inviteStatus: status, inviteHeaders: extraHeaders });
 }
 
 /** Records whatever reaches the third address on `port`. */

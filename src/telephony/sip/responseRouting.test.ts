@@ -1,8 +1,6 @@
-import { createSocket, type Socket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { sipTestBench, thirdAddress, until } from '../../../test/helpers/sipPeers.js';
 import { parseSipMessage } from './message.js';
-import { SipUserAgent } from './userAgent.js';
 
 /**
  * Where our responses go when a request names another address in its Via (issue 12, defect 5): a
@@ -11,27 +9,7 @@ import { SipUserAgent } from './userAgent.js';
  * response goes to the source address (and the source port with rport, RFC 3581).
  */
 
-const logger = pino({ level: 'silent' });
-const thirdAddress = '127.0.0.77';
-const opened: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  for (const close of opened.splice(0)) await close();
-});
-
-async function bindSocket(address: string, port = 0): Promise<Socket> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(port, address, resolve));
-  opened.push(() => new Promise<void>((resolve) => socket.close(() => resolve())));
-  return socket;
-}
-
-/** Resolves once `condition` holds, checking every 10 ms for at most `limitMs`. */
-async function until(condition: () => boolean, limitMs: number): Promise<void> {
-  for (let waitedMs = 0; !condition() && waitedMs < limitMs; waitedMs += 10) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const { bindSocket, startUserAgent } = sipTestBench();
 
 function request(method: string, via: string, toTag = ''): string {
   return [
@@ -50,13 +28,7 @@ function request(method: string, via: string, toTag = ''): string {
 
 describe('responses to requests with a hostile Via', () => {
   it('never go to a Via maddr or received address: only to the source (rport) or its sent-by port', async () => {
-    const agent = await SipUserAgent.start({
-      bindAddress: '127.0.0.1',
-      port: 0,
-      logger,
-      timers: { t1Ms: 10 },
-    });
-    opened.push(() => agent.close());
+    const agent = await startUserAgent();
     const third = await bindSocket(thirdAddress);
     const port = third.address().port;
     // The peer sends from the same port number on 127.0.0.1, so a response that honoured maddr
@@ -90,8 +62,7 @@ describe('responses to requests with a hostile Via', () => {
   });
 
   it('answer the source port when the Via asks for rport, whatever port its sent-by names', async () => {
-    const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger });
-    opened.push(() => agent.close());
+    const agent = await startUserAgent({ timers: undefined });
     const peer = await bindSocket('127.0.0.1');
     const elsewhere = await bindSocket('127.0.0.1');
     const atElsewhere: string[] = [];

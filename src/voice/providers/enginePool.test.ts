@@ -1,7 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { childProcessesTitled, waitFor as waitUntil } from '../../../test/helpers/processes.js';
 import { EnginePool } from './enginePool.js';
 import { type EngineModules, EngineProcess, type EngineRequestEnvelope } from './engineProcess.js';
 
@@ -66,32 +67,8 @@ async function startPool(options: { sharing?: 'exclusive' | 'shared'; stallTimeo
   return pool;
 }
 
-/** Our child processes whose title (what `ps` shows) is `title`, from /proc (Linux). */
-function childProcessesTitled(title: string): number[] {
-  const taskDirectory = `/proc/${process.pid}/task`;
-  const children = readdirSync(taskDirectory).flatMap((task) =>
-    readFileSync(join(taskDirectory, task, 'children'), 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number),
-  );
-  return children.filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(title);
-    } catch {
-      return false; // it has just exited
-    }
-  });
-}
-
 /** Polls `condition` every 20 ms for up to `timeoutMs` (a bounded wait, not a timing assertion). */
-async function waitFor(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const waitFor = (condition: () => boolean, timeoutMs = 20_000) => waitUntil(condition, timeoutMs, 20);
 
 afterEach(async () => {
   rmSync(data.failToStartFlagPath, { force: true });
