@@ -165,7 +165,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           ? undefined
           : limitAccount(request, reply),
       );
-      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip);
+      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, deps.recordings?.links ?? null);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
     },

@@ -5,11 +5,13 @@ import { type CallStatus, isTerminal } from '../domain/callStatus.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
+import type { CallRecord } from '../domain/records.js';
 import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
 import type { AuthContext } from './auth.js';
 import type { StoreAuthorizedRequests } from './authorizedCreate.js';
 import { readJsonBody } from './jsonBody.js';
+import type { RecordingLinks } from './recordingLinks.js';
 import {
   callIdParamsSchema,
   callListQuerySchema,
@@ -35,7 +37,10 @@ export function registerCallRoutes(
   store: Store,
   control: CallControl | null,
   oneRoundTrip: StoreAuthorizedRequests | null = null,
+  recordingLinks: RecordingLinks | null = null,
 ): void {
+  const resourceOf = (call: CallRecord) => toCallResource(call, recordingLinks?.urlFor(call) ?? null);
+
   app.post(
     '/calls/outbound',
     {
@@ -84,7 +89,7 @@ export function registerCallRoutes(
       const callId = request.params.call_id;
       const call = isIdOf('call', callId) ? await store.calls.get(caller.account.id, callId) : null;
       if (!call) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
-      return toCallResource(call);
+      return resourceOf(call);
     },
   );
 
@@ -114,7 +119,7 @@ export function registerCallRoutes(
       const page = rows.slice(0, limit);
       const hasMore = rows.length > limit;
       return {
-        data: page.map(toCallResource),
+        data: page.map(resourceOf),
         has_more: hasMore,
         next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
       };
@@ -145,7 +150,7 @@ export function registerCallRoutes(
       if (!control) throw new AppError('unavailable', 'this process does not place calls');
       const ended = (await control.cancel(call)) ?? (await store.calls.get(caller.account.id, callId));
       if (!ended) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
-      return toCallResource(ended);
+      return resourceOf(ended);
     },
   );
 }

@@ -17,8 +17,11 @@ function durationSeconds(call: CallRecord): number | null {
   return Math.round((Date.parse(call.endedAt) - Date.parse(call.inProgressAt)) / 100) / 10;
 }
 
-/** The full call record of the `GET /v1/calls` extension (DESIGN §3). */
-export function toCallResource(call: CallRecord) {
+/**
+ * The full call record of the `GET /v1/calls` extension (DESIGN §3). `recordingUrl` is the signed
+ * link to the call's WAV (the one the call.completed event carries), null when it has none.
+ */
+export function toCallResource(call: CallRecord, recordingUrl: string | null = null) {
   const timeline = [
     { status: 'queued', at: call.createdAt },
     { status: 'dialing', at: call.dialingAt },
@@ -39,7 +42,7 @@ export function toCallResource(call: CallRecord) {
     duration_seconds: durationSeconds(call),
     timeline,
     transcript: call.transcript,
-    recording_url: null,
+    recording_url: recordingUrl,
     extracted_data: call.extractedData,
     metrics: call.metrics,
   };

@@ -202,6 +202,7 @@ describe('GET /v1/calls/{call_id}/recording', () => {
     const call = await endedCall(mine.accountId, mine.agentId);
     const event = (await store.events.list(mine.accountId, { limit: 1 }))[0];
     expect(JSON.parse(event?.body as string).data.recording_url).toBeNull();
+    expect((await get(`/v1/calls/${call.id}`, mine.key)).body).toMatchObject({ recording_url: null });
     const response = await get(`/v1/calls/${call.id}/recording`, mine.key);
     expect(response.status).toBe(404);
     expect(response.body).toMatchObject({ error: { code: 'not_found' } });
@@ -225,6 +226,18 @@ describe('GET /v1/calls/{call_id}/recording', () => {
     expect(signed.text).toBe('RIFF....WAVEfmt ');
     expect((await get(`/v1/calls/${call.id}/recording`, mine.key)).status).toBe(200);
     expect((await get(`/v1/calls/${call.id}/recording`)).status).toBe(401);
+
+    // The call record carries a signed link too (it was always null), and it works without a key.
+    const record = await get(`/v1/calls/${call.id}`, mine.key);
+    const listed = await get('/v1/calls?limit=1', mine.key);
+    const recordLink = new URL((record.body as { recording_url: string }).recording_url);
+    expect(recordLink.pathname).toBe(`/v1/calls/${call.id}/recording`);
+    expect((listed.body as { data: { recording_url: string | null }[] }).data[0]?.recording_url).toMatch(
+      /\/recording\?expires=/,
+    );
+    const viaRecord = await get(`${recordLink.pathname}${recordLink.search}`);
+    expect(viaRecord.status).toBe(200);
+    expect(viaRecord.text).toBe('RIFF....WAVEfmt ');
 
     const tampered = new URL(recordingUrl);
     tampered.searchParams.set('expires', String(expires + 1));
