@@ -34,6 +34,21 @@ export function rawHeaderValues(rawHeaders: readonly string[], name: string): st
   return values;
 }
 
+/**
+ * The 401's message: the specification's "invalid or missing API key", and, when the request sent
+ * the header under another casing (Python's urllib sends `X-api-key`, Go's `X-Api-Key`), why it
+ * did not count. The rule stays; the message says what to change.
+ */
+export function unauthorizedMessage(rawHeaders: readonly string[]): string {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name !== apiKeyHeaderName && name.toLowerCase() === apiKeyHeaderName.toLowerCase()) {
+      return `${invalidApiKeyMessage}: the header name is case-sensitive, send exactly ${apiKeyHeaderName} (this request sent ${name.slice(0, 40)})`;
+    }
+  }
+  return invalidApiKeyMessage;
+}
+
 /** The bucket of failed authentications a request counts against: its client address's. */
 export function authFailureBucketKey(request: FastifyRequest): string {
   return `auth-failure:${addressLimitKey(request.ip)}`;
@@ -104,7 +119,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       )) {
         reply.header(name, value);
       }
-      throw new AppError('unauthorized', invalidApiKeyMessage);
+      throw new AppError('unauthorized', unauthorizedMessage(request.raw.rawHeaders));
     }
     await reservation?.giveBack();
     request.auth = { account: found.account, apiKeyId: found.key.id };

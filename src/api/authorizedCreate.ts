@@ -6,13 +6,13 @@ import {
   undeclaredVariable,
 } from '../calls/createOutboundCall.js';
 import { hashApiKey, hasValidKeyShape } from '../domain/apiKeys.js';
-import { AppError, invalidApiKeyMessage, isAppError } from '../domain/errors.js';
+import { AppError, isAppError } from '../domain/errors.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
 import type { CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { AuthorizedCallAttempt, AuthorizedCaller, AuthorizedCallOutcome } from '../store/types.js';
-import { apiKeyHeaderName, authFailureBucketKey, rawHeaderValues } from './auth.js';
+import { apiKeyHeaderName, authFailureBucketKey, rawHeaderValues, unauthorizedMessage } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
 
@@ -87,7 +87,7 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
     if (outcome.kind === 'held_off' || outcome.kind === 'unauthorized') {
       const headers = rateLimitHeaders('auth_failures', options.authFailurePolicy, outcome.authFailures);
       if (outcome.kind === 'unauthorized') {
-        throw new AppError('unauthorized', invalidApiKeyMessage, { headers });
+        throw new AppError('unauthorized', unauthorizedMessage(request.raw.rawHeaders), { headers });
       }
       throw new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
         headers: { ...headers, 'Retry-After': String(outcome.authFailures.retryAfterS) },

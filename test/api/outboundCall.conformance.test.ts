@@ -152,6 +152,9 @@ describe.each(storeKinds)('on the %s store', (kind) => {
           body,
         );
         expectError(result, 401, 'unauthorized');
+        expect((result.body as { error: { message: string } }).error.message).toBe(
+          `invalid or missing API key: the header name is case-sensitive, send exactly X-API-Key (this request sent ${name})`,
+        );
       }
     });
 
