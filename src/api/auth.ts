@@ -54,6 +54,23 @@ export function authFailureBucketKey(request: FastifyRequest): string {
   return `auth-failure:${addressLimitKey(request.ip)}`;
 }
 
+/** The SHA-256 of the request's key: null unless exactly one `X-API-Key` of the right shape was sent. */
+export function presentedKeyHash(request: FastifyRequest): string | null {
+  const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
+  const presented = values.length === 1 ? (values[0] as string) : '';
+  return hasValidKeyShape(presented) ? hashApiKey(presented) : null;
+}
+
+/** The 429 for an address held off after too many failed authentications. */
+export function authFailuresHeldOff(policy: RatePolicy, decision: RateDecision): AppError {
+  return new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
+    headers: {
+      ...rateLimitHeaders('auth_failures', policy, decision),
+      'Retry-After': String(decision.retryAfterS),
+    },
+  });
+}
+
 /** Fastify onRequest hook: sets `request.auth` or answers 401/429. */
 export type Authenticator = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -86,28 +103,17 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   /** Key hash → when this process last wrote that key's last_used_at (0: not yet). */
   const knownKeys = new Map<string, number>();
 
-  function heldOff(decision: RateDecision): AppError {
-    return new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
-      headers: {
-        ...rateLimitHeaders('auth_failures', authFailurePolicy, decision),
-        'Retry-After': String(decision.retryAfterS),
-      },
-    });
-  }
-
   return async function authenticate(request, reply) {
     const bucketKey = authFailureBucketKey(request);
-    const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
-    const presented = values.length === 1 ? (values[0] as string) : '';
-    const keyHash = hasValidKeyShape(presented) ? hashApiKey(presented) : null;
+    const keyHash = presentedKeyHash(request);
     const known = keyHash !== null && knownKeys.has(keyHash);
     let reservation: AttemptReservation | null = null;
     if (known) {
       const failures = await limiter.peek(bucketKey, authFailurePolicy);
-      if (!failures.allowed) throw heldOff(failures);
+      if (!failures.allowed) throw authFailuresHeldOff(authFailurePolicy, failures);
     } else {
       reservation = await reserveAttempt(limiter, [{ key: bucketKey, policy: authFailurePolicy }]);
-      if (!reservation.allowed) throw heldOff(reservation.decision);
+      if (!reservation.allowed) throw authFailuresHeldOff(authFailurePolicy, reservation.decision);
     }
     const found = keyHash === null ? null : await store.apiKeys.findByHash(keyHash);
     if (!found || found.key.revokedAt !== null || !safeEqual(found.keyHash, keyHash as string)) {

@@ -5,14 +5,13 @@ import {
   numberNotConfigured,
   undeclaredVariable,
 } from '../calls/createOutboundCall.js';
-import { hashApiKey, hasValidKeyShape } from '../domain/apiKeys.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
 import type { CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { AuthorizedCallAttempt, AuthorizedCaller, AuthorizedCallOutcome } from '../store/types.js';
-import { apiKeyHeaderName, authFailureBucketKey, rawHeaderValues, unauthorizedMessage } from './auth.js';
+import { authFailureBucketKey, authFailuresHeldOff, presentedKeyHash, unauthorizedMessage } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { rateLimitHeaders } from './rateLimitHeaders.js';
 
@@ -75,22 +74,18 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
     reply: FastifyReply,
     call: AuthorizedCallAttempt['call'],
   ): Promise<Exclude<AuthorizedCallOutcome, { kind: 'held_off' | 'unauthorized' | 'rate_limited' }>> {
-    const values = rawHeaderValues(request.raw.rawHeaders, apiKeyHeaderName);
-    const presented = values.length === 1 ? (values[0] as string) : '';
     const outcome = await options.createAuthorized({
-      keyHash: hasValidKeyShape(presented) ? hashApiKey(presented) : null,
+      keyHash: presentedKeyHash(request),
       authFailureBucket: authFailureBucketKey(request),
       authFailurePolicy: options.authFailurePolicy,
       defaultRatePolicy: options.defaultRatePolicy,
       call,
     });
-    if (outcome.kind === 'held_off' || outcome.kind === 'unauthorized') {
-      const headers = rateLimitHeaders('auth_failures', options.authFailurePolicy, outcome.authFailures);
-      if (outcome.kind === 'unauthorized') {
-        throw new AppError('unauthorized', unauthorizedMessage(request.raw.rawHeaders), { headers });
-      }
-      throw new AppError('rate_limited', 'too many failed authentications from this address; retry later', {
-        headers: { ...headers, 'Retry-After': String(outcome.authFailures.retryAfterS) },
+    if (outcome.kind === 'held_off')
+      throw authFailuresHeldOff(options.authFailurePolicy, outcome.authFailures);
+    if (outcome.kind === 'unauthorized') {
+      throw new AppError('unauthorized', unauthorizedMessage(request.raw.rawHeaders), {
+        headers: rateLimitHeaders('auth_failures', options.authFailurePolicy, outcome.authFailures),
       });
     }
     const { caller } = outcome;
