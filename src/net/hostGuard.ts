@@ -6,7 +6,7 @@
  */
 import { promises as dnsPromises } from 'node:dns';
 import { AppError } from '../domain/errors.js';
-import { isIpLiteral, type RefusedRangeKind, refusedRangeOf } from './ipRanges.js';
+import { isIpLiteral, type RefusedRangeKind, refusedRangeOf, unbracketed } from './ipRanges.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -40,10 +40,6 @@ function refusal(subject: string, kind: RefusedRangeKind, address: string, setti
     'validation_error',
     `${subject} ${article(kind)} ${kind} address (${address}); set ${setting}=true to allow it`,
   );
-}
-
-export function unbracketed(hostname: string): string {
-  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
 }
 
 function isLocalhostName(hostname: string): boolean {

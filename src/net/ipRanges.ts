@@ -115,19 +115,24 @@ function classifyIpv6Groups(groups: readonly number[]): RefusedRangeKind | null 
   return null;
 }
 
+/** An IPv6 literal as URLs write it (`[::1]`) without its brackets; anything else as it is. */
+export function unbracketed(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
 /**
  * The refused range an IP address (in Node's or the URL parser's canonical text form) falls in,
  * or null when it is a public unicast address. Throws a TypeError for text that is not an IP address.
  */
 export function refusedRangeOf(address: string): RefusedRangeKind | null {
-  const unbracketed = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
-  if (isIPv4(unbracketed)) return classifyIpv4Octets(unbracketed.split('.').map(Number));
-  if (isIPv6(unbracketed)) return classifyIpv6Groups(ipv6Groups(unbracketed));
+  const bare = unbracketed(address);
+  if (isIPv4(bare)) return classifyIpv4Octets(bare.split('.').map(Number));
+  if (isIPv6(bare)) return classifyIpv6Groups(ipv6Groups(bare));
   throw new TypeError(`not an IP address: ${address}`);
 }
 
 /** True for an IPv4 or IPv6 literal (IPv6 with or without brackets). */
 export function isIpLiteral(host: string): boolean {
-  const unbracketed = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return isIPv4(unbracketed) || isIPv6(unbracketed);
+  const bare = unbracketed(host);
+  return isIPv4(bare) || isIPv6(bare);
 }

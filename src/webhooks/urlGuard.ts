@@ -10,8 +10,8 @@ import {
   type HostGuardOptions,
   type HostnameLookup,
   resolveVettedHost,
-  unbracketed,
 } from '../net/hostGuard.js';
+import { unbracketed } from '../net/ipRanges.js';
 
 export type { HostnameLookup, ResolvedAddress } from '../net/hostGuard.js';
 
