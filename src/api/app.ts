@@ -158,14 +158,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         if (oneRoundTrip) return oneRoundTrip.authorize(request, reply);
         return authenticate(request, reply);
       });
-      api.addHook('onRequest', async (request, reply) =>
-        (request.auth === null && request.routeOptions.url?.endsWith('/recording')) ||
-        authorizesInStore(request) ||
-        oneRoundTrip
-          ? undefined
-          : limitAccount(request, reply),
-      );
-      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, deps.recordings?.links ?? null);
+      // The account's limit: taken in the store's round trip when there is one.
+      if (!oneRoundTrip) {
+        api.addHook('onRequest', async (request, reply) =>
+          request.auth === null && request.routeOptions.url?.endsWith('/recording')
+            ? undefined
+            : limitAccount(request, reply),
+        );
+      }
+      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, links);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
     },
