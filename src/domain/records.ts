@@ -7,7 +7,6 @@ import type { VariableValue } from './templates.js';
  * them (camelCase, timestamps as ISO 8601 UTC strings). Ports (the Store, the queue) and
  * adapters build on these; the domain and the voice pipeline need nothing else from them.
  */
-/** Records as the rest of the code sees them: camelCase, timestamps as ISO 8601 UTC strings. */
 
 export interface AccountRecord {
   id: string;
