@@ -78,17 +78,17 @@ class RecognizerProcess {
     });
   }
 
-  get channel(): Channel {
-    return this.engineProcess;
-  }
-
   /** Learns which of `words` the dictionary has, asking the engine only about new ones. */
   async learnWords(words: readonly string[]): Promise<void> {
     const unseen = [...new Set(words)].filter(
       (word) => !this.knownWords.has(word) && !this.unknownWords.has(word),
     );
     if (unseen.length === 0) return;
-    const reply = await requestReply(this.channel, { type: 'lookupWords', words: unseen }, 'knownWords');
+    const reply = await requestReply(
+      this.engineProcess,
+      { type: 'lookupWords', words: unseen },
+      'knownWords',
+    );
     const known = new Set(reply.words);
     for (const word of unseen) (known.has(word) ? this.knownWords : this.unknownWords).add(word);
   }
@@ -132,8 +132,8 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     const recognizer = await this.#pool.acquire();
     try {
       const { searchId, phrases } = await this.#searchFor(recognizer, options.phrases ?? []);
-      await requestReply(recognizer.channel, { type: 'start', searchId }, 'started');
-      const session = new PocketsphinxSession(recognizer.channel, phrases, () =>
+      await requestReply(recognizer.engineProcess, { type: 'start', searchId }, 'started');
+      const session = new PocketsphinxSession(recognizer.engineProcess, phrases, () =>
         this.#pool.release(recognizer),
       );
       options.signal?.addEventListener('abort', () => session.close(), { once: true });
@@ -179,8 +179,9 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     let searchId = recognizer.grammarSearchIds.get(key);
     if (searchId === undefined) {
       const grammar = buildPhraseGrammar(usablePhrases);
-      searchId = (await requestReply(recognizer.channel, { type: 'addGrammar', grammar }, 'grammarAdded'))
-        .searchId;
+      searchId = (
+        await requestReply(recognizer.engineProcess, { type: 'addGrammar', grammar }, 'grammarAdded')
+      ).searchId;
       recognizer.grammarSearchIds.set(key, searchId);
     }
     return { searchId, phrases: usablePhrases };
