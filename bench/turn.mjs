@@ -152,7 +152,9 @@ for (const conversations of (onlyLevels ?? '2,4,8,16,24,32,48').split(',').map(N
     { conversations, turns: 6 },
   );
   if (p95 > 1000) {
-    console.log(`capacity: p95 passed 1 s at ${conversations} concurrent conversations (1 recogniser process)`);
+    console.log(
+      `capacity: p95 passed 1 s at ${conversations} concurrent conversations (1 recogniser process)`,
+    );
     break;
   }
 }

@@ -8,7 +8,6 @@ import { queueNames } from '../../queue/types.js';
 import { migrate, openSqliteDatabase } from './database.js';
 import { GroupCommitter } from './groupCommit.js';
 import { sqliteMigrations } from './migrations.js';
-import type { SqliteStore } from './sqliteStore.js';
 
 let dir: string;
 
