@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCallerWithCli, startServeProcess } from '../helpers/cli.js';
+import { createCallerWithCli, loopbackServeEnv, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
 
@@ -17,18 +17,11 @@ import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-crash-bye-'));
 const rtpBase = 33_000 + (process.pid % 100) * 100;
-const env = {
-  PATH: process.env.PATH ?? '',
-  CALLWRIGHT_DATA_DIR: dataDir,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  CALLWRIGHT_SIP_BIND: '127.0.0.1',
-  CALLWRIGHT_SIP_PORT: '0',
-  CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
+const env = loopbackServeEnv(dataDir, rtpBase, {
   CALLWRIGHT_RING_TIMEOUT_S: '10',
   // SIPp plays the carrier on loopback: a private PBX as far as the trunk guard is concerned.
   CALLWRIGHT_TRUNK_ALLOW_PRIVATE: 'true',
-};
+});
 const children: ChildProcess[] = [];
 
 afterAll(() => {

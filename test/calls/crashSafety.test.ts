@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCallerWithCli, startServeProcess, startWebhookReceiverWithCli } from '../helpers/cli.js';
+import {
+  createCallerWithCli,
+  loopbackServeEnv,
+  startServeProcess,
+  startWebhookReceiverWithCli,
+} from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
 /**
@@ -15,17 +20,7 @@ import { postCall } from '../helpers/http.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-crash-'));
 const rtpBase = 30_000 + (process.pid % 100) * 100;
-const env = {
-  PATH: process.env.PATH ?? '',
-  CALLWRIGHT_DATA_DIR: dataDir,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  CALLWRIGHT_SIP_BIND: '127.0.0.1',
-  CALLWRIGHT_SIP_PORT: '0',
-  CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
-  CALLWRIGHT_RING_TIMEOUT_S: '5',
-  CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-};
+const env = loopbackServeEnv(dataDir, rtpBase, { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' });
 const children: ChildProcess[] = [];
 
 async function serve(): Promise<{ url: string; child: ChildProcess }> {

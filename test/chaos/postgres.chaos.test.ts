@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCallerWithCli, startServeProcess, startWebhookReceiverWithCli } from '../helpers/cli.js';
+import {
+  createCallerWithCli,
+  postgresServeEnv,
+  startServeProcess,
+  startWebhookReceiverWithCli,
+} from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 import { createTestDatabase, newTestSchema, terminateOtherBackends } from '../helpers/postgres.js';
 
@@ -36,19 +41,7 @@ const personas = [
 ];
 
 function baseEnv(): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    DATABASE_URL: database.url,
-    CALLWRIGHT_DATABASE_SCHEMA: schema,
-    CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
-    CALLWRIGHT_DATA_DIR: workDir,
-    CALLWRIGHT_RATE_LIMIT: '100000/1s',
-    CALLWRIGHT_RING_TIMEOUT_S: '5',
-    CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-  };
+  return postgresServeEnv(database.url, workDir, 9, { CALLWRIGHT_DATABASE_SCHEMA: schema });
 }
 
 /** Starts `serve --role ROLE` in its own slot of ports and data directory. */

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createCallerWithCli,
+  postgresServeEnv,
   type ServeProcess,
   startServeProcess,
   startWebhookReceiverWithCli,
@@ -47,18 +48,7 @@ function sleep(ms: number): Promise<void> {
 describe('dropped PostgreSQL connections', () => {
   it('do not kill the process: every call ends once, none is dialled twice, new calls still work', async () => {
     database = await createTestDatabase();
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.url,
-      CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
-      CALLWRIGHT_DATA_DIR: workDir,
-      CALLWRIGHT_RATE_LIMIT: '100000/1s',
-      CALLWRIGHT_RING_TIMEOUT_S: '5',
-      CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-    };
+    const env = postgresServeEnv(database.url, workDir, 7);
     const {
       accountId: account,
       key,

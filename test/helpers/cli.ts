@@ -169,3 +169,50 @@ export async function startWebhookReceiverWithCli(
   runCliJsonSync(env, ['webhook', 'set', url, '--account', accountId]);
   return receiver;
 }
+
+/**
+ * The environment for an embedded `serve` process on loopback: API and SIP on ephemeral ports,
+ * RTP in the 99 ports from `rtpBase`, data in `dataDir`; `env` adds or overrides.
+ */
+export function loopbackServeEnv(
+  dataDir: string,
+  rtpBase: number,
+  env: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    CALLWRIGHT_DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CALLWRIGHT_SIP_BIND: '127.0.0.1',
+    CALLWRIGHT_SIP_PORT: '0',
+    CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 98}`,
+    CALLWRIGHT_RING_TIMEOUT_S: '5',
+    ...env,
+  };
+}
+
+/**
+ * The environment for `serve` and the CLI on PostgreSQL at `databaseUrl` (secret key: 32 bytes of
+ * `secretKeyByte`), data in `dataDir`, rate limit out of the way, webhooks to loopback allowed.
+ */
+export function postgresServeEnv(
+  databaseUrl: string,
+  dataDir: string,
+  secretKeyByte: number,
+  env: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: databaseUrl,
+    CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, secretKeyByte).toString('base64'),
+    CALLWRIGHT_DATA_DIR: dataDir,
+    CALLWRIGHT_RATE_LIMIT: '100000/1s',
+    CALLWRIGHT_RING_TIMEOUT_S: '5',
+    CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
+}
