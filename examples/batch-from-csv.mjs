@@ -1,5 +1,11 @@
 // Place a batch of calls from a CSV, paced under the account's rate limit.
 //
+// The CSV's columns after to_number are the agent's variables; examples/calls.csv fits the example
+// appointment agent:
+//   npx callwright agents create --name "Appointments" --prompt "Confirm appointments." \
+//     --script examples/agents/appointment-confirmation.json \
+//     --variable customer_name --variable appointment_day=Tuesday --variable reschedule_to=
+//
 //   npm run build
 //   CALLWRIGHT_URL=http://localhost:3000 CALLWRIGHT_API_KEY=cw_live_… AGENT_ID=agt_… FROM_NUMBER=+15550009999 \
 //   node examples/batch-from-csv.mjs examples/calls.csv

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AgentInput, createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import { callCompletedEventSchema } from '../../src/api/webhookSchemas.js';
 import { CallwrightClient } from '../../src/client/index.js';
@@ -16,6 +17,7 @@ import { waitFor } from './harness.js';
 /** The examples under examples/, run as integrators run them: node on the built package. */
 
 const examplesDir = new URL('../../examples/', import.meta.url).pathname;
+const repoRoot = new URL('../../', import.meta.url).pathname;
 
 interface Run {
   code: number | null;
@@ -68,15 +70,43 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The `agents create` command in the header comment of examples/batch-from-csv.mjs, as AgentInput. */
+function agentFromExampleHeader(): AgentInput {
+  const header = readFileSync(join(examplesDir, 'batch-from-csv.mjs'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('//'))
+    .map((line) => line.slice(2).trim())
+    .join(' ')
+    .replace(/\\ /g, '');
+  const command = /npx callwright agents create (.*?--variable [^ ]+(?: --variable [^ ]+)*)/.exec(
+    header,
+  )?.[1];
+  if (!command) throw new Error('the example no longer says which agent to create');
+  const flags = [...command.matchAll(/--([a-z-]+) (?:"([^"]*)"|(\S+))/g)].map(
+    (match) => [match[1], match[2] ?? match[3]] as [string, string],
+  );
+  const value = (flag: string) => flags.find(([name]) => name === flag)?.[1] ?? '';
+  return {
+    name: value('name'),
+    prompt: value('prompt'),
+    script: JSON.parse(readFileSync(join(repoRoot, value('script')), 'utf8')),
+    variables: flags
+      .filter(([name]) => name === 'variable')
+      .map(([, spec]) => parseVariableDeclaration(spec)),
+  };
+}
+
 describe('examples/batch-from-csv.mjs', () => {
   it('places every row of the CSV, paced so the service never answers 429', async () => {
     const service = await startTestService({ ratePolicy: '5/1s' });
     try {
       const fixture = await createAccountFixture(service.store);
+      // The agent the example's header tells the user to create, flag by flag.
+      const agent = await createAgent(service.store, fixture.accountId, agentFromExampleHeader());
       const run = await runExample('batch-from-csv.mjs', [join(examplesDir, 'calls.csv')], {
         CALLWRIGHT_URL: service.url,
         CALLWRIGHT_API_KEY: fixture.key,
-        AGENT_ID: fixture.agentId,
+        AGENT_ID: agent.id,
         FROM_NUMBER: fixture.number,
         RATE_LIMIT: '5/1s',
       });
@@ -93,6 +123,7 @@ describe('examples/batch-from-csv.mjs', () => {
       expect(statuses.every((status) => status === 200)).toBe(true);
       const calls = await service.store.calls.list(fixture.accountId, { limit: 50 });
       expect(calls.map((call) => call.variables?.customer_name).sort()).toContain('Chen, Li');
+      expect(calls.every((call) => call.agentId === agent.id)).toBe(true);
     } finally {
       await service.close();
     }
