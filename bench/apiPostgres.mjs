@@ -72,7 +72,10 @@ export async function benchPostgres({ durationS, connections }) {
     JSON.parse(execFileSync(process.execPath, [mainScript, ...args, '--json'], { env, encoding: 'utf8' }));
   const account = cli(['accounts', 'create', '--name', 'bench']).account_id;
   const key = cli(['keys', 'create', '--name', 'bench', '--account', account]).key;
-  const agent = cli(['agents', 'create', '--name', 'bench', '--prompt', 'p', '--account', account]).agent_id;
+  const agent = cli([
+    ...['agents', 'create', '--name', 'bench', '--prompt', 'p', '--account', account],
+    ...['--script', new URL('../test/fixtures/listen-only-script.json', import.meta.url).pathname],
+  ]).agent_id;
   cli(['numbers', 'add', '+15550009999', '--account', account]);
 
   const apis = [];

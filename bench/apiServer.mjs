@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 // The server side of `npm run bench:api`: the real application (real SQLite file, real hooks)
 // plus one bare Fastify route that answers the same JSON without touching the store.
 
@@ -9,6 +10,11 @@ import { MemoryRateLimiter } from '../dist/limits/rateLimiter.js';
 import { createLogger } from '../dist/logger.js';
 import { openSqliteStore } from '../dist/openStore.js';
 
+// Benchmarks measure the service, not the conversation: an agent that only listens.
+const listenOnlyScript = JSON.parse(
+  readFileSync(new URL('../test/fixtures/listen-only-script.json', import.meta.url), 'utf8'),
+);
+
 const [dbPath, logLevel = 'info'] = process.argv.slice(2);
 const store = openSqliteStore(dbPath);
 const account = await store.accounts.create({
@@ -16,7 +22,7 @@ const account = await store.accounts.create({
   ratePolicy: { requests: 100_000_000, windowS: 1 },
 });
 const { key } = await createApiKey(store, account.id, 'bench');
-const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p' });
+const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p', script: listenOnlyScript });
 await addPhoneNumber(store, account.id, '+15550009999');
 
 const app = await buildApp({

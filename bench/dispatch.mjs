@@ -1,6 +1,6 @@
 // npm run bench:dispatch — at idle, the time from the 200 of POST /v1/calls/outbound to the INVITE
 // arriving at the carrier (the in-process sandbox records each INVITE as it receives it).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent } from '../dist/admin/agents.js';
@@ -9,6 +9,11 @@ import { addPhoneNumber } from '../dist/admin/numbers.js';
 import { loadConfig } from '../dist/config.js';
 import { createLogger } from '../dist/logger.js';
 import { startService } from '../dist/server.js';
+
+// Benchmarks measure the service, not the conversation: an agent that only listens.
+const listenOnlyScript = JSON.parse(
+  readFileSync(new URL('../test/fixtures/listen-only-script.json', import.meta.url), 'utf8'),
+);
 
 const calls = Number(process.env.BENCH_CALLS ?? 200);
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-dispatch-'));
@@ -23,7 +28,12 @@ const config = loadConfig({
 const service = await startService(config, createLogger('warn'));
 const account = await service.store.accounts.create({ name: 'bench', maxLiveCalls: 1000 });
 const { key } = await createApiKey(service.store, account.id, 'bench');
-const agent = await createAgent(service.store, account.id, { name: 'bench', prompt: 'p', maxDurationS: 1 });
+const agent = await createAgent(service.store, account.id, {
+  name: 'bench',
+  prompt: 'p',
+  script: listenOnlyScript,
+  maxDurationS: 1,
+});
 await addPhoneNumber(service.store, account.id, '+15550009999');
 
 // The unreachable persona answers 404 at once, so calls end quickly and the machine stays idle.

@@ -1,7 +1,7 @@
 // npm run bench:webhooks — call.completed delivery: (1) latency from a call becoming terminal to the
 // receiver's 2xx at idle, over real sandbox calls; (2) how fast a backlog of pending events drains.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,11 @@ import { openSqliteStore } from '../dist/openStore.js';
 import { SecretBox } from '../dist/secrets/secretBox.js';
 import { startService } from '../dist/server.js';
 import { startDeliveryWorker } from '../dist/webhooks/deliveryWorker.js';
+
+// Benchmarks measure the service, not the conversation: an agent that only listens.
+const listenOnlyScript = JSON.parse(
+  readFileSync(new URL('../test/fixtures/listen-only-script.json', import.meta.url), 'utf8'),
+);
 
 const latencyCalls = Number(process.env.BENCH_CALLS ?? 100);
 const backlogEvents = Number(process.env.BENCH_BACKLOG ?? 10_000);
@@ -58,7 +63,12 @@ async function idleLatency() {
   const { store } = service;
   const account = await store.accounts.create({ name: 'bench' });
   const { key } = await createApiKey(store, account.id, 'bench');
-  const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p', maxDurationS: 2 });
+  const agent = await createAgent(store, account.id, {
+    name: 'bench',
+    prompt: 'p',
+    script: listenOnlyScript,
+    maxDurationS: 2,
+  });
   await addPhoneNumber(store, account.id, '+15550009999');
   await setWebhookEndpoint(store, service.secretBox, account.id, receiver.url, { allowPrivate: true });
   const latenciesMs = [];
@@ -108,7 +118,11 @@ async function backlogDrain() {
   const secretBox = new SecretBox(randomBytes(32));
   const account = await store.accounts.create({ name: 'backlog' });
   const { record } = await createApiKey(store, account.id, 'bench');
-  const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p' });
+  const agent = await createAgent(store, account.id, {
+    name: 'bench',
+    prompt: 'p',
+    script: listenOnlyScript,
+  });
   const buildEvent = completedEventBuilder(() => null);
   // The pending backlog: terminal calls with their outbox rows and jobs, written before any worker runs.
   for (let start = 0; start < backlogEvents; start += 500) {

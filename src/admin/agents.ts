@@ -1,9 +1,12 @@
+import { defaultFitsType } from '../domain/agentVariables.js';
 import { AppError } from '../domain/errors.js';
 import { variableNamePattern } from '../domain/outboundCallRequest.js';
 import {
   type AgentBrain,
   type AgentRecord,
   type AgentVariable,
+  type AgentVariableType,
+  agentVariableTypes,
   type ExtractionField,
   extractionFieldTypes,
   type NewAgent,
@@ -58,21 +61,49 @@ function checkBrain(input: AgentInput): { brain: AgentBrain; script: unknown } {
     throw new AppError('validation_error', 'an llm agent has no script');
   }
   const script = input.script === undefined || input.script === null ? null : parseDialogScript(input.script);
+  // Without a script, a script agent says its first message and then only listens: with no first
+  // message either, every call would be silence until the silence timeout.
+  if (brain === 'script' && script === null && (input.firstMessage ?? '').trim() === '') {
+    throw new AppError(
+      'validation_error',
+      'this agent would never speak: give it a script (--script FILE), a first message (--first-message), or an LLM (--brain llm)',
+    );
+  }
   return { brain, script };
 }
 
-/** Parses `NAME` or `NAME=DEFAULT`. */
+/**
+ * Parses a declaration as the command line and the dashboard take it: `NAME[:TYPE][!][=DEFAULT]`
+ * (TYPE one of any, string, number, boolean; `!` marks it required), e.g. `customer_name!`,
+ * `party_size:number=2`, `appointment_day=Tuesday`.
+ */
 export function parseVariableDeclaration(text: string): AgentVariable {
   const separator = text.indexOf('=');
-  const name = separator === -1 ? text : text.slice(0, separator);
+  let head = separator === -1 ? text : text.slice(0, separator);
   const defaultValue = separator === -1 ? null : text.slice(separator + 1);
+  const required = head.endsWith('!');
+  if (required) head = head.slice(0, -1);
+  const [name = '', type = 'any', ...extra] = head.split(':');
   if (!variableNamePattern.test(name)) {
     throw new AppError(
       'validation_error',
       `"${name.slice(0, 70)}" is not a valid variable name (letters, digits, _)`,
     );
   }
-  return { name, default: defaultValue, description: '' };
+  if (extra.length > 0 || !(agentVariableTypes as readonly string[]).includes(type)) {
+    throw new AppError(
+      'validation_error',
+      `variable ${name}: the type must be one of ${agentVariableTypes.join(', ')} (NAME:TYPE!=DEFAULT)`,
+    );
+  }
+  const variableType = type as AgentVariableType;
+  if (defaultValue !== null && !defaultFitsType(defaultValue, variableType)) {
+    throw new AppError(
+      'validation_error',
+      `variable ${name}: the default "${defaultValue.slice(0, 70)}" is not a ${type}`,
+    );
+  }
+  return { name, default: defaultValue, description: '', required, type: variableType };
 }
 
 function checkLength(field: string, value: string, maxChars: number, required: boolean): void {

@@ -1,10 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  agentNotFound,
-  newCallFields,
-  numberNotConfigured,
-  undeclaredVariable,
-} from '../calls/createOutboundCall.js';
+import { agentNotFound, newCallFields, numberNotConfigured } from '../calls/createOutboundCall.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { RatePolicy } from '../domain/rateLimit.js';
@@ -115,8 +110,8 @@ export function createAuthorizedHandler(options: AuthorizedCreateOptions) {
         throw agentNotFound(isAppError(validated) ? '' : validated.agent_id);
       case 'number_not_configured':
         throw numberNotConfigured();
-      case 'undeclared_variable':
-        throw undeclaredVariable(outcome.name);
+      case 'variables_refused':
+        throw outcome.problem;
       case 'created':
         return outcome.call;
     }

@@ -36,7 +36,8 @@ export const outboundCallRequestSchema = {
           { type: 'boolean' },
         ],
       },
-      description: 'Values for variables the agent declares; an undeclared name is 400 validation_error.',
+      description:
+        'Values for variables the agent declares. 400 validation_error, naming the variable: a name the agent does not declare, a value of another type than the one declared (string, number, boolean), or a required variable left out that has no default.',
     },
   },
   examples: [

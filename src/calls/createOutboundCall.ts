@@ -1,3 +1,4 @@
+import { variablesProblem } from '../domain/agentVariables.js';
 import { AppError, invalidApiKeyMessage } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { OutboundCallRequest } from '../domain/outboundCallRequest.js';
@@ -12,11 +13,6 @@ export function agentNotFound(agentId: string): AppError {
 /** DESIGN §1 step 7: 400. */
 export function numberNotConfigured(): AppError {
   return new AppError('validation_error', 'from_number is not a phone number configured in this account');
-}
-
-/** DESIGN §1 step 8: 400 naming the variable. */
-export function undeclaredVariable(name: string): AppError {
-  return new AppError('validation_error', `variables.${name} is not declared by the agent`);
 }
 
 /** The call a valid request asks for, with its new id; the caller adds whose it is. */
@@ -52,12 +48,8 @@ export async function createOutboundCall(
   if (!agent?.active) throw agentNotFound(request.agent_id);
   const number = await store.numbers.get(accountId, request.from_number);
   if (!number) throw numberNotConfigured();
-  if (request.variables) {
-    const declared = new Set(agent.variables.map((variable) => variable.name));
-    for (const name of Object.keys(request.variables)) {
-      if (!declared.has(name)) throw undeclaredVariable(name);
-    }
-  }
+  const variables = variablesProblem(agent.variables, request.variables);
+  if (variables) throw variables;
   const created = await store.calls.createQueued({
     ...newCallFields(request, now),
     accountId,

@@ -1,7 +1,8 @@
 import { createApiKey } from '../admin/apiKeys.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { AccountRecord, CallRecord } from '../domain/records.js';
+import type { AccountRecord, AgentRecord, CallRecord } from '../domain/records.js';
+import type { VariableValue } from '../domain/templates.js';
 import type { DashboardOptions } from './context.js';
 
 /** The key test calls are recorded under (a call always names the key that placed it). */
@@ -15,7 +16,12 @@ export const testCallKeyName = 'Dashboard test calls';
 export async function placeTestCall(
   options: DashboardOptions,
   account: AccountRecord,
-  request: { agentId: string; fromNumber: string; toNumber: string },
+  request: {
+    agentId: string;
+    fromNumber: string;
+    toNumber: string;
+    variables: Record<string, VariableValue>;
+  },
 ): Promise<CallRecord> {
   const keys = await options.store.apiKeys.list(account.id);
   let key = keys.find((entry) => entry.name === testCallKeyName && entry.revokedAt === null);
@@ -24,8 +30,30 @@ export async function placeTestCall(
     agent_id: request.agentId,
     from_number: request.fromNumber,
     to_number: request.toNumber,
+    variables: request.variables,
   });
   const call = await createOutboundCall(options.store, { account, apiKeyId: key.id }, outbound);
   options.callControl?.wake();
   return call;
+}
+
+/**
+ * The test-call form's variable fields as the request's `variables`: an empty field is left out
+ * (the default applies), and a typed variable's text becomes a number or boolean when it reads as
+ * one — otherwise it stays text and the call's own check names the variable and its type.
+ */
+export function testCallVariables(
+  agent: AgentRecord,
+  valueOf: (name: string) => string,
+): Record<string, VariableValue> {
+  const variables: Record<string, VariableValue> = {};
+  for (const variable of agent.variables) {
+    const text = valueOf(variable.name).trim();
+    if (text === '') continue;
+    if (variable.type === 'number' && Number.isFinite(Number(text))) variables[variable.name] = Number(text);
+    else if (variable.type === 'boolean' && (text === 'true' || text === 'false'))
+      variables[variable.name] = text === 'true';
+    else variables[variable.name] = text;
+  }
+  return variables;
 }

@@ -44,11 +44,19 @@ export interface ApiKeyWithAccount {
   account: AccountRecord;
 }
 
+/** What a call's value of a variable must be: `any` takes a string, number or boolean. */
+export const agentVariableTypes = ['any', 'string', 'number', 'boolean'] as const;
+export type AgentVariableType = (typeof agentVariableTypes)[number];
+
 export interface AgentVariable {
   name: string;
   /** Used when a call gives no value; null renders as empty text. */
   default: string | null;
   description: string;
+  /** A call must give a value unless there is a default. Agents stored before this field: false. */
+  required: boolean;
+  /** Agents stored before this field: `any`. */
+  type: AgentVariableType;
 }
 
 export const extractionFieldTypes = ['string', 'number', 'boolean', 'date'] as const;

@@ -1,8 +1,10 @@
+import { withDefaults } from '../domain/agentVariables.js';
 import type { AnsweredBy, CallStatus, EndReason } from '../domain/callStatus.js';
 import type {
   AccountRecord,
   AgentBrain,
   AgentRecord,
+  AgentVariable,
   ApiKeyRecord,
   CallRecord,
   EventAttemptRecord,
@@ -104,7 +106,7 @@ export function agentFromRow(
     active: codec.bool(row.active),
     prompt: text(row.prompt),
     firstMessage: text(row.first_message),
-    variables: codec.json(row.variables),
+    variables: (codec.json(row.variables) as AgentVariable[]).map(withDefaults),
     extraction: codec.json(row.extraction),
     brain: row.brain as AgentBrain,
     script: codec.json(row.script) ?? null,

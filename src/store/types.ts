@@ -1,4 +1,5 @@
 import type { CallStatus } from '../domain/callStatus.js';
+import type { AppError } from '../domain/errors.js';
 import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
 import type {
   AccountRecord,
@@ -338,8 +339,8 @@ export type AuthorizedCallOutcome =
   | { kind: 'agent_not_found'; caller: AuthorizedCaller }
   /** 400: `from_number` is not one of the account's numbers. */
   | { kind: 'number_not_configured'; caller: AuthorizedCaller }
-  /** 400: the first variable (in the request's order) the agent does not declare. */
-  | { kind: 'undeclared_variable'; caller: AuthorizedCaller; name: string }
+  /** 400: the call's variables do not fit the agent's declarations (domain/agentVariables.ts). */
+  | { kind: 'variables_refused'; caller: AuthorizedCaller; problem: AppError }
   /** 200: the call and its dispatch job are durable. */
   | { kind: 'created'; caller: AuthorizedCaller; call: CallRecord };
 

@@ -259,6 +259,8 @@ describe.each(storeKinds)('on the %s store', (kind) => {
           name,
           default: null,
           description: '',
+          required: false,
+          type: 'any' as const,
         })),
       });
       const result = await postCall(

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/openStore.js';
+import { listenOnlyScript } from '../helpers/agentScripts.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall, request } from '../helpers/http.js';
 
@@ -175,6 +176,7 @@ describe('the silence timeout', () => {
     const agent = await createAgent(service.store, account.id, {
       name: 'Quiet',
       prompt: 'p',
+      script: listenOnlyScript,
       silenceTimeoutS: 2,
       maxDurationS: 30,
     });

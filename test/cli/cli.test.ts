@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
 import { type CliResult, runCli, runCliJson, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
 
@@ -139,7 +140,17 @@ describe('agents', () => {
     ).toContain(id);
     expect((await json(['agents', 'deactivate', id])).active).toBe(false);
     expect((await json(['agents', 'activate', id])).active).toBe(true);
-    const inactive = await json(['agents', 'create', '--name', 'Off', '--prompt', 'p', '--inactive']);
+    const inactive = await json([
+      'agents',
+      'create',
+      '--name',
+      'Off',
+      '--prompt',
+      'p',
+      '--first-message',
+      'Hi',
+      '--inactive',
+    ]);
     expect(inactive.active).toBe(false);
   });
 
@@ -335,7 +346,9 @@ describe('configuration and usage', () => {
 describe('serve', () => {
   it('serves the API and places calls from the data the CLI edits, and keeps it across a restart', async () => {
     const key = (await json(['keys', 'create', '--name', 'serve'])).key as string;
-    const agent = (await json(['agents', 'create', '--name', 'S', '--prompt', 'p'])).agent_id as string;
+    const agent = (
+      await json(['agents', 'create', '--name', 'S', '--prompt', 'p', '--script', listenOnlyScriptPath])
+    ).agent_id as string;
     await json(['numbers', 'add', '+15550002000']);
 
     const startServer = () =>

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { expect } from 'vitest';
+import { listenOnlyScriptPath } from './agentScripts.js';
 
 /** The built command line, run as users run it. */
 export const mainScript = resolve(import.meta.dirname, '../../dist/main.js');
@@ -132,7 +133,7 @@ export function createCallerWithCli(
   ]).account_id as string;
   const key = cli(['keys', 'create', '--name', options.keyName ?? 'k', '--account', accountId]).key as string;
   const agentId = cli([
-    ...['agents', 'create', '--name', 'a', '--prompt', 'p'],
+    ...['agents', 'create', '--name', 'a', '--prompt', 'p', '--script', listenOnlyScriptPath],
     ...['--max-duration', String(options.maxDurationS), '--account', accountId],
   ]).agent_id as string;
   const { trunk } = options;

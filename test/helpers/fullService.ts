@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/server.js';
+import { listenOnlyScript } from './agentScripts.js';
 import { LogCapture } from './service.js';
 
 let nextRtpBase = 20_000 + (process.pid % 200) * 100;
@@ -64,6 +65,7 @@ export async function callFixture(
   const agent = await createAgent(service.store, account.id, {
     name: 'Caller',
     prompt: 'p',
+    script: listenOnlyScript,
     maxDurationS: options.maxDurationS ?? 3,
   });
   await addPhoneNumber(service.store, account.id, '+15550009999');

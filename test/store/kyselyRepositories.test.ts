@@ -30,7 +30,7 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
 
   const agentInput = (accountId: string): NewAgent =>
     newAgent(accountId, {
-      variables: [{ name: 'slot', default: null, description: '' }],
+      variables: [{ name: 'slot', default: null, description: '', required: false, type: 'any' }],
       settings: { voice: 'a', nested: { list: [1, 2] } },
     });
 

@@ -37,7 +37,7 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     store = handle.store;
     ({ account, key, agent } = await createCallOwner(store, {
       agent: {
-        variables: [{ name: 'slot', default: null, description: '' }],
+        variables: [{ name: 'slot', default: null, description: '', required: false, type: 'any' }],
         extraction: [{ name: 'ok', type: 'boolean', description: 'confirmed' }],
         script: { start: { say: 'x' } },
         settings: { voice: 'a' },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { listenOnlyScript } from '../helpers/agentScripts.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 
@@ -133,6 +134,7 @@ describe('voicemail', () => {
     const agent = await createAgent(service.store, account.id, {
       name: 'Leaves messages',
       prompt: 'p',
+      script: listenOnlyScript,
       variables: ['customer_name'].map(parseVariableDeclaration),
       settings: {
         voicemail: { action: 'leave_message', message: 'Hi {{customer_name}}, please call the clinic back.' },

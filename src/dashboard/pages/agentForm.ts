@@ -3,11 +3,13 @@ import { extractionFieldTypes } from '../../domain/records.js';
 import { type Html, html } from '../html.js';
 import { csrfField } from '../layout.js';
 
+/** What a new agent starts from: an agent that speaks as it stands (it greets, then listens). */
 export const emptyAgentForm: AgentFormText = {
   name: '',
-  prompt: '',
-  firstMessage: '',
-  variables: '',
+  prompt: 'Remind {{customer_name}} of their appointment on {{appointment_day}}.',
+  firstMessage:
+    'Hello {{customer_name}}, this is a reminder of your appointment on {{appointment_day}}. Please call us if you need to change it.',
+  variables: 'customer_name!\nappointment_day=Tuesday',
   extraction: '',
   brain: 'script',
   script: '',
@@ -25,7 +27,7 @@ export function agentForm(action: string, csrfToken: string, form: AgentFormText
     <textarea id="prompt" name="prompt" required rows="6">${form.prompt}</textarea></div>
   <div><label for="first_message">First message <span class="hint">what the agent says when the callee answers</span></label>
     <textarea id="first_message" name="first_message" rows="2">${form.firstMessage}</textarea></div>
-  <div><label for="variables">Variables <span class="hint">one per line: NAME or NAME=default</span></label>
+  <div><label for="variables">Variables <span class="hint">one per line: NAME[:TYPE][!][=DEFAULT] — TYPE any, string, number or boolean; ! marks it required</span></label>
     <textarea id="variables" name="variables" rows="3">${form.variables}</textarea></div>
   <div><label for="extraction">Extraction fields <span class="hint">one per line: name:type:description; types ${extractionFieldTypes.join(', ')}</span></label>
     <textarea id="extraction" name="extraction" rows="3">${form.extraction}</textarea></div>
@@ -34,7 +36,7 @@ export function agentForm(action: string, csrfToken: string, form: AgentFormText
       <option value="script"${form.brain === 'script' ? html` selected` : ''}>script</option>
       <option value="llm"${form.brain === 'llm' ? html` selected` : ''}>llm</option>
     </select></div>
-  <div><label for="script">Script <span class="hint">JSON dialog graph for the script brain; empty for none</span></label>
+  <div><label for="script">Script <span class="hint">JSON dialog graph for the script brain; empty: say the first message, then listen</span></label>
     <textarea id="script" name="script" rows="5">${form.script}</textarea></div>
   <div><label for="settings">Voice and provider settings <span class="hint">a JSON object (voice, STT, LLM providers)</span></label>
     <textarea id="settings" name="settings" rows="4">${form.settings}</textarea></div>

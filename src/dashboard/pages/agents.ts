@@ -16,7 +16,7 @@ import {
 } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, errorBox, formatTime, page } from '../layout.js';
-import { placeTestCall } from '../testCall.js';
+import { placeTestCall, testCallVariables } from '../testCall.js';
 import { agentForm, agentFormFrom, emptyAgentForm } from './agentForm.js';
 
 const notices: Record<string, string> = {
@@ -47,6 +47,10 @@ async function testCallForm(options: DashboardOptions, viewer: Viewer, agent: Ag
   <label for="test-to">Sandbox callee<select id="test-to" name="to_number">${sandboxPersonas.map(
     (persona) => html`<option value="${persona.number}">${persona.number} · ${persona.name}</option>`,
   )}</select></label>
+  ${agent.variables.map((variable) => {
+    const mustGive = variable.required && variable.default === null;
+    return html`<label for="test-var-${variable.name}">${variable.name}${mustGive ? ' (required)' : ''}<input id="test-var-${variable.name}" name="var_${variable.name}" placeholder="${variable.default ?? ''}"${mustGive ? html` required` : ''}></label>`;
+  })}
   <button type="submit">Test call</button>
 </form>`;
 }
@@ -174,6 +178,7 @@ ${
       agentId: agent.id,
       fromNumber: field(form, 'from_number'),
       toNumber: field(form, 'to_number'),
+      variables: testCallVariables(agent, (name) => field(form, `var_${name}`)),
     });
     request.log.info({ callId: call.id, accountId: viewer.account.id }, 'dashboard placed a test call');
     return redirectTo(reply, `/calls/${call.id}`);

@@ -1,3 +1,5 @@
+import { variablesProblem } from '../../domain/agentVariables.js';
+import { AppError } from '../../domain/errors.js';
 import { type RateDecision, type RatePolicy, takeToken } from '../../domain/rateLimit.js';
 import type { AgentVariable, CallRecord } from '../../domain/records.js';
 import { queueNames } from '../../queue/types.js';
@@ -96,10 +98,19 @@ account_demand AS MATERIALIZED (
 account_take AS (${bucketTakeSql('account_demand')}),
 checked AS MATERIALIZED (
   SELECT a.*, ag.id IS NOT NULL AND ag.active AS agent_ok, pn.number IS NOT NULL AS number_ok,
-    a.variables IS NULL OR NOT EXISTS (
+    (a.variables IS NULL OR NOT EXISTS (
       SELECT 1 FROM jsonb_object_keys(a.variables::jsonb) AS given(name)
       WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(ag.variables) AS declared
-        WHERE declared ->> 'name' = given.name)) AS variables_ok,
+        WHERE declared ->> 'name' = given.name)))
+    -- domain/agentVariables.ts in SQL: a typed value of another JSON type, or a required variable
+    -- with neither a value nor a default (agents stored before these fields: untyped, optional).
+    AND NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(ag.variables) AS declared
+      WHERE (COALESCE(declared ->> 'type', 'any') <> 'any'
+          AND COALESCE(a.variables::jsonb, '{}'::jsonb) ? (declared ->> 'name')
+          AND jsonb_typeof(a.variables::jsonb -> (declared ->> 'name')) <> declared ->> 'type')
+        OR (COALESCE((declared ->> 'required')::boolean, false) AND declared ->> 'default' IS NULL
+          AND NOT COALESCE(a.variables::jsonb, '{}'::jsonb) ? (declared ->> 'name'))) AS variables_ok,
     ag.variables AS declared_variables
   FROM admitted a
   JOIN account_take t ON t.bucket_key = 'account:' || a.account_id
@@ -183,9 +194,10 @@ function outcomeOf(row: OutcomeRow, attempt: AuthorizedCallAttempt): AuthorizedC
   if (!row.agent_ok) return { kind: 'agent_not_found', caller };
   if (!row.number_ok) return { kind: 'number_not_configured', caller };
   if (!row.variables_ok) {
-    const declared = new Set((row.declared_variables ?? []).map((variable) => variable.name));
-    const name = Object.keys(call.variables ?? {}).find((given) => !declared.has(given)) ?? '';
-    return { kind: 'undeclared_variable', caller, name };
+    const problem =
+      variablesProblem(row.declared_variables ?? [], call.variables ?? undefined) ??
+      new AppError('validation_error', 'variables do not fit the agent');
+    return { kind: 'variables_refused', caller, problem };
   }
   if (!row.call) throw new Error(`call ${call.id} passed every check but was not written`);
   return { kind: 'created', caller, call: toCall(row.call) };
