@@ -1,0 +1,196 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Issue 13's "Done when": the README's commands, run as written, on a fresh clone of the
+ * committed tree — start the service, create a key, an agent and a number, place a call with
+ * curl, read it back with its transcript and recording, then receive and verify its webhook.
+ *
+ * What differs from a person's terminal, and only this: `npm ci` is replaced by a link to this
+ * checkout's node_modules (the packages are the same lock file's); the service gets free ports
+ * through PORT and CALLWRIGHT_SIP_PORT, so `localhost:3000` and the receiver's port 4000 in the
+ * commands are replaced by those ports; and the blocks the README marks
+ * `<!-- walkthrough: NAME -->` run in bash one after the other, each in its own process group.
+ */
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+const workDir = mkdtempSync(join(tmpdir(), 'callwright-readme-'));
+const cloneDir = join(workDir, 'callwright');
+const started: ChildProcess[] = [];
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startInClone(command: string, env: Record<string, string>): Running {
+  const child = spawn('bash', ['-c', command], {
+    cwd: cloneDir,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? workDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  started.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+function stopGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
+async function stop(running: Running): Promise<void> {
+  stopGroup(running.child);
+  await running.exited;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function until<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  log: () => string,
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not happen in ${timeoutMs} ms:\n${log().slice(-4000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function healthy(port: number): Promise<true | undefined> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok ? true : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The README's marked ```sh blocks, by name. */
+function walkthroughBlocks(readme: string): Map<string, string> {
+  const blocks = new Map<string, string>();
+  for (const match of readme.matchAll(/<!-- walkthrough: ([\w-]+) -->\n```sh\n([\s\S]*?)```/g))
+    blocks.set(match[1] as string, match[2] as string);
+  return blocks;
+}
+
+let blocks: Map<string, string>;
+let env: Record<string, string>;
+let apiPort: number;
+
+beforeAll(async () => {
+  execFileSync('git', ['clone', '-q', repoRoot, cloneDir]);
+  symlinkSync(join(repoRoot, 'node_modules'), join(cloneDir, 'node_modules'));
+  blocks = walkthroughBlocks(readFileSync(join(cloneDir, 'README.md'), 'utf8'));
+  apiPort = await freePort();
+  env = { PORT: String(apiPort), CALLWRIGHT_SIP_PORT: String(await freePort()) };
+});
+
+afterAll(() => {
+  for (const child of started) stopGroup(child);
+  rmSync(workDir, { recursive: true, force: true });
+});
+
+const onOurPort = (block: string) => block.replaceAll('localhost:3000', `localhost:${apiPort}`);
+
+describe("the README's path, on a fresh clone", () => {
+  it('marks the blocks it walks', () => {
+    expect([...blocks.keys()]).toEqual([
+      'place-call',
+      'restart-allowing-loopback-webhooks',
+      'receive-webhook',
+    ]);
+    expect(readFileSync(join(cloneDir, 'README.md'), 'utf8')).toMatch(/```sh\nnpm ci && npm start\n```/);
+  });
+
+  it('npm start, then a first call that is a two-sided conversation with a recording', async () => {
+    const service = startInClone('npm start', env);
+    try {
+      await until('npm start serving /healthz', () => healthy(apiPort), 120_000, service.output);
+      const placeCall = startInClone(onOurPort(blocks.get('place-call') ?? ''), env);
+      const code = await Promise.race([
+        placeCall.exited,
+        new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 90_000)),
+      ]);
+      const printed = placeCall.output();
+      expect(code, printed).toBe(0);
+      expect(printed).toMatch(/^queued call_[0-9A-Z]{26}$/m);
+      expect(printed).toMatch(/^completed agent_hangup human \{"confirmed":true\}$/m);
+      const turns = printed.split('\n').filter((line) => /^\s*\d+\.\d (agent|callee) /.test(line));
+      expect(
+        turns.some((line) => / agent +Hello Ann, this is Bright Smile Dental/.test(line)),
+        printed,
+      ).toBe(true);
+      expect(
+        turns.some((line) => / callee +\S/.test(line)),
+        printed,
+      ).toBe(true);
+      const wav = readFileSync(join(cloneDir, 'call.wav'));
+      expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
+      expect(wav.subarray(8, 12).toString('latin1')).toBe('WAVE');
+      expect(wav.length).toBeGreaterThan(8000 * 2 * 2 * 5); // stereo 16-bit 8 kHz, several seconds
+    } finally {
+      await stop(service);
+    }
+  }, 240_000);
+
+  it('the webhook receiver verifies the call.completed delivery', async () => {
+    const receiverPort = await freePort();
+    const restart = startInClone(blocks.get('restart-allowing-loopback-webhooks') ?? '', env);
+    try {
+      await until('the restarted service serving /healthz', () => healthy(apiPort), 120_000, restart.output);
+      // KEY and AGENT as the place-call block left them in the person's shell.
+      const state = startInClone(
+        `${onOurPort(blocks.get('place-call') ?? '').split('\nnpx callwright numbers add')[0]}\necho "KEY=$KEY AGENT=$AGENT"`,
+        env,
+      );
+      expect(await state.exited, state.output()).toBe(0);
+      const [, key, agent] = /KEY=(\S+) AGENT=(\S+)/.exec(state.output()) ?? [];
+      const receive = startInClone(
+        onOurPort(blocks.get('receive-webhook') ?? '').replaceAll('4000', String(receiverPort)),
+        { ...env, KEY: key ?? '', AGENT: agent ?? '' },
+      );
+      try {
+        const verified = await until(
+          'a verified delivery',
+          () => /^verified (evt_\S+) (call_\S+) busy rejected$/m.exec(receive.output()) ?? undefined,
+          60_000,
+          receive.output,
+        );
+        expect(verified[1]).toMatch(/^evt_[0-9A-Z]{26}$/);
+        expect(receive.output()).not.toMatch(/refused:/);
+      } finally {
+        await stop(receive);
+      }
+    } finally {
+      await stop(restart);
+    }
+  }, 240_000);
+});
