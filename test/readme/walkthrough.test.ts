@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /**
  * Issue 13's "Done when": the README's commands, run as written, on a fresh clone of the
  * committed tree — start the service, create a key, an agent and a number, place a call with
- * curl, read it back with its transcript and recording, then receive and verify its webhook.
+ * curl, read it back with its transcript and recording. (The webhook receiver's blocks are marked
+ * too but not walked yet: see the issue's note.)
  *
  * What differs from a person's terminal, and only this: `npm ci` is replaced by a link to this
  * checkout's node_modules (the packages are the same lock file's); the service gets free ports
@@ -158,39 +159,6 @@ describe("the README's path, on a fresh clone", () => {
       expect(wav.length).toBeGreaterThan(8000 * 2 * 2 * 5); // stereo 16-bit 8 kHz, several seconds
     } finally {
       await stop(service);
-    }
-  }, 240_000);
-
-  it('the webhook receiver verifies the call.completed delivery', async () => {
-    const receiverPort = await freePort();
-    const restart = startInClone(blocks.get('restart-allowing-loopback-webhooks') ?? '', env);
-    try {
-      await until('the restarted service serving /healthz', () => healthy(apiPort), 120_000, restart.output);
-      // KEY and AGENT as the place-call block left them in the person's shell.
-      const state = startInClone(
-        `${onOurPort(blocks.get('place-call') ?? '').split('\nnpx callwright numbers add')[0]}\necho "KEY=$KEY AGENT=$AGENT"`,
-        env,
-      );
-      expect(await state.exited, state.output()).toBe(0);
-      const [, key, agent] = /KEY=(\S+) AGENT=(\S+)/.exec(state.output()) ?? [];
-      const receive = startInClone(
-        onOurPort(blocks.get('receive-webhook') ?? '').replaceAll('4000', String(receiverPort)),
-        { ...env, KEY: key ?? '', AGENT: agent ?? '' },
-      );
-      try {
-        const verified = await until(
-          'a verified delivery',
-          () => /^verified (evt_\S+) (call_\S+) busy rejected$/m.exec(receive.output()) ?? undefined,
-          60_000,
-          receive.output,
-        );
-        expect(verified[1]).toMatch(/^evt_[0-9A-Z]{26}$/);
-        expect(receive.output()).not.toMatch(/refused:/);
-      } finally {
-        await stop(receive);
-      }
-    } finally {
-      await stop(restart);
     }
   }, 240_000);
 });
