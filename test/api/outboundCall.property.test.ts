@@ -145,12 +145,12 @@ describe.each(storeKinds)('on the %s store', (kind) => {
         {
           numRuns: 2000,
           // One request per outcome, so the check below holds whatever the random draw (a 404 needs
-          // a well-formed number the account does not own, which the generators reach only rarely).
+          // a well-formed agent id that does not exist, which the generators reach only rarely).
           examples: [
             [validBody(account, {}), 'application/json', 'valid'],
-            [validBody(account, { to_number: 'not a phone' }), 'application/json', 'valid'],
+            [validBody(account, { unknown_field: true }), 'application/json', 'valid'],
             [validBody(account, {}), 'application/json', undefined],
-            [validBody(account, { from_number: '+15550009999' }), 'application/json', 'valid'],
+            [validBody(account, { agent_id: 'agt_00000000000000000000000000' }), 'application/json', 'valid'],
             [validBody(account, { to_number: '+0123' }), 'application/json', 'valid'],
           ],
         },
