@@ -40,6 +40,9 @@ const server = createServer(
  */
 function refuse(req, res, status) {
   const socket = req.socket;
+  // Stop reading now: a request still flowing would ask its socket for more and undo the pause.
+  req.pause();
+  socket.pause();
   socket.destroySoon = () => {
     socket.on('error', () => {});
     socket.end();
