@@ -8,13 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 /**
  * Issue 13's "Done when": the README's commands, run as written, on a fresh clone of the
  * committed tree — start the service, create a key, an agent and a number, place a call with
- * curl, read it back with its transcript and recording. (The webhook receiver's blocks are marked
- * too but not walked yet: see the issue's note.)
+ * curl, read it back with its transcript and recording, restart allowing loopback webhooks, run the
+ * receiver and see it verify the busy call's delivery.
  *
  * What differs from a person's terminal, and only this: `npm ci` is replaced by a link to this
  * checkout's node_modules (the packages are the same lock file's); the service gets free ports
  * through PORT and CALLWRIGHT_SIP_PORT, so `localhost:3000` and the receiver's port 4000 in the
- * commands are replaced by those ports; and the blocks the README marks
+ * commands are replaced by those ports; KEY and AGENT pass from one block's shell to the next
+ * through a file, as a terminal would keep them; and the blocks the README marks
  * `<!-- walkthrough: NAME -->` run in bash one after the other, each in its own process group.
  */
 
@@ -131,18 +132,24 @@ describe("the README's path, on a fresh clone", () => {
     expect(readFileSync(join(cloneDir, 'README.md'), 'utf8')).toMatch(/```sh\nnpm ci && npm start\n```/);
   });
 
-  it('npm start, then a first call that is a two-sided conversation with a recording', async () => {
-    const service = startInClone('npm start', env);
+  it('npm start, a first call that is a two-sided conversation with a recording, then a verified webhook', async () => {
+    let service = startInClone('npm start', env);
     try {
       await until('npm start serving /healthz', () => healthy(apiPort), 120_000, service.output);
-      const placeCall = startInClone(onOurPort(blocks.get('place-call') ?? ''), env);
+      // The person's terminal keeps KEY and AGENT for the later blocks; bash processes do not, so
+      // the block's shell writes them down and the webhook block's shell reads them back.
+      const placeCall = startInClone(
+        `${onOurPort(blocks.get('place-call') ?? '')}\nprintf 'KEY=%q\\nAGENT=%q\\n' "$KEY" "$AGENT" > ../terminal.env\n`,
+        env,
+      );
       const code = await Promise.race([
         placeCall.exited,
         new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 90_000)),
       ]);
       const printed = placeCall.output();
       expect(code, printed).toBe(0);
-      expect(printed).toMatch(/^queued call_[0-9A-Z]{26}$/m);
+      const firstCallId = /^queued (call_[0-9A-Z]{26})$/m.exec(printed)?.[1];
+      expect(firstCallId, printed).toBeDefined();
       expect(printed).toMatch(/^completed agent_hangup human \{"confirmed":true\}$/m);
       const turns = printed.split('\n').filter((line) => /^\s*\d+\.\d (agent|callee) /.test(line));
       expect(
@@ -157,8 +164,37 @@ describe("the README's path, on a fresh clone", () => {
       expect(wav.subarray(0, 4).toString('latin1')).toBe('RIFF');
       expect(wav.subarray(8, 12).toString('latin1')).toBe('WAVE');
       expect(wav.length).toBeGreaterThan(8000 * 2 * 2 * 5); // stereo 16-bit 8 kHz, several seconds
+
+      // "stop the service (Ctrl-C), start it with the setting"
+      await stop(service);
+      service = startInClone(blocks.get('restart-allowing-loopback-webhooks') ?? '', env);
+      await until('the restarted service serving /healthz', () => healthy(apiPort), 120_000, service.output);
+
+      const receiverPort = await freePort();
+      const webhookBlock = (blocks.get('receive-webhook') ?? '')
+        .replaceAll('127.0.0.1:4000', `127.0.0.1:${receiverPort}`)
+        .replaceAll('listen(4000,', `listen(${receiverPort},`);
+      expect(webhookBlock).not.toMatch(/\b4000\b/);
+      const receive = startInClone(`source ../terminal.env\n${onOurPort(webhookBlock)}\nwait\n`, env);
+      const verified = await until(
+        'the receiver printing a verified delivery',
+        () =>
+          /^verified evt_[0-9A-Z]{26} (call_[0-9A-Z]{26}) busy rejected$/m.exec(receive.output()) ??
+          undefined,
+        60_000,
+        () => `${receive.output()}\n--- service ---\n${service.output()}`,
+      );
+      expect(receive.output()).not.toMatch(/refused:/);
+      // The first call's event, kept while no endpoint was set, arrived too.
+      expect(receive.output()).toMatch(
+        new RegExp(`^verified evt_[0-9A-Z]{26} ${firstCallId} completed agent_hangup$`, 'm'),
+      );
+      // The curl's answer named the same call the delivery was about.
+      expect(receive.output()).toContain(`"call_id":"${verified[1]}"`);
+      stopGroup(receive.child);
+      await receive.exited;
     } finally {
       await stop(service);
     }
-  }, 240_000);
+  }, 360_000);
 });
