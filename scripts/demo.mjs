@@ -1,9 +1,9 @@
 // npm run demo — one real sandbox conversation, end to end: starts the embedded service, creates
 // an account, a key, the example appointment agent and a caller ID, places a call to the sandbox
 // person through the HTTP API, receives the signed call.completed event on a local receiver,
-// verifies it, and prints the transcript, the extracted data and the recording's path.
-// Exits 0 only if all of that happened.
-import { mkdtempSync, readFileSync } from 'node:fs';
+// verifies it, and prints the transcript, the extracted data and the recording, which it copies to
+// ./demo-call.wav. Exits 0 only if all of that happened. Its data folder lives only while it runs.
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,9 @@ const fail = (text) => {
 const overallTimer = setTimeout(() => fail('the demo did not finish within 120 s'), 120_000);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'callwright-demo-'));
+// However the demo ends (done, failed, Ctrl-C), its database, key and recordings go with it.
+process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 step(`starting callwright (embedded SQLite in ${dataDir}; loading the offline speech engines)`);
 // A free port chosen up front, so the signed recording link names the real address.
 const port = await new Promise((resolve) => {
@@ -130,8 +133,9 @@ console.log(
   `Response latency: p50 ${event.data.metrics.response_latency_ms.p50} ms, p95 ${event.data.metrics.response_latency_ms.p95} ms`,
 );
 const call = await service.store.calls.getById(created.call_id);
-console.log(`Recording: ${call.recordingPath}`);
-console.log(`Recording URL (signed, expires): ${event.data.recording_url}`);
+const recordingCopy = join(process.cwd(), 'demo-call.wav');
+if (call.recordingPath) copyFileSync(call.recordingPath, recordingCopy);
+console.log(`Recording: ${recordingCopy} (stereo WAV: callee left, agent right)`);
 
 const ok =
   event.data.status === 'completed' &&
