@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -10,6 +9,7 @@ import { type AgentInput, createAgent, parseVariableDeclaration } from '../../sr
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import { callCompletedEventSchema } from '../../src/api/webhookSchemas.js';
 import { CallwrightClient } from '../../src/client/index.js';
+import { freePort } from '../helpers/freePort.js';
 import { callFixture, startFullService } from '../helpers/fullService.js';
 import { createAccountFixture, startTestService } from '../helpers/service.js';
 import { waitFor } from './harness.js';
@@ -60,14 +60,6 @@ function jsonLines(text: string): Array<Record<string, unknown>> {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The `agents create` command in the header comment of examples/batch-from-csv.mjs, as AgentInput. */
