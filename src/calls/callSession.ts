@@ -5,6 +5,7 @@ import { isAppError } from '../domain/errors.js';
 import type { AgentRecord, CallFinish, CallRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
+import { retryBriefly } from '../net/retryBriefly.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
@@ -22,7 +23,6 @@ import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
-import { retryBriefly } from './retryBriefly.js';
 
 /** Everything a worker needs to place calls; built once per process. */
 export interface CallWorkerContext {

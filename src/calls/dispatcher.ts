@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CallRecord } from '../domain/records.js';
+import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
-import { retryBriefly } from './retryBriefly.js';
 
 export interface DispatcherOptions {
   queue: JobQueue;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
+import { retryBriefly } from '../net/retryBriefly.js';
 import {
   type Job,
   type JobQueue,
@@ -167,7 +168,7 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     if (jobs.length === 0) return [];
     // The jobs are ours now: a failed lease update must not lose them. If it fails even when tried
     // again, they run under the queue's own expiry (60 s) rather than wait for it unprocessed.
-    await retryIdempotent(() =>
+    await retryBriefly(() =>
       this.pool.query(
         `UPDATE ${this.bossSchema}.job SET expire_in = make_interval(secs => $3)
          WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
@@ -185,14 +186,19 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     }));
   }
 
-  /** Tried again after a failure (a dropped connection): completing a job twice changes nothing. */
+  /**
+   * Tried again after a failure (a connection the server dropped fails one statement; the pool
+   * connects anew for the next): completing a job twice changes nothing. A failed `claim` fetch is
+   * not repeated: the worker's next poll fetches again, and jobs a lost answer left active come back
+   * when their expiry runs out.
+   */
   async complete(jobId: string): Promise<void> {
-    await retryIdempotent(() => this.completeWithinTransaction(this.pool, jobId));
+    await retryBriefly(() => this.completeWithinTransaction(this.pool, jobId));
   }
 
   /** Tried again after a failure, like `complete`: it sets the same state and time twice. */
   async retryAt(jobId: string, runAtMs: number): Promise<void> {
-    await retryIdempotent(() => this.retryAtWithinTransaction(this.pool, jobId, runAtMs));
+    await retryBriefly(() => this.retryAtWithinTransaction(this.pool, jobId, runAtMs));
   }
 
   async depth(queue: string): Promise<{ count: number; oldestRunAtMs: number | null }> {
@@ -203,23 +209,6 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     );
     const row = rows[0];
     return { count: row?.count ?? 0, oldestRunAtMs: row?.oldest ? row.oldest.getTime() : null };
-  }
-}
-
-/**
- * Runs a statement that is safe to repeat up to 3 times, 100 ms then 200 ms apart: a connection
- * the server dropped fails one statement, and the pool connects anew for the next. (A failed
- * `claim` fetch is not repeated here: the worker's next poll fetches again, and jobs a lost answer
- * left active come back when their expiry runs out.)
- */
-async function retryIdempotent<T>(statement: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await statement();
-    } catch (error) {
-      if (attempt >= 3) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
   }
 }
 
