@@ -75,6 +75,15 @@ export interface VoiceConfig {
   llmModel: string;
   /** Offline speech recognisers working in parallel: one engine process each, ~200 MB. */
   sttWorkers: number;
+  /** Streaming vendors' service-wide credentials (CALLWRIGHT_<VENDOR>_API_KEY, _BASE_URL); null: not set. */
+  deepgram: VendorCredential | null;
+  elevenLabs: VendorCredential | null;
+}
+
+export interface VendorCredential {
+  apiKey: string;
+  /** The vendor's own address when null; a self-hosted or test endpoint (http(s) or ws(s)) otherwise. */
+  baseUrl: string | null;
 }
 
 export interface TelephonyConfig {
@@ -152,6 +161,28 @@ function readPublicUrl(env: Environment, name: string, fallback: string): string
   }
   if (url.search || url.hash) throw new ConfigError(name, 'must not carry a query or fragment');
   return url.toString().replace(/\/+$/, '');
+}
+
+/** CALLWRIGHT_<VENDOR>_API_KEY and, optionally, CALLWRIGHT_<VENDOR>_BASE_URL (http, https, ws or wss). */
+function readVendorCredential(env: Environment, vendor: string): VendorCredential | null {
+  const apiKey = readValue(env, `CALLWRIGHT_${vendor}_API_KEY`);
+  const urlName = `CALLWRIGHT_${vendor}_BASE_URL`;
+  const rawUrl = readValue(env, urlName);
+  if (apiKey === undefined) {
+    if (rawUrl !== undefined) throw new ConfigError(urlName, `is set but CALLWRIGHT_${vendor}_API_KEY is not`);
+    return null;
+  }
+  if (rawUrl === undefined) return { apiKey, baseUrl: null };
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new ConfigError(urlName, `must be an absolute URL, got "${rawUrl}"`);
+  }
+  if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol))
+    throw new ConfigError(urlName, `must use http, https, ws or wss, got "${url.protocol}"`);
+  if (url.search || url.hash) throw new ConfigError(urlName, 'must not carry a query or fragment');
+  return { apiKey, baseUrl: url.toString().replace(/\/+$/, '') };
 }
 
 function readInteger(env: Environment, name: string, fallback: number, min: number, max: number): number {
@@ -313,6 +344,8 @@ export function loadConfig(env: Environment = process.env): Config {
       openAiApiKey: readValue(env, 'CALLWRIGHT_OPENAI_API_KEY') ?? null,
       llmModel: readValue(env, 'CALLWRIGHT_LLM_MODEL') ?? 'gpt-4o-mini',
       sttWorkers: readInteger(env, 'CALLWRIGHT_STT_WORKERS', 1, 1, 16),
+      deepgram: readVendorCredential(env, 'DEEPGRAM'),
+      elevenLabs: readVendorCredential(env, 'ELEVENLABS'),
     },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',

@@ -1,3 +1,4 @@
+import { checkAgentVoiceSettings } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import {
   type AgentBrain,
@@ -108,8 +109,7 @@ export function parseAgentForm(form: AgentFormText): AgentFields {
   const brain: AgentBrain = form.brain;
   const script = form.script.trim() === '' ? null : parseJson('the script', form.script);
   const settings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
-  if (settings === null || typeof settings !== 'object' || Array.isArray(settings))
-    throw new AppError('validation_error', 'the settings are a JSON object');
+  checkAgentVoiceSettings(settings);
   return {
     name,
     prompt: form.prompt,

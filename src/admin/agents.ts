@@ -1,4 +1,5 @@
 import { defaultFitsType } from '../domain/agentVariables.js';
+import { checkAgentVoiceSettings } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import { variableNamePattern } from '../domain/outboundCallRequest.js';
 import {
@@ -35,7 +36,7 @@ export interface AgentInput {
   /** The dialog graph of a script brain (see src/voice/brains/dialogScript.ts). */
   script?: unknown;
   extraction?: ExtractionField[];
-  /** Voice, STT, LLM and voicemail settings (see src/voice/voiceStack.ts). */
+  /** Voice, STT, LLM and voicemail settings (see src/domain/agentVoiceSettings.ts). */
   settings?: Record<string, unknown>;
 }
 
@@ -140,6 +141,7 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     }
   }
   const { brain, script } = checkBrain(input);
+  checkAgentVoiceSettings(input.settings ?? {});
   const extraction = input.extraction ?? [];
   if (new Set(extraction.map((field) => field.name)).size !== extraction.length) {
     throw new AppError('validation_error', 'an extraction field is declared twice');

@@ -19,6 +19,7 @@ import {
 } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
 import { Conversation } from '../voice/conversation.js';
+import { ProviderError } from '../voice/providers/providerError.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
@@ -195,8 +196,8 @@ export class CallSession {
       try {
         this.callVoice = context.voice.forCall(this.agent, call, this.log);
       } catch (error) {
-        this.log.warn({ err: error }, 'the agent cannot hold this call');
-        return { kind: 'internal_error' };
+        this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');
+        return { kind: error instanceof ProviderError ? 'provider_error' : 'internal_error' };
       }
     }
     // A refusal (AppError) is final; a failed read (a dropped connection) is tried again.

@@ -23,6 +23,7 @@ export type EndReason =
   | 'unreachable'
   | 'carrier_error'
   | 'internal_error'
+  | 'provider_error'
   | 'interrupted';
 
 export type VariableValue = string | number | boolean;

@@ -13,6 +13,8 @@ export type TelephonyEnding =
   | { kind: 'silence_timeout' }
   | { kind: 'voicemail' }
   | { kind: 'internal_error' }
+  /** A speech or language provider the agent needs is missing or failed; nothing could be said. */
+  | { kind: 'provider_error' }
   | { kind: 'interrupted' };
 
 export interface TerminalOutcome {
@@ -49,6 +51,7 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
     case 'voicemail':
       return { status: 'completed', endReason: ending.kind };
     case 'internal_error':
+    case 'provider_error':
     case 'interrupted':
       return { status: 'failed', endReason: ending.kind };
   }

@@ -30,6 +30,7 @@ export const endReasons = [
   'unreachable',
   'carrier_error',
   'internal_error',
+  'provider_error',
   'interrupted',
 ] as const;
 export type EndReason = (typeof endReasons)[number];

@@ -1,4 +1,11 @@
 import type { VoiceConfig } from '../config.js';
+import {
+  type AgentVoiceSettings,
+  agentVoiceSettingsOf,
+  type LlmChoice,
+  type SttChoice,
+  type TtsChoice,
+} from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { renderTemplate, type VariableValue } from '../domain/templates.js';
@@ -16,25 +23,11 @@ import {
   OpenAiSpeechToText,
   OpenAiTextToSpeech,
   PocketsphinxSpeechToText,
+  ProviderError,
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
-
-/**
- * An agent's voice settings (`settings` of the agent record), all optional:
- * `{ "tts": { "provider": "flite" | "openai", "voice": "kal", "model": "tts-1" },
- *    "stt": { "provider": "pocketsphinx" | "openai", "model": "whisper-1" },
- *    "llm": { "model": "gpt-4o-mini" },
- *    "voicemail": { "action": "leave_message" | "hang_up", "message": "…" } }`.
- * The HTTP providers use the service's OpenAI-compatible server (CALLWRIGHT_OPENAI_BASE_URL).
- */
-export interface AgentVoiceSettings {
-  tts?: { provider?: 'flite' | 'openai'; voice?: string; model?: string };
-  stt?: { provider?: 'pocketsphinx' | 'openai'; model?: string };
-  llm?: { model?: string };
-  voicemail?: { action?: 'leave_message' | 'hang_up'; message?: string };
-}
 
 export interface CallVoice {
   brain: AgentBrain;
@@ -62,8 +55,8 @@ export function callVariables(agent: AgentRecord, call: CallRecord): Record<stri
  * shared by every call; plus the per-call choice of brain and providers from the agent.
  */
 export class VoiceStack {
-  private readonly httpTts = new Map<string, OpenAiTextToSpeech>();
-  private readonly httpStt = new Map<string, OpenAiSpeechToText>();
+  private readonly httpTts = new Map<string, TextToSpeech>();
+  private readonly httpStt = new Map<string, SpeechToText>();
 
   private constructor(
     readonly offlineTts: FliteTextToSpeech,
@@ -105,22 +98,57 @@ export class VoiceStack {
     };
   }
 
-  /** Picks the brain and the providers the agent asks for; throws a clear error when it cannot. */
+  /**
+   * Why a provider cannot be used by this process (its credentials or server are not configured),
+   * or null when it can. The offline engines always can.
+   */
+  private missingFor(provider: string): string | null {
+    switch (provider) {
+      case 'openai':
+        return this.config.openAiBaseUrl ? null : 'CALLWRIGHT_OPENAI_BASE_URL is not set';
+      case 'deepgram':
+        return this.config.deepgram ? null : 'CALLWRIGHT_DEEPGRAM_API_KEY is not set';
+      case 'elevenlabs':
+        return this.config.elevenLabs ? null : 'CALLWRIGHT_ELEVENLABS_API_KEY is not set';
+      default:
+        return null;
+    }
+  }
+
+  /** The first choice of a stage this process can use; a ProviderError naming what is missing. */
+  private firstUsable<T extends { provider: string }>(stage: string, choices: T[]): T {
+    const missing: string[] = [];
+    for (const choice of choices) {
+      const why = this.missingFor(choice.provider);
+      if (why === null) return choice;
+      missing.push(`${choice.provider}: ${why}`);
+    }
+    throw new ProviderError(stage, `no ${stage} provider of this agent can be used (${missing.join('; ')})`);
+  }
+
+  /**
+   * Picks the brain and the providers the agent asks for — the first of each stage's choices whose
+   * credentials this process has — before anything is dialled; throws a ProviderError when a stage
+   * has none, so the call ends failed/provider_error instead of ringing a person it cannot speak to.
+   */
   forCall(agent: AgentRecord, call: CallRecord, logger: Logger): CallVoice {
-    const settings = agent.settings as AgentVoiceSettings;
+    const settings: AgentVoiceSettings = agentVoiceSettingsOf(agent.settings);
     const variables = callVariables(agent, call);
     const firstMessageTemplate = call.firstMessage ?? agent.firstMessage;
     const firstMessage = firstMessageTemplate
       ? renderTemplate(firstMessageTemplate, variables) || null
       : null;
+    const ttsChoice = this.firstUsable('text-to-speech', settings.tts);
+    const sttChoice = this.firstUsable('speech-to-text', settings.stt);
     let brain: AgentBrain;
     if (agent.brain === 'llm') {
+      const llmChoice: LlmChoice = this.firstUsable('language-model', settings.llm);
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
       const chat = new OpenAiChatClient({
         endpoint: this.endpoint(),
-        model: settings.llm?.model ?? this.config.llmModel,
+        model: llmChoice.model ?? this.config.llmModel,
         logger,
       });
       brain = new LlmBrain(chat, { systemPrompt, firstMessage, extraction: agent.extraction, logger });
@@ -129,42 +157,60 @@ export class VoiceStack {
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
       brain = new ScriptBrain(script, variables, firstMessage);
     }
-    const voicemailMessage = settings.voicemail?.message
+    const voicemailMessage = settings.voicemail.message
       ? renderTemplate(settings.voicemail.message, variables)
       : null;
     return {
       brain,
-      tts: this.ttsFor(settings),
-      ...(settings.tts?.voice ? { ttsVoice: settings.tts.voice } : {}),
-      stt: this.sttFor(settings),
+      tts: this.ttsFor(ttsChoice),
+      ...(ttsChoice.voice ? { ttsVoice: ttsChoice.voice } : {}),
+      stt: this.sttFor(sttChoice),
       vad: this.vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
       voicemail: {
-        action: settings.voicemail?.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
+        action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
         message: voicemailMessage,
       },
     };
   }
 
-  private ttsFor(settings: AgentVoiceSettings): TextToSpeech {
-    if (settings.tts?.provider !== 'openai') return this.offlineTts;
-    const model = settings.tts.model ?? 'tts-1';
-    let tts = this.httpTts.get(model);
+  private ttsFor(choice: TtsChoice): TextToSpeech {
+    if (choice.provider === 'flite') return this.offlineTts;
+    const key = `${choice.provider}|${choice.model ?? ''}|${choice.language ?? ''}`;
+    let tts = this.httpTts.get(key);
     if (!tts) {
-      tts = new OpenAiTextToSpeech({ endpoint: this.endpoint(), model });
-      this.httpTts.set(model, tts);
+      tts = this.createTts(choice);
+      this.httpTts.set(key, tts);
     }
     return tts;
   }
 
-  private sttFor(settings: AgentVoiceSettings): SpeechToText {
-    if (settings.stt?.provider !== 'openai') return this.offlineStt;
-    const model = settings.stt.model ?? 'whisper-1';
-    let stt = this.httpStt.get(model);
+  private sttFor(choice: SttChoice): SpeechToText {
+    if (choice.provider === 'pocketsphinx') return this.offlineStt;
+    const key = `${choice.provider}|${choice.model ?? ''}|${choice.language ?? ''}`;
+    let stt = this.httpStt.get(key);
     if (!stt) {
-      stt = new OpenAiSpeechToText({ endpoint: this.endpoint(), model });
-      this.httpStt.set(model, stt);
+      stt = this.createStt(choice);
+      this.httpStt.set(key, stt);
     }
     return stt;
+  }
+
+  private createTts(choice: TtsChoice): TextToSpeech {
+    switch (choice.provider) {
+      case 'openai':
+        return new OpenAiTextToSpeech({ endpoint: this.endpoint(), model: choice.model ?? 'tts-1' });
+      default:
+        throw new ProviderError(choice.provider, 'this text-to-speech provider is not available yet');
+    }
+  }
+
+  private createStt(choice: SttChoice): SpeechToText {
+    switch (choice.provider) {
+      case 'openai':
+        return new OpenAiSpeechToText({ endpoint: this.endpoint(), model: choice.model ?? 'whisper-1' });
+      default:
+        throw new ProviderError(choice.provider, 'this speech-to-text provider is not available yet');
+    }
   }
 
   async close(): Promise<void> {

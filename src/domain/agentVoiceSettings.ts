@@ -1,0 +1,255 @@
+import { AppError } from './errors.js';
+
+/**
+ * An agent's voice settings (the `settings` of the agent record): which speech recogniser, language
+ * model and voice hold its calls, each with an ordered fallback list. Checked when an agent is
+ * saved, so a call is never placed with an agent whose settings name a provider, voice or field
+ * that does not exist (such an agent used to stay mute until the silence timeout).
+ *
+ * ```json
+ * { "stt": { "provider": "deepgram", "model": "nova-3", "language": "en",
+ *            "fallback": [{ "provider": "pocketsphinx" }] },
+ *   "llm": { "provider": "openai", "model": "gpt-4o-mini" },
+ *   "tts": { "provider": "elevenlabs", "voice": "21m00Tcm4TlvDq8ikWAM",
+ *            "fallback": [{ "provider": "flite", "voice": "slt" }] },
+ *   "voicemail": { "action": "leave_message", "message": "…" } }
+ * ```
+ * Every part is optional; without `provider` a stage uses the offline engine (pocketsphinx, flite).
+ */
+
+export const sttProviders = ['pocketsphinx', 'openai', 'deepgram'] as const;
+export const ttsProviders = ['flite', 'openai', 'elevenlabs'] as const;
+/** `openai`: any OpenAI-compatible chat endpoint (OpenAI, Groq, Together, vLLM, Ollama…). */
+export const llmProviders = ['openai'] as const;
+/** The voices the offline flite engine has. */
+export const fliteVoiceNames = ['kal', 'kal16', 'slt', 'rms', 'awb', 'awb_time'] as const;
+
+export type SttProvider = (typeof sttProviders)[number];
+export type TtsProvider = (typeof ttsProviders)[number];
+export type LlmProvider = (typeof llmProviders)[number];
+
+/** Vendor options passed through to the provider: flat, small, scalar values only. */
+export type VendorOptions = Record<string, string | number | boolean>;
+
+export interface SttChoice {
+  provider: SttProvider;
+  model?: string;
+  language?: string;
+  options?: VendorOptions;
+}
+
+export interface TtsChoice {
+  provider: TtsProvider;
+  model?: string;
+  voice?: string;
+  language?: string;
+  options?: VendorOptions;
+}
+
+export interface LlmChoice {
+  provider: LlmProvider;
+  model?: string;
+  options?: VendorOptions;
+}
+
+export interface VoicemailChoice {
+  action?: 'leave_message' | 'hang_up';
+  message?: string;
+}
+
+export interface AgentVoiceSettings {
+  /** The first choice, then its fallbacks, in order; never empty. */
+  stt: SttChoice[];
+  tts: TtsChoice[];
+  llm: LlmChoice[];
+  voicemail: VoicemailChoice;
+}
+
+export const voiceSettingsLimits = {
+  fallbacksMax: 3,
+  textMaxChars: 200,
+  optionsMax: 20,
+  voicemailMessageMaxChars: 2_000,
+} as const;
+
+type Raw = Record<string, unknown>;
+
+function refuse(message: string): never {
+  throw new AppError('validation_error', message);
+}
+
+function isObject(value: unknown): value is Raw {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function onlyKnownFields(where: string, value: Raw, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key))
+      refuse(`${where}.${key.slice(0, 60)} is not a setting (known: ${known.join(', ')})`);
+  }
+}
+
+function optionalText(where: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > voiceSettingsLimits.textMaxChars)
+    refuse(`${where} must be a text of 1 to ${voiceSettingsLimits.textMaxChars} characters`);
+  return value;
+}
+
+/** A BCP-47-like language tag (`en`, `en-US`, `pt-BR`, `multi`). */
+function optionalLanguage(where: string, value: unknown): string | undefined {
+  const text = optionalText(where, value);
+  if (text !== undefined && !/^([a-z]{2,3}(-[A-Za-z0-9]{2,8})*|multi)$/.test(text))
+    refuse(`${where} must be a language tag such as en or en-US (got "${text.slice(0, 20)}")`);
+  return text;
+}
+
+function optionalOptions(where: string, value: unknown): VendorOptions | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) refuse(`${where} must be an object of vendor options`);
+  const entries = Object.entries(value);
+  if (entries.length > voiceSettingsLimits.optionsMax)
+    refuse(`${where} has more than ${voiceSettingsLimits.optionsMax} options`);
+  for (const [key, option] of entries) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key))
+      refuse(`${where}: "${key.slice(0, 60)}" is not an option name`);
+    const fits =
+      typeof option === 'boolean' ||
+      (typeof option === 'number' && Number.isFinite(option)) ||
+      (typeof option === 'string' && option.length <= voiceSettingsLimits.textMaxChars);
+    if (!fits) refuse(`${where}.${key} must be a short text, a number or true/false`);
+  }
+  return value as VendorOptions;
+}
+
+function providerOf<P extends string>(where: string, value: unknown, known: readonly P[], offline: P): P {
+  if (value === undefined) return offline;
+  if (typeof value !== 'string' || !(known as readonly string[]).includes(value))
+    refuse(
+      `${where}.provider must be one of ${known.join(', ')} (got ${JSON.stringify(value)?.slice(0, 40)})`,
+    );
+  return value as P;
+}
+
+function chain<T>(where: string, raw: unknown, parseOne: (where: string, value: Raw) => T): T[] {
+  if (raw === undefined) return [];
+  if (!isObject(raw)) refuse(`${where} must be an object`);
+  const { fallback, ...first } = raw;
+  const choices = [parseOne(where, first)];
+  if (fallback === undefined) return choices;
+  if (!Array.isArray(fallback) || fallback.length > voiceSettingsLimits.fallbacksMax)
+    refuse(`${where}.fallback must be a list of at most ${voiceSettingsLimits.fallbacksMax} choices`);
+  fallback.forEach((entry, index) => {
+    const at = `${where}.fallback[${index}]`;
+    if (!isObject(entry)) refuse(`${at} must be an object`);
+    if ('fallback' in entry) refuse(`${at}.fallback: a fallback has no fallbacks of its own`);
+    choices.push(parseOne(at, entry));
+  });
+  return choices;
+}
+
+function parseStt(where: string, value: Raw): SttChoice {
+  onlyKnownFields(where, value, ['provider', 'model', 'language', 'options', 'fallback']);
+  const choice: SttChoice = { provider: providerOf(where, value.provider, sttProviders, 'pocketsphinx') };
+  const model = optionalText(`${where}.model`, value.model);
+  const language = optionalLanguage(`${where}.language`, value.language);
+  const options = optionalOptions(`${where}.options`, value.options);
+  return {
+    ...choice,
+    ...(model ? { model } : {}),
+    ...(language ? { language } : {}),
+    ...(options ? { options } : {}),
+  };
+}
+
+function parseTts(where: string, value: Raw): TtsChoice {
+  onlyKnownFields(where, value, ['provider', 'model', 'voice', 'language', 'options', 'fallback']);
+  const provider = providerOf(where, value.provider, ttsProviders, 'flite');
+  const model = optionalText(`${where}.model`, value.model);
+  const voice = optionalText(`${where}.voice`, value.voice);
+  if (provider === 'flite' && voice !== undefined && !(fliteVoiceNames as readonly string[]).includes(voice))
+    refuse(`${where}.voice "${voice.slice(0, 40)}" is not a flite voice (${fliteVoiceNames.join(', ')})`);
+  if (voice !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(voice))
+    refuse(`${where}.voice "${voice.slice(0, 40)}" is not a voice name or id`);
+  const language = optionalLanguage(`${where}.language`, value.language);
+  const options = optionalOptions(`${where}.options`, value.options);
+  return {
+    provider,
+    ...(model ? { model } : {}),
+    ...(voice ? { voice } : {}),
+    ...(language ? { language } : {}),
+    ...(options ? { options } : {}),
+  };
+}
+
+function parseLlm(where: string, value: Raw): LlmChoice {
+  onlyKnownFields(where, value, ['provider', 'model', 'options', 'fallback']);
+  const provider = providerOf(where, value.provider, llmProviders, 'openai');
+  const model = optionalText(`${where}.model`, value.model);
+  const options = optionalOptions(`${where}.options`, value.options);
+  return { provider, ...(model ? { model } : {}), ...(options ? { options } : {}) };
+}
+
+function parseVoicemail(raw: unknown): VoicemailChoice {
+  if (raw === undefined) return {};
+  if (!isObject(raw)) refuse('settings.voicemail must be an object');
+  onlyKnownFields('settings.voicemail', raw, ['action', 'message']);
+  const { action, message } = raw;
+  if (action !== undefined && action !== 'leave_message' && action !== 'hang_up')
+    refuse('settings.voicemail.action must be leave_message or hang_up');
+  if (
+    message !== undefined &&
+    (typeof message !== 'string' || message.length > voiceSettingsLimits.voicemailMessageMaxChars)
+  )
+    refuse(
+      `settings.voicemail.message must be a text of at most ${voiceSettingsLimits.voicemailMessageMaxChars} characters`,
+    );
+  return { ...(action ? { action } : {}), ...(message !== undefined ? { message } : {}) };
+}
+
+/**
+ * Checks the settings an agent is saved with; throws a 400 `validation_error` naming the first
+ * unknown field, provider or voice. The stored form is the one given (it already fits).
+ */
+export function checkAgentVoiceSettings(raw: unknown): AgentVoiceSettings {
+  if (!isObject(raw)) refuse('the settings are a JSON object');
+  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'voicemail']);
+  const stt = chain('settings.stt', raw.stt, parseStt);
+  const tts = chain('settings.tts', raw.tts, parseTts);
+  const llm = chain('settings.llm', raw.llm, parseLlm);
+  return {
+    stt: stt.length > 0 ? stt : [{ provider: 'pocketsphinx' }],
+    tts: tts.length > 0 ? tts : [{ provider: 'flite' }],
+    llm: llm.length > 0 ? llm : [{ provider: 'openai' }],
+    voicemail: parseVoicemail(raw.voicemail),
+  };
+}
+
+/**
+ * The settings of an agent already stored, for a call: the checked form, or — for a row saved
+ * before these checks that does not pass them — each part that passes, the offline default for
+ * each part that does not.
+ */
+export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
+  const parts = isObject(raw) ? raw : {};
+  const orElse = <T>(parse: () => T[], otherwise: T): T[] => {
+    try {
+      const choices = parse();
+      return choices.length > 0 ? choices : [otherwise];
+    } catch {
+      return [otherwise];
+    }
+  };
+  let voicemail: VoicemailChoice = {};
+  try {
+    voicemail = parseVoicemail(parts.voicemail);
+  } catch {
+    // an unreadable voicemail setting: hang up on voicemail, as without one
+  }
+  return {
+    stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
+    tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
+    llm: orElse(() => chain('settings.llm', parts.llm, parseLlm), { provider: 'openai' as const }),
+    voicemail,
+  };
+}
