@@ -78,6 +78,10 @@ export interface VoiceConfig {
   /** Streaming vendors' service-wide credentials (CALLWRIGHT_<VENDOR>_API_KEY, _BASE_URL); null: not set. */
   deepgram: VendorCredential | null;
   elevenLabs: VendorCredential | null;
+  /** A vendor's first audio of a reply must arrive within this, or the next choice speaks (CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS). */
+  vendorFirstAudioTimeoutMs: number;
+  /** A vendor's final transcript must arrive this soon after the callee stops (CALLWRIGHT_STT_FINAL_TIMEOUT_MS). */
+  vendorFinalTranscriptTimeoutMs: number;
 }
 
 export interface VendorCredential {
@@ -169,7 +173,8 @@ function readVendorCredential(env: Environment, vendor: string): VendorCredentia
   const urlName = `CALLWRIGHT_${vendor}_BASE_URL`;
   const rawUrl = readValue(env, urlName);
   if (apiKey === undefined) {
-    if (rawUrl !== undefined) throw new ConfigError(urlName, `is set but CALLWRIGHT_${vendor}_API_KEY is not`);
+    if (rawUrl !== undefined)
+      throw new ConfigError(urlName, `is set but CALLWRIGHT_${vendor}_API_KEY is not`);
     return null;
   }
   if (rawUrl === undefined) return { apiKey, baseUrl: null };
@@ -346,6 +351,8 @@ export function loadConfig(env: Environment = process.env): Config {
       sttWorkers: readInteger(env, 'CALLWRIGHT_STT_WORKERS', 1, 1, 16),
       deepgram: readVendorCredential(env, 'DEEPGRAM'),
       elevenLabs: readVendorCredential(env, 'ELEVENLABS'),
+      vendorFirstAudioTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS', 3000, 100, 60_000),
+      vendorFinalTranscriptTimeoutMs: readInteger(env, 'CALLWRIGHT_STT_FINAL_TIMEOUT_MS', 3000, 100, 60_000),
     },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',

@@ -7,14 +7,20 @@ import type { AgentBrain, BrainAction } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
   AudioTurnDetector,
+  ProviderError,
+  type ProviderFailureLog,
   type SpeechToText,
   type SpeechToTextSession,
+  StageExhaustedError,
   type TextToSpeech,
   type TurnEvent,
   type VoiceActivityDetector,
 } from './providers/index.js';
 
-export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail';
+export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail' | 'provider_error';
+
+/** Said in the offline voice when every provider of a stage has failed, before hanging up. */
+export const providerApology = 'Sorry, we are having technical difficulties. We will call you back. Goodbye.';
 
 export interface ConversationOptions {
   rtp: RtpSession;
@@ -29,6 +35,10 @@ export interface ConversationOptions {
   /** Silence after speech that ends the callee's turn. */
   endOfTurnSilenceMs?: number;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  /** The offline voice, for the apology when every provider of a stage has failed. */
+  apologyTts: TextToSpeech;
+  /** The call's provider failures (the fallback providers write them), for its metrics. */
+  providerFailures: ProviderFailureLog;
   /** Ends the call from the agent's side. */
   hangUp: (ending: AgentEnding) => void;
 }
@@ -79,6 +89,7 @@ export class Conversation {
   private dtmfReceived = '';
   private ended = false;
   private voicemailHandled = false;
+  private apologizing = false;
   private readonly onAudio = (samples: Int16Array, kind: string) => this.handleCalleeFrame(samples, kind);
   private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
   private readonly onDtmf = ({ digit }: { digit: string }) => this.handleDtmf(digit);
@@ -130,6 +141,13 @@ export class Conversation {
         barge_ins: this.bargeIns,
         barge_in_stop_ms: this.bargeInStopsMs,
         dtmf_received: this.dtmfReceived,
+        provider_failures: this.options.providerFailures.failures.map((failure) => ({
+          stage: failure.stage,
+          provider: failure.provider,
+          status: failure.status,
+          reason: failure.reason,
+          at_ms: failure.atMs,
+        })),
       },
     };
   }
@@ -216,7 +234,11 @@ export class Conversation {
         const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
         this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal));
       })
-      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'recognition failed'));
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, 'recognition failed');
+        // A vendor chain with nothing left ends the call; an offline engine's failure loses one turn.
+        if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
+      });
   }
 
   private handleDtmf(digit: string): void {
@@ -248,22 +270,35 @@ export class Conversation {
     actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
     endingReason: AgentEnding = 'agent_hangup',
   ): void {
+    if (this.apologizing) return;
     this.response?.abort();
     const controller = new AbortController();
     this.response = controller;
     void (async () => {
+      let speaking = false;
       try {
         for await (const action of actions(controller.signal)) {
           if (controller.signal.aborted || this.ended) return;
-          if (action.type === 'say') await this.say(action.text, controller.signal);
-          else if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
+          if (action.type === 'say') {
+            speaking = true;
+            await this.say(action.text, controller.signal);
+            speaking = false;
+          } else if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
           else {
             this.options.hangUp(endingReason);
             return;
           }
         }
       } catch (error) {
-        if (!controller.signal.aborted) this.options.logger.warn({ err: error }, 'agent response failed');
+        if (controller.signal.aborted) return;
+        this.options.logger.warn({ err: error }, 'agent response failed');
+        if (speaking) {
+          if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
+        } else if (error instanceof ProviderError) {
+          // The language model (always a vendor) failed: say so rather than go quiet.
+          this.options.providerFailures.note('llm', error.provider, error);
+          this.apologizeAndHangUp(error);
+        }
       } finally {
         if (this.response === controller) this.response = null;
         this.armSilenceTimer();
@@ -271,8 +306,40 @@ export class Conversation {
     })();
   }
 
-  private async say(text: string, signal: AbortSignal): Promise<void> {
-    const { rtp, tts, ttsVoice } = this.options;
+  /**
+   * Every provider of a stage failed (the fallbacks included): a short apology in the offline voice,
+   * then the call ends `provider_error` — never a silent line until the silence timeout.
+   */
+  private apologizeAndHangUp(error: ProviderError): void {
+    if (this.ended || this.apologizing) return;
+    this.apologizing = true;
+    this.options.logger.warn(
+      { provider: error.provider },
+      'a voice stage has no working provider; apologising',
+    );
+    this.response?.abort();
+    this.options.rtp.clear();
+    const controller = new AbortController();
+    this.response = controller;
+    void (async () => {
+      try {
+        await this.say(providerApology, controller.signal, this.options.apologyTts, 'kal');
+      } catch (apologyError) {
+        this.options.logger.warn({ err: apologyError }, 'the apology could not be said');
+      } finally {
+        this.options.hangUp('provider_error');
+      }
+    })();
+  }
+
+  private async say(
+    text: string,
+    signal: AbortSignal,
+    tts = this.options.tts,
+    voice = this.options.ttsVoice,
+  ): Promise<void> {
+    const { rtp } = this.options;
+    const ttsVoice = voice;
     const startMs = this.nowMs() + rtp.queuedMs;
     const plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[] = [];
     try {

@@ -16,6 +16,8 @@ import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
+  FallbackSpeechToText,
+  FallbackTextToSpeech,
   FliteTextToSpeech,
   FvadDetectorFactory,
   OpenAiChatClient,
@@ -24,6 +26,7 @@ import {
   OpenAiTextToSpeech,
   PocketsphinxSpeechToText,
   ProviderError,
+  ProviderFailureLog,
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
@@ -31,9 +34,15 @@ import {
 
 export interface CallVoice {
   brain: AgentBrain;
+  /** The agent's text-to-speech choices this process can use, each tried after the one before fails. */
   tts: TextToSpeech;
   ttsVoice?: string;
+  /** Likewise for speech-to-text. */
   stt: SpeechToText;
+  /** The offline voice, for the apology when every provider of a stage has failed. */
+  apologyTts: TextToSpeech;
+  /** Which vendor failed at which stage during the call (no credentials), for its record. */
+  providerFailures: ProviderFailureLog;
   vad: VoiceActivityDetector;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
 }
@@ -115,15 +124,20 @@ export class VoiceStack {
     }
   }
 
-  /** The first choice of a stage this process can use; a ProviderError naming what is missing. */
-  private firstUsable<T extends { provider: string }>(stage: string, choices: T[]): T {
+  /** The choices of a stage this process can use, in order; a ProviderError naming what is missing. */
+  private usable<T extends { provider: string }>(stage: string, choices: T[]): [T, ...T[]] {
     const missing: string[] = [];
-    for (const choice of choices) {
+    const usable = choices.filter((choice) => {
       const why = this.missingFor(choice.provider);
-      if (why === null) return choice;
-      missing.push(`${choice.provider}: ${why}`);
-    }
-    throw new ProviderError(stage, `no ${stage} provider of this agent can be used (${missing.join('; ')})`);
+      if (why !== null) missing.push(`${choice.provider}: ${why}`);
+      return why === null;
+    });
+    if (usable.length === 0)
+      throw new ProviderError(
+        stage,
+        `no ${stage} provider of this agent can be used (${missing.join('; ')})`,
+      );
+    return usable as [T, ...T[]];
   }
 
   /**
@@ -138,11 +152,11 @@ export class VoiceStack {
     const firstMessage = firstMessageTemplate
       ? renderTemplate(firstMessageTemplate, variables) || null
       : null;
-    const ttsChoice = this.firstUsable('text-to-speech', settings.tts);
-    const sttChoice = this.firstUsable('speech-to-text', settings.stt);
+    const ttsChoices = this.usable('text-to-speech', settings.tts);
+    const sttChoices = this.usable('speech-to-text', settings.stt);
     let brain: AgentBrain;
     if (agent.brain === 'llm') {
-      const llmChoice: LlmChoice = this.firstUsable('language-model', settings.llm);
+      const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm);
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
@@ -160,11 +174,32 @@ export class VoiceStack {
     const voicemailMessage = settings.voicemail.message
       ? renderTemplate(settings.voicemail.message, variables)
       : null;
+    const providerFailures = new ProviderFailureLog();
     return {
       brain,
-      tts: this.ttsFor(ttsChoice),
-      ...(ttsChoice.voice ? { ttsVoice: ttsChoice.voice } : {}),
-      stt: this.sttFor(sttChoice),
+      tts: new FallbackTextToSpeech(
+        ttsChoices.map((choice) => ({
+          provider: choice.provider,
+          tts: this.ttsFor(choice),
+          ...(choice.voice ? { voice: choice.voice } : {}),
+          ...(choice.provider === 'flite'
+            ? {}
+            : { firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs }),
+        })),
+        providerFailures,
+      ),
+      stt: new FallbackSpeechToText(
+        sttChoices.map((choice) => ({
+          provider: choice.provider,
+          stt: this.sttFor(choice),
+          ...(choice.provider === 'pocketsphinx'
+            ? {}
+            : { finalTimeoutMs: this.config.vendorFinalTranscriptTimeoutMs }),
+        })),
+        providerFailures,
+      ),
+      apologyTts: this.offlineTts,
+      providerFailures,
       vad: this.vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
       voicemail: {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),

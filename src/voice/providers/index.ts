@@ -1,6 +1,14 @@
 /** The speech providers: ports, offline engines, OpenAI-compatible adapters and audio helpers. */
 export { createResampler, resample, type StreamingResampler } from './audio/resampler.js';
 export { decodeWav, encodeWav, type PcmAudio } from './audio/wav.js';
+export {
+  FallbackSpeechToText,
+  FallbackTextToSpeech,
+  type ProviderFailure,
+  ProviderFailureLog,
+  StageExhaustedError,
+  type VoiceStage,
+} from './fallbackProviders.js';
 export type { OpenAiCompatibleEndpoint } from './http/openAiHttp.js';
 export { OpenAiSpeechToText, type OpenAiSpeechToTextOptions } from './http/openAiSpeechToText.js';
 export { OpenAiTextToSpeech, type OpenAiTextToSpeechOptions } from './http/openAiTextToSpeech.js';

@@ -1,0 +1,306 @@
+import { abortReason, ProviderError } from './providerError.js';
+import type {
+  AudioChunk,
+  FinalTranscript,
+  PartialTranscript,
+  SpeechToText,
+  SpeechToTextSession,
+  SpeechToTextSessionOptions,
+  SynthesizeOptions,
+  TextToSpeech,
+} from './types.js';
+
+/**
+ * A call's providers for one stage, in the order the agent chose them: a vendor that refuses,
+ * errors or says nothing in time is skipped for the next. Each failure is reported (stage,
+ * provider, status — never a credential) so the call record can say which vendor failed.
+ */
+
+export type VoiceStage = 'stt' | 'tts' | 'llm';
+
+/**
+ * Every choice of a stage that holds a vendor has failed: the call cannot go on (the conversation
+ * apologises and ends it `provider_error`). A stage of the offline engine alone throws the
+ * engine's own error instead, which costs one turn, as before.
+ */
+export class StageExhaustedError extends ProviderError {
+  constructor(
+    readonly stage: VoiceStage,
+    last: unknown,
+  ) {
+    super(
+      last instanceof ProviderError ? last.provider : stage,
+      `every ${stage} provider failed; the last: ${last instanceof Error ? last.message : String(last)}`,
+      {
+        ...(last instanceof ProviderError && last.providerStatus !== undefined
+          ? { providerStatus: last.providerStatus }
+          : {}),
+        cause: last,
+      },
+    );
+    this.name = 'StageExhaustedError';
+  }
+}
+
+export interface ProviderFailure {
+  stage: VoiceStage;
+  provider: string;
+  /** The vendor's HTTP or close status when it gave one. */
+  status: number | null;
+  reason: string;
+  /** Milliseconds since the failure list was created (the call's start). */
+  atMs: number;
+}
+
+export class ProviderFailureLog {
+  readonly failures: ProviderFailure[] = [];
+  readonly #startedAtMs = performance.now();
+
+  note(stage: VoiceStage, provider: string, error: unknown): void {
+    const status = error instanceof ProviderError ? (error.providerStatus ?? null) : null;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.failures.push({
+      stage,
+      provider,
+      status,
+      reason: reason.slice(0, 300),
+      atMs: Math.round(performance.now() - this.#startedAtMs),
+    });
+  }
+}
+
+export interface TtsChoiceInUse {
+  /** The provider's name as the agent's settings give it (`elevenlabs`, `flite`…). */
+  provider: string;
+  tts: TextToSpeech;
+  voice?: string;
+  /** A vendor's first audio must arrive within this; none for the offline engine (its own limits). */
+  firstAudioTimeoutMs?: number;
+}
+
+/**
+ * Text-to-speech over an ordered list of providers. A provider that fails, or gives no audio
+ * within its `firstAudioTimeoutMs`, before its first chunk is abandoned for the next; a failure after
+ * audio has been played is the caller's (the sentence is half said). When every provider failed,
+ * the last error is thrown as a ProviderError.
+ */
+export class FallbackTextToSpeech implements TextToSpeech {
+  constructor(
+    private readonly choices: TtsChoiceInUse[],
+    private readonly failures: ProviderFailureLog,
+  ) {
+    if (choices.length === 0) throw new Error('FallbackTextToSpeech needs at least one provider');
+  }
+
+  /** Replies start at this choice: the ones before it failed earlier in the call. */
+  #first = 0;
+
+  async *synthesize(text: string, options: SynthesizeOptions = {}): AsyncIterable<AudioChunk> {
+    let lastError: unknown;
+    for (let index = this.#first; index < this.choices.length; index++) {
+      const choice = this.choices[index] as TtsChoiceInUse;
+      if (options.signal?.aborted) throw abortReason(options.signal);
+      const attempt = new AbortController();
+      const onAbort = () => attempt.abort(options.signal ? abortReason(options.signal) : undefined);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      let timedOut = false;
+      const limitMs = choice.firstAudioTimeoutMs;
+      const timer =
+        limitMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              attempt.abort(new ProviderError(choice.provider, `no audio within ${limitMs} ms`));
+            }, limitMs);
+      let yielded = false;
+      try {
+        const iterator = choice.tts.synthesize(text, {
+          signal: attempt.signal,
+          ...(choice.voice ? { voice: choice.voice } : {}),
+        });
+        for await (const chunk of iterator) {
+          if (!yielded) clearTimeout(timer);
+          yielded = true;
+          yield chunk;
+        }
+        return;
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        const failure = timedOut ? attempt.signal.reason : error;
+        if (yielded) throw failure;
+        this.failures.note('tts', choice.provider, failure);
+        lastError = failure;
+        // The next replies go to the next choice at once; the last one is always tried again.
+        if (index < this.choices.length - 1 && this.#first <= index) this.#first = index + 1;
+      } finally {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+      }
+    }
+    const holdsVendor = this.choices.some((choice) => choice.firstAudioTimeoutMs !== undefined);
+    throw holdsVendor ? new StageExhaustedError('tts', lastError) : lastError;
+  }
+
+  async close(): Promise<void> {
+    // The providers are the process's, shared by calls; the voice stack closes them.
+  }
+}
+
+export interface SttChoiceInUse {
+  provider: string;
+  stt: SpeechToText;
+  /** A vendor's final transcript must arrive this soon after `finish()`; none for the offline engine. */
+  finalTimeoutMs?: number;
+}
+
+/**
+ * Speech-to-text over an ordered list of providers. The utterance's audio is kept (seconds of
+ * 8 kHz audio: small) so that when a provider fails, or has no final result within
+ * its `finalTimeoutMs` of `finish()`, the next one is given the same audio from the start. Once a
+ * provider has failed, later utterances of the call start with the next one.
+ */
+export class FallbackSpeechToText implements SpeechToText {
+  #current = 0;
+
+  constructor(
+    private readonly choices: SttChoiceInUse[],
+    private readonly failures: ProviderFailureLog,
+  ) {
+    if (choices.length === 0) throw new Error('FallbackSpeechToText needs at least one provider');
+  }
+
+  /**
+   * The provider to try after `failedIndex` failed, -1 when none is left for this utterance. Later
+   * utterances start past a failed provider, but never past the last one (it is tried again).
+   */
+  skipPast(failedIndex: number): number {
+    const next = failedIndex + 1;
+    if (next >= this.choices.length) return -1;
+    if (this.#current < next) this.#current = next;
+    return next;
+  }
+
+  /** True when a vendor is among the choices (see StageExhaustedError). */
+  get holdsVendor(): boolean {
+    return this.choices.some((choice) => choice.finalTimeoutMs !== undefined);
+  }
+
+  get currentIndex(): number {
+    return this.#current;
+  }
+
+  choiceAt(index: number): SttChoiceInUse {
+    return this.choices[index] as SttChoiceInUse;
+  }
+
+  noteFailure(index: number, error: unknown): void {
+    this.failures.note('stt', this.choiceAt(index).provider, error);
+  }
+
+  async startSession(options: SpeechToTextSessionOptions = {}): Promise<SpeechToTextSession> {
+    const session = new FallbackSession(this, options);
+    await session.open();
+    return session;
+  }
+
+  async close(): Promise<void> {
+    // The providers are the process's; the voice stack closes them.
+  }
+}
+
+class FallbackSession implements SpeechToTextSession {
+  readonly #audio: Int16Array[] = [];
+  readonly #partialListeners: ((partial: PartialTranscript) => void)[] = [];
+  #index = -1;
+  #session: SpeechToTextSession | null = null;
+  #closed = false;
+
+  constructor(
+    private readonly owner: FallbackSpeechToText,
+    private readonly options: SpeechToTextSessionOptions,
+  ) {}
+
+  /** Opens a session on the current provider, moving on past any that refuse. */
+  async open(startAt = this.owner.currentIndex): Promise<void> {
+    let index = startAt < 0 ? -1 : startAt;
+    let lastError: unknown;
+    while (index >= 0) {
+      const choice = this.owner.choiceAt(index);
+      try {
+        const session = await choice.stt.startSession(this.options);
+        if (this.#closed) {
+          session.close();
+          return;
+        }
+        session.onPartial((partial) => {
+          for (const listener of this.#partialListeners) listener(partial);
+        });
+        for (const samples of this.#audio) session.pushAudio(samples);
+        this.#index = index;
+        this.#session = session;
+        return;
+      } catch (error) {
+        this.owner.noteFailure(index, error);
+        lastError = error;
+        index = this.owner.skipPast(index);
+      }
+    }
+    throw this.owner.holdsVendor ? new StageExhaustedError('stt', lastError) : lastError;
+  }
+
+  pushAudio(samples: Int16Array): void {
+    if (this.#closed) return;
+    this.#audio.push(samples);
+    this.#session?.pushAudio(samples);
+  }
+
+  onPartial(listener: (partial: PartialTranscript) => void): void {
+    this.#partialListeners.push(listener);
+  }
+
+  async finish(): Promise<FinalTranscript> {
+    for (;;) {
+      const session = this.#session;
+      if (!session) throw new ProviderError('stt', 'no speech-to-text session is open');
+      try {
+        const { provider, finalTimeoutMs } = this.owner.choiceAt(this.#index);
+        if (finalTimeoutMs === undefined) return await session.finish();
+        return await withTimeout(
+          session.finish(),
+          finalTimeoutMs,
+          () => new ProviderError(provider, `no final transcript within ${finalTimeoutMs} ms`),
+        );
+      } catch (error) {
+        session.close();
+        this.#session = null;
+        if (this.#closed) throw error;
+        this.owner.noteFailure(this.#index, error);
+        const next = this.owner.skipPast(this.#index);
+        if (next < 0) throw this.owner.holdsVendor ? new StageExhaustedError('stt', error) : error;
+        // The next provider hears the whole utterance again.
+        await this.open(next);
+      }
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#session?.close();
+    this.#session = null;
+    this.#audio.length = 0;
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, timeoutError: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(timeoutError()), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
