@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import { isAppError } from '../domain/errors.js';
-import type { AgentRecord, CallFinish, CallRecord } from '../domain/records.js';
+import type { AgentRecord, CallFinish, CallRecord, TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -80,6 +80,8 @@ export class CallSession {
   private maxDurationTimer: NodeJS.Timeout | null = null;
   private callVoice: CallVoice | null = null;
   private conversation: Conversation | null = null;
+  private pendingTranscript: TranscriptEntry[] | null = null;
+  private transcriptWrite: Promise<void> | null = null;
   private readonly log: Logger;
   private readonly maxDurationMs: number;
   /** Where the call goes (trunk or sandbox) and what the far end may steer; known once routed. */
@@ -286,8 +288,29 @@ export class CallSession {
       silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
       maxDurationMs: this.maxDurationMs,
       hangUp: (ending) => this.endLocally({ kind: ending }),
+      onTranscriptChange: (transcript) => this.storeLiveTranscript(transcript),
     });
     this.conversation.start();
+  }
+
+  /**
+   * Writes the transcript so far for live views, one write at a time: lines that arrive during a
+   * write are written together by the next one, so a slow store never queues up writes.
+   */
+  private storeLiveTranscript(transcript: TranscriptEntry[]): void {
+    this.pendingTranscript = transcript;
+    if (this.transcriptWrite) return;
+    const writeLatest = async (): Promise<void> => {
+      while (this.pendingTranscript) {
+        const latest = this.pendingTranscript;
+        this.pendingTranscript = null;
+        await this.context.store.calls
+          .setLiveTranscript(this.call.id, latest)
+          .catch((error: unknown) => this.log.warn({ err: error }, 'could not store the live transcript'));
+      }
+      this.transcriptWrite = null;
+    };
+    this.transcriptWrite = writeLatest();
   }
 
   /** Stores an answered trunk call's SIP dialog, so a BYE can still end it should this process die. */

@@ -67,6 +67,7 @@ dl.facts dt { font-weight:600; }
 dl.facts dd { margin:0; }
 svg.chart { width:100%; height:auto; max-width:720px; }
 svg.chart text { font-size:11px; fill:#57606a; }
+svg.chart text.axis-title { font-weight:600; }
 .legend { display:flex; flex-wrap:wrap; gap:.75rem; list-style:none; padding:0; font-size:.85rem; }
 .legend span { display:inline-block; width:.8rem; height:.8rem; border-radius:2px; margin-right:.3rem; vertical-align:middle; }
 .swatch-completed { background:#2da44e; } .swatch-busy { background:#cf222e; } .swatch-no_answer { background:#d4a72c; }

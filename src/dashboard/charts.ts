@@ -10,7 +10,8 @@ export const terminalColours: Record<string, string> = {
 
 const width = 720;
 const height = 240;
-const pad = { left: 40, right: 12, top: 12, bottom: 34 };
+// Room on the left for five-digit tick labels and the axis title above them, so neither is clipped.
+const pad = { left: 64, right: 16, top: 28, bottom: 34 };
 
 /** A maximum that is four round steps (1, 2 or 5 times a power of ten), so tick labels are whole. */
 function niceMax(value: number): number {
@@ -21,13 +22,14 @@ function niceMax(value: number): number {
   return step * 4;
 }
 
-function axis(maxValue: number, unit: string): Html {
+function axis(maxValue: number, title: string): Html {
   const ticks = [0, 0.25, 0.5, 0.75, 1];
   const plotHeight = height - pad.top - pad.bottom;
-  return html`${ticks.map((tick) => {
+  return html`<text x="4" y="14" class="axis-title">${title}</text>
+${ticks.map((tick) => {
     const y = pad.top + plotHeight * (1 - tick);
     return html`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y}" y2="${y}" stroke="#d0d7de" stroke-width="1"/>
-<text x="${pad.left - 6}" y="${y + 4}" text-anchor="end">${Math.round(maxValue * tick)}${unit}</text>`;
+<text x="${pad.left - 6}" y="${y + 4}" text-anchor="end">${Math.round(maxValue * tick)}</text>`;
   })}`;
 }
 
@@ -57,7 +59,7 @@ export function stackedBars(days: string[], series: Record<string, number[]>, la
   });
   const labelEvery = Math.ceil(days.length / 8);
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${label}">
-${axis(maxValue, '')}${bars}
+${axis(maxValue, 'calls')}${bars}
 ${days.map((day, index) =>
   index % labelEvery === 0
     ? html`<text x="${(pad.left + index * slot + slot / 2).toFixed(1)}" y="${height - pad.bottom + 16}" text-anchor="middle">${day.slice(5)}</text>`
@@ -82,7 +84,7 @@ export function latencyLine(points: { at: string; value: number }[], label: stri
     point,
   }));
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${label}">
-${axis(maxValue, ' ms')}
+${axis(maxValue, 'agent reply delay, ms')}
 <polyline fill="none" stroke="#0a58ca" stroke-width="2" points="${xy.map((entry) => `${entry.x.toFixed(1)},${entry.y.toFixed(1)}`).join(' ')}"/>
 ${xy.map((entry) => html`<circle cx="${entry.x.toFixed(1)}" cy="${entry.y.toFixed(1)}" r="3" fill="#0a58ca"><title>${entry.point.at}: ${entry.point.value} ms</title></circle>`)}
 <text x="${pad.left}" y="${height - pad.bottom + 16}">${points[0]?.at.slice(0, 16).replace('T', ' ') ?? ''}</text>

@@ -19,6 +19,7 @@ import type {
   SandboxInviteRecord,
   SessionRecord,
   SipDialogRecord,
+  TranscriptEntry,
   TrunkRecord,
   UserRecord,
   WebhookEndpointRecord,
@@ -96,6 +97,12 @@ export interface CallRepository {
     atIso: string,
   ): Promise<boolean>;
   setSipCallId(callId: string, sipCallId: string): Promise<void>;
+  /**
+   * The transcript so far of a call in progress, for the dashboard and GET /v1/calls/{id} while it
+   * runs (a worker and the API may be different processes). Ignored once the call has ended: the
+   * final transcript is written by `finish`.
+   */
+  setLiveTranscript(callId: string, transcript: TranscriptEntry[]): Promise<void>;
   /** Stores the SIP dialog of an answered call, so a BYE can end it if this worker dies. */
   setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void>;
   /** The stored SIP dialog of the call, or null when none was stored. */

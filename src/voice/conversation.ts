@@ -41,6 +41,8 @@ export interface ConversationOptions {
   providerFailures: ProviderFailureLog;
   /** Ends the call from the agent's side. */
   hangUp: (ending: AgentEnding) => void;
+  /** Called with the whole transcript so far each time a line is added (for a live view). */
+  onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
 export interface ConversationResult {
@@ -225,7 +227,7 @@ export class Conversation {
         const text = heard.text.trim();
         if (text) {
           if (this.answeredBy === 'unknown') this.answeredBy = 'human';
-          this.transcript.push({ role: 'callee', text, start_ms: current.speechStartMs, end_ms: endMs });
+          this.addTranscriptLine({ role: 'callee', text, start_ms: current.speechStartMs, end_ms: endMs });
         }
         this.armSilenceTimer();
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
@@ -357,12 +359,17 @@ export class Conversation {
     const said = interrupted ? heardPart(text, durationMs > 0 ? playedMs / durationMs : 0) : text;
     if (interrupted) this.options.brain.noteSaid(said);
     if (said)
-      this.transcript.push({
+      this.addTranscriptLine({
         role: 'agent',
         text: said,
         start_ms: Math.round(startMs),
         end_ms: Math.round(startMs + playedMs),
       });
+  }
+
+  private addTranscriptLine(line: TranscriptEntry): void {
+    this.transcript.push(line);
+    if (!this.ended) this.options.onTranscriptChange?.([...this.transcript]);
   }
 
   private armSilenceTimer(): void {

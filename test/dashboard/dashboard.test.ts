@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
 import { startFullService } from '../helpers/fullService.js';
 import { launchChromium, screenshotDir } from './browser.js';
 
@@ -16,6 +19,8 @@ let owner: BrowserContext;
 let ownerPage: Page;
 const ownerEmail = 'owner@example.com';
 const ownerPassword = 'correct horse battery';
+const appointmentScriptPath = new URL('../../examples/agents/appointment-confirmation.json', import.meta.url)
+  .pathname;
 const shared: { key?: string; keyName?: string; callId?: string; agentId?: string } = {};
 
 async function shot(page: Page, name: string): Promise<void> {
@@ -178,6 +183,86 @@ describe('dashboard in chromium', () => {
     expect(refused.status).toBe(401);
     await shot(page, 'api-keys');
   }, 60_000);
+
+  it('a live call: its transcript grows on the page while it runs, and the hang-up button ends it', async () => {
+    const page = ownerPage;
+    const account = await service.store.accounts.getOrCreateDefault();
+    const { key } = await createApiKey(service.store, account.id, 'live view');
+    const appointment = await createAgent(service.store, account.id, {
+      name: 'Appointment confirmation',
+      prompt: 'Confirm the appointment.',
+      variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
+      script: JSON.parse(readFileSync(appointmentScriptPath, 'utf8')),
+      maxDurationS: 60,
+    });
+    const place = async (agentId: string, variables: Record<string, string>) => {
+      const placed = await fetch(`${service.url}/v1/calls/outbound`, {
+        method: 'POST',
+        headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          agent_id: agentId,
+          from_number: '+15550009999',
+          to_number: '+15550100001',
+          variables,
+        }),
+      });
+      expect(placed.status).toBe(200);
+      return ((await placed.json()) as { call_id: string }).call_id;
+    };
+
+    // A whole conversation: the ended call's page reads in words and milliseconds, not JSON.
+    const talked = await place(appointment.id, { customer_name: 'Ann' });
+    await page.goto(`${service.url}/calls/${talked}`);
+    await page.getByTestId('call-status').getByText('completed').waitFor({ timeout: 40_000 });
+    const ended = (await page.locator('main').textContent()) ?? '';
+    expect(ended).toContain('The agent ended the call');
+    const figures = page.getByTestId('call-figures');
+    expect(await figures.locator('tr', { hasText: 'Agent reply delay, median' }).textContent()).toMatch(
+      /\d+ ms/,
+    );
+    expect(await figures.textContent()).not.toContain('{');
+    await shot(page, 'call-ended');
+
+    // A call that stays on the line: the greeting shows up while it is in progress; then hang up.
+    const listening = await createAgent(service.store, account.id, {
+      name: 'Greets and listens',
+      prompt: 'p',
+      script: {
+        start: 'greet',
+        nodes: {
+          greet: { say: 'Hello, this is Bright Smile Dental. Take your time.', next: 'listening' },
+          listening: { listen: [{ phrases: [], next: 'listening' }] },
+        },
+      },
+      maxDurationS: 60,
+      silenceTimeoutS: 60,
+    });
+    const live = await place(listening.id, {});
+    await page.goto(`${service.url}/calls/${live}`);
+    const transcript = page.locator('ol.transcript');
+    await transcript
+      .getByText('Hello, this is Bright Smile Dental. Take your time.')
+      .waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('call-status').textContent()).toContain('in progress');
+    expect((await service.store.calls.getById(live))?.status).toBe('in_progress');
+    await shot(page, 'call-live');
+    await page.getByRole('button', { name: 'Hang up' }).click();
+    await page.getByTestId('call-status').getByText('canceled').waitFor({ timeout: 15_000 });
+    expect(await page.locator('main').textContent()).toContain('Hung up from the dashboard or the API');
+    expect((await service.store.calls.getById(live))?.status).toBe('canceled');
+
+    // The list: agent names, durations and how each call ended, in words.
+    await page.goto(`${service.url}/calls`);
+    const talkedRow = page.getByTestId('calls-table').locator('tr', { hasText: talked });
+    expect(await talkedRow.textContent()).toMatch(/Appointment confirmation.*\d+ s/s);
+    expect(await talkedRow.textContent()).toContain('The agent ended the call');
+    await shot(page, 'calls');
+    await page.goto(`${service.url}/`);
+    expect(await page.locator('svg.chart text.axis-title').allTextContents()).toContain(
+      'agent reply delay, ms',
+    );
+    await shot(page, 'overview');
+  }, 120_000);
 
   it('a wrong password is refused and opens no session', async () => {
     const context = await browser.newContext();

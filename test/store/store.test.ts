@@ -204,6 +204,22 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     ).toEqual([id]);
   });
 
+  it('a live transcript is written only while the call is in progress; the final one replaces it', async () => {
+    const call = await store.calls.createQueued(newCall());
+    const id = call?.id ?? '';
+    const line = (text: string) => ({ role: 'agent' as const, text, start_ms: 0, end_ms: 1 });
+    await store.calls.claimForDialing(id, lease('w1'));
+    await store.calls.setLiveTranscript(id, [line('too early')]);
+    expect((await store.calls.getById(id))?.transcript).toEqual([]);
+    await store.calls.markLive(id, 'w1', 'in_progress', new Date().toISOString());
+    await store.calls.setLiveTranscript(id, [line('Hello')]);
+    const other = await handle.openAnother();
+    expect((await other.calls.get(account.id, id))?.transcript).toEqual([line('Hello')]);
+    await store.calls.finish(id, { ...completed, transcript: [line('Hello'), line('Bye')] }, buildEvent);
+    await store.calls.setLiveTranscript(id, [line('late write')]);
+    expect((await store.calls.getById(id))?.transcript).toEqual([line('Hello'), line('Bye')]);
+  });
+
   it('pages calls by id, newest first, and filters by status', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await store.calls.createQueued(newCall()))?.id ?? '');

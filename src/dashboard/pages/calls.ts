@@ -7,25 +7,27 @@ import { isIdOf } from '../../domain/ids.js';
 import type { CallRecord, EventAttemptRecord, EventRecord } from '../../domain/records.js';
 import { toCallResource } from '../../presentation/callResource.js';
 import type { CallFilter } from '../../store/types.js';
-import { type DashboardOptions, sendPage, type Viewer, viewerOf } from '../context.js';
+import { formatDuration, metricsTable, plainOutcome } from '../callText.js';
+import { type DashboardOptions, redirectTo, sendPage, type Viewer, viewerOf } from '../context.js';
 import { type Html, html } from '../html.js';
-import { formatTime, page, statusBadge } from '../layout.js';
+import { csrfField, formatTime, page, statusBadge } from '../layout.js';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 const liveRefreshMs = 1500;
 
-function callsTable(calls: CallRecord[]): Html {
+function callsTable(calls: CallRecord[], agentNames: Map<string, string>): Html {
   if (calls.length === 0) return html`<p>No calls match.</p>`;
-  return html`<div class="table-wrap"><table class="responsive">
-<thead><tr><th scope="col">Call</th><th scope="col">Status</th><th scope="col">To</th><th scope="col">From</th><th scope="col">Created</th><th scope="col">Ended</th></tr></thead>
+  return html`<div class="table-wrap"><table class="responsive" data-testid="calls-table">
+<thead><tr><th scope="col">Call</th><th scope="col">Status</th><th scope="col">How it ended</th><th scope="col">Agent</th><th scope="col">To</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
 <tbody>${calls.map(
     (call) => html`<tr>
   <td data-label="Call"><a href="/calls/${call.id}"><code>${call.id}</code></a></td>
-  <td data-label="Status">${statusBadge(call.status)}${call.endReason ? html` <span class="muted">${call.endReason}</span>` : ''}</td>
+  <td data-label="Status">${statusBadge(call.status)}</td>
+  <td data-label="How it ended">${isTerminal(call.status) ? plainOutcome(call.status, call.endReason) : html`<span class="muted">${plainOutcome(call.status, null)}</span>`}</td>
+  <td data-label="Agent">${agentNames.get(call.agentId) ?? html`<code>${call.agentId}</code>`}</td>
   <td data-label="To">${call.toNumber}</td>
-  <td data-label="From">${call.fromNumber}</td>
+  <td data-label="Duration">${formatDuration(toCallResource(call).duration_seconds) ?? html`<span class="muted">—</span>`}</td>
   <td data-label="Created">${formatTime(call.createdAt)}</td>
-  <td data-label="Ended">${formatTime(call.endedAt)}</td>
 </tr>`,
   )}</tbody></table></div>`;
 }
@@ -89,13 +91,26 @@ ${facts([
     'Status',
     html`<span data-testid="call-status">${statusBadge(call.status)}</span>${live ? html` <span class="muted">(updating live)</span>` : ''}`,
   ],
-  ['End reason', call.endReason],
+  [
+    'How it ended',
+    live
+      ? null
+      : html`${plainOutcome(call.status, call.endReason)}${call.endReason ? html` <span class="muted">(<code>${call.endReason}</code>)</span>` : ''}`,
+  ],
   ['Answered by', call.answeredBy],
   ['Agent', agent ? html`<a href="/agents/${agent.id}">${agent.name}</a>` : call.agentId],
   ['To', call.toNumber],
   ['From', call.fromNumber],
-  ['Duration', resource.duration_seconds === null ? null : `${resource.duration_seconds} s`],
+  ['Duration', formatDuration(resource.duration_seconds)],
 ])}
+${
+  live
+    ? html`<form method="post" action="/calls/${call.id}/hang-up" class="row">
+  ${csrfField(viewer.session.csrfToken)}
+  <button type="submit" class="danger">${call.status === 'in_progress' ? 'Hang up' : 'Cancel the call'}</button>
+</form>`
+    : ''
+}
 </section>
 <section class="panel" aria-labelledby="timeline-title">
 <h2 id="timeline-title">Timeline</h2>
@@ -128,8 +143,8 @@ ${
 ${extracted.length === 0 ? html`<p class="muted">Nothing extracted.</p>` : facts(extracted.map(([name, value]) => [name, JSON.stringify(value)]))}
 </section>
 <section class="panel" aria-labelledby="latency-title">
-<h2 id="latency-title">Latency figures</h2>
-${metrics.length === 0 ? html`<p class="muted">No figures recorded.</p>` : facts(metrics.map(([name, value]) => [name, typeof value === 'number' ? String(value) : JSON.stringify(value)]))}
+<h2 id="latency-title">Latency and other figures</h2>
+${metrics.length === 0 ? html`<p class="muted">${live ? 'Figures appear when the call ends.' : 'No figures recorded.'}</p>` : metricsTable(call.metrics ?? {})}
 </section>
 <section class="panel" aria-labelledby="webhook-title">
 <h2 id="webhook-title">Webhook attempts</h2>
@@ -159,7 +174,11 @@ export function registerCallPages(app: FastifyInstance, options: DashboardOption
         filter.status = status as CallStatus;
       if (datePattern.test(from)) filter.fromIso = dayStartIso(from);
       if (datePattern.test(to)) filter.toIso = dayStartIso(to, 1);
-      const calls = await options.store.dashboard.listCalls(viewer.account.id, filter);
+      const [calls, agents] = await Promise.all([
+        options.store.dashboard.listCalls(viewer.account.id, filter),
+        options.store.agents.list(viewer.account.id),
+      ]);
+      const agentNames = new Map(agents.map((agent) => [agent.id, agent.name]));
       const anyLive = calls.some((call) => !isTerminal(call.status));
       return sendPage(
         reply,
@@ -170,7 +189,7 @@ export function registerCallPages(app: FastifyInstance, options: DashboardOption
           html`${filterForm(status, datePattern.test(from) ? from : '', datePattern.test(to) ? to : '')}
 <div id="calls-live" aria-live="polite"${anyLive ? html` data-live-refresh="${liveRefreshMs}"` : ''}>
 <p class="muted">${calls.length} call(s)${calls.length === 200 ? ' (the newest 200)' : ''}${anyLive ? ', live ones updating' : ''}.</p>
-${callsTable(calls)}
+${callsTable(calls, agentNames)}
 </div>`,
         ),
       );
@@ -186,6 +205,20 @@ ${callsTable(calls)}
       reply,
       page(viewer, '/calls', `Call ${call.id}`, await callDetail(options, viewer, call)),
     );
+  });
+
+  // Hangs up a live call (or cancels a queued one) through the same path as the API's cancel.
+  app.post<{ Params: { id: string } }>('/calls/:id/hang-up', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const id = request.params.id;
+    const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
+    if (!call) throw new AppError('not_found', 'No such call in this account.');
+    if (!isTerminal(call.status)) {
+      if (!options.callControl) throw new AppError('unavailable', 'This process does not place calls.');
+      await options.callControl.cancel(call);
+      request.log.info({ callId: call.id, accountId: viewer.account.id }, 'dashboard hung up a call');
+    }
+    return redirectTo(reply, `/calls/${call.id}`);
   });
 
   app.get<{ Params: { id: string } }>('/calls/:id/recording', async (request, reply) => {

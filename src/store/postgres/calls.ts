@@ -1,4 +1,10 @@
-import type { CallFinish, CallRecord, NewQueuedCall, SipDialogRecord } from '../../domain/records.js';
+import type {
+  CallFinish,
+  CallRecord,
+  NewQueuedCall,
+  SipDialogRecord,
+  TranscriptEntry,
+} from '../../domain/records.js';
 import { queueNames } from '../../queue/types.js';
 import { sipDialogFromJson, sipDialogToJson } from '../sipDialogJson.js';
 import type {
@@ -133,6 +139,13 @@ export class PostgresCalls implements CallRepository {
 
   async setSipCallId(callId: string, sipCallId: string): Promise<void> {
     await this.pool.query('UPDATE calls SET sip_call_id = $1 WHERE id = $2', [sipCallId, callId]);
+  }
+
+  async setLiveTranscript(callId: string, transcript: TranscriptEntry[]): Promise<void> {
+    await this.pool.query(
+      "UPDATE calls SET transcript = $1::jsonb WHERE id = $2 AND status = 'in_progress'",
+      [JSON.stringify(transcript), callId],
+    );
   }
 
   async setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void> {

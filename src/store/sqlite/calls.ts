@@ -1,4 +1,10 @@
-import type { CallFinish, CallRecord, NewQueuedCall, SipDialogRecord } from '../../domain/records.js';
+import type {
+  CallFinish,
+  CallRecord,
+  NewQueuedCall,
+  SipDialogRecord,
+  TranscriptEntry,
+} from '../../domain/records.js';
 import { queueNames, type SynchronousJobWriter } from '../../queue/types.js';
 import { sipDialogFromJson, sipDialogToJson } from '../sipDialogJson.js';
 import type { CallListQuery, CallRepository, CompletedEventBuilder } from '../types.js';
@@ -21,6 +27,7 @@ export class SqliteCalls implements CallRepository {
   private readonly claim;
   private readonly markStatements;
   private readonly setSipCallIdStatement;
+  private readonly setLiveTranscriptStatement;
   private readonly setSipDialogStatement;
   private readonly sipDialogStatement;
   private readonly renew;
@@ -69,6 +76,9 @@ export class SqliteCalls implements CallRepository {
       ),
     };
     this.setSipCallIdStatement = db.prepare('UPDATE calls SET sip_call_id = ? WHERE id = ?');
+    this.setLiveTranscriptStatement = db.prepare(
+      "UPDATE calls SET transcript = ? WHERE id = ? AND status = 'in_progress'",
+    );
     this.setSipDialogStatement = db.prepare('UPDATE calls SET sip_dialog = ? WHERE id = ?');
     this.sipDialogStatement = db.prepare('SELECT sip_dialog FROM calls WHERE id = ?').pluck();
     this.renew = db.prepare(
@@ -183,6 +193,10 @@ export class SqliteCalls implements CallRepository {
 
   async setSipCallId(callId: string, sipCallId: string): Promise<void> {
     this.setSipCallIdStatement.run(sipCallId, callId);
+  }
+
+  async setLiveTranscript(callId: string, transcript: TranscriptEntry[]): Promise<void> {
+    this.setLiveTranscriptStatement.run(JSON.stringify(transcript), callId);
   }
 
   async setSipDialog(callId: string, dialog: SipDialogRecord): Promise<void> {

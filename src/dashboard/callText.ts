@@ -1,0 +1,116 @@
+import type { CallStatus, EndReason } from '../domain/callStatus.js';
+import { type Html, html } from './html.js';
+
+/** How a call ended, in a sentence a person reads without the API reference. */
+const endReasonSentences: Record<EndReason, string> = {
+  agent_hangup: 'The agent ended the call',
+  callee_hangup: 'The person hung up',
+  max_duration: 'Reached the agent’s maximum call length',
+  silence_timeout: 'Ended after a long silence',
+  voicemail: 'Reached voicemail',
+  rejected: 'The line refused the call',
+  unreachable: 'The number could not be reached',
+  carrier_error: 'The carrier failed to connect the call',
+  internal_error: 'Ended by an error in callwright',
+  provider_error: 'A speech or language provider failed',
+  interrupted: 'Cut off when the service stopped',
+};
+
+const statusSentences: Partial<Record<CallStatus, string>> = {
+  queued: 'Waiting to be dialled',
+  dialing: 'Dialling',
+  ringing: 'Ringing',
+  in_progress: 'In conversation',
+  busy: 'The line was busy',
+  no_answer: 'Nobody answered',
+  canceled: 'Cancelled before it was answered',
+};
+
+/** The end of a call in plain words: the end reason's sentence, else the status's. */
+export function plainOutcome(status: CallStatus, endReason: EndReason | null): string {
+  if (status === 'canceled' && endReason === 'agent_hangup') return 'Hung up from the dashboard or the API';
+  if (endReason) return endReasonSentences[endReason] ?? endReason;
+  return statusSentences[status] ?? status.replace('_', ' ');
+}
+
+/** Seconds as `42 s` or `3 min 05 s`. */
+export function formatDuration(seconds: number | null): string | null {
+  if (seconds === null) return null;
+  const whole = Math.round(seconds);
+  if (whole < 60) return `${whole} s`;
+  return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function ms(value: number | null): string {
+  return value === null ? '—' : `${Math.round(value)} ms`;
+}
+
+function listOfNumbers(value: unknown): number[] {
+  return Array.isArray(value) ? value.filter((entry): entry is number => numberOrNull(entry) !== null) : [];
+}
+
+interface FailureFigure {
+  stage?: unknown;
+  provider?: unknown;
+  status?: unknown;
+  reason?: unknown;
+}
+
+/**
+ * A call's metrics as a table a person reads: the agent's reply delay (median and 95th percentile,
+ * then each turn), barge-ins and how fast the agent stopped, keys pressed and provider failures.
+ * Figures this page does not know are listed after, by name.
+ */
+export function metricsTable(metrics: Record<string, unknown>): Html {
+  const known = new Set([
+    'response_latency_ms',
+    'response_latencies_ms',
+    'barge_ins',
+    'barge_in_stop_ms',
+    'dtmf_received',
+    'provider_failures',
+  ]);
+  const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
+  const perTurn = listOfNumbers(metrics.response_latencies_ms);
+  const stops = listOfNumbers(metrics.barge_in_stop_ms);
+  const failures = Array.isArray(metrics.provider_failures)
+    ? (metrics.provider_failures as FailureFigure[])
+    : [];
+  const rows: [string, string, string][] = [
+    [
+      'Agent reply delay, median',
+      ms(numberOrNull(latency.p50)),
+      'from the moment the callee’s turn is judged over (after its end-of-turn silence) to the agent’s first audio',
+    ],
+    ['Agent reply delay, 95th percentile', ms(numberOrNull(latency.p95)), ''],
+    ['Each reply', perTurn.length ? perTurn.map((value) => `${Math.round(value)} ms`).join(', ') : '—', ''],
+    [
+      'Barge-ins',
+      String(numberOrNull(metrics.barge_ins) ?? 0),
+      stops.length ? `agent audio stopped after ${stops.map((value) => `${value} ms`).join(', ')}` : '',
+    ],
+    [
+      'Keys pressed (DTMF)',
+      typeof metrics.dtmf_received === 'string' && metrics.dtmf_received ? metrics.dtmf_received : '—',
+      '',
+    ],
+  ];
+  const others = Object.entries(metrics).filter(([name]) => !known.has(name));
+  return html`<div class="table-wrap"><table class="figures" data-testid="call-figures">
+<thead><tr><th scope="col">Figure</th><th scope="col">Value</th><th scope="col">Note</th></tr></thead>
+<tbody>${rows.map(([label, value, note]) => html`<tr><th scope="row">${label}</th><td>${value}</td><td class="muted">${note}</td></tr>`)}
+${others.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td>${typeof value === 'number' ? String(value) : JSON.stringify(value)}</td><td></td></tr>`)}
+</tbody></table></div>
+${
+  failures.length === 0
+    ? ''
+    : html`<h3>Provider failures</h3><ul>${failures.map(
+        (failure) =>
+          html`<li>${String(failure.stage ?? '?')} · ${String(failure.provider ?? '?')}${failure.status ? html` · status ${String(failure.status)}` : ''}: ${String(failure.reason ?? '')}</li>`,
+      )}</ul>`
+}`;
+}
