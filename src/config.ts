@@ -15,6 +15,8 @@ export interface Config {
   ratePolicy: RatePolicy;
   authFailurePolicy: RatePolicy;
   logLevel: LogLevel;
+  /** CALLWRIGHT_LOG_FORMAT: `pretty` lines for a person, `json` lines for a collector; `auto`: pretty on a terminal. */
+  logFormat: LogFormatSetting;
   /** Whose X-Forwarded-For entries name the client (CALLWRIGHT_TRUST_PROXY); false: none, the socket's address. */
   trustProxy: TrustProxySetting;
   /** How long the HTTP listeners wait for slow clients. */
@@ -109,6 +111,8 @@ export interface TelephonyConfig {
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
+export const logFormatSettings = ['auto', 'pretty', 'json'] as const;
+export type LogFormatSetting = (typeof logFormatSettings)[number];
 
 export class ConfigError extends Error {
   constructor(
@@ -167,6 +171,14 @@ function readPublicUrl(env: Environment, name: string, fallback: string): string
   return url.toString().replace(/\/+$/, '');
 }
 
+function readChoice<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
+  const raw = readValue(env, name);
+  if (raw === undefined) return fallback;
+  if (!(choices as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
 /** CALLWRIGHT_<VENDOR>_API_KEY and, optionally, CALLWRIGHT_<VENDOR>_BASE_URL (http, https, ws or wss). */
 function readVendorCredential(env: Environment, vendor: string): VendorCredential | null {
   const apiKey = readValue(env, `CALLWRIGHT_${vendor}_API_KEY`);
@@ -205,8 +217,16 @@ function readRtpPorts(env: Environment): { rtpPortMin: number; rtpPortMax: numbe
   const match = /^([0-9]{1,5})-([0-9]{1,5})$/.exec(raw);
   const min = Number(match?.[1]);
   const max = Number(match?.[2]);
-  if (!match || min < 1024 || max > 65535 || max - min < 2) {
+  if (!match || min < 1024 || max > 65535 || min > max) {
     throw new ConfigError(name, `must be a range like 10000-20000 within 1024-65535, got "${raw}"`);
+  }
+  // Each call takes an even RTP port and the odd one after it, and the sandbox carrier takes the
+  // upper half of the range: fewer than 8 ports leave no pair for calls.
+  if (max - min + 1 < 8) {
+    throw new ConfigError(
+      name,
+      `${raw} holds ${max - min + 1} ports, too few for any call: each call needs an even and an odd port, and the sandbox carrier takes half the range; give at least 8 (e.g. ${min}-${min + 99})`,
+    );
   }
   return { rtpPortMin: min, rtpPortMax: max };
 }
@@ -335,6 +355,7 @@ export function loadConfig(env: Environment = process.env): Config {
     ratePolicy: readRatePolicy(env, 'CALLWRIGHT_RATE_LIMIT', '100/10s'),
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
     logLevel,
+    logFormat: readChoice(env, 'CALLWRIGHT_LOG_FORMAT', logFormatSettings, 'auto'),
     trustProxy: readTrustProxy(env),
     httpTimeouts: readHttpTimeouts(env),
     metrics: readMetricsEndpoint(env),

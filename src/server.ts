@@ -25,6 +25,7 @@ import { FileRecordingStorage, PostgresRecordingStorage } from './recordings/rec
 import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFiles.js';
 import { loadSecretBox, type SecretBox } from './secrets/secretBox.js';
 import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js';
+import { startupBanner } from './startupBanner.js';
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
@@ -307,6 +308,13 @@ export async function startService(
       }
     }
     logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
+    options.terminal?.(
+      startupBanner({
+        config,
+        role,
+        sipAddress: calls ? `${config.telephony.bindAddress}:${calls.ua.boundPort}` : null,
+      }),
+    );
     if (role !== 'worker') {
       const signUpUrl = `${config.publicUrl.replace(/\/$/, '')}/sign-up`;
       await announceSetupToken({ store, logger, signUpUrl, terminal: options.terminal ?? null });

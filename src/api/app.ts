@@ -112,12 +112,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onSend', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  const healthPaths = new Set(['/healthz', '/readyz']);
   app.addHook('onResponse', async (request, reply) => {
     // One line per request. The query string is left out: recording links carry signatures there.
-    request.log.info(
+    // Health polls (every few seconds from a load balancer) are logged at debug only.
+    const path = request.url.split('?', 1)[0] ?? '';
+    const level = healthPaths.has(path) && reply.statusCode < 400 ? 'debug' : 'info';
+    request.log[level](
       {
         method: request.method,
-        path: request.url.split('?', 1)[0],
+        path,
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
         accountId: request.auth?.account.id,

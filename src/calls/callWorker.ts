@@ -50,10 +50,11 @@ export async function startCallWorker(options: {
     bindAddress: telephony.bindAddress,
     port: telephony.sipPort,
     publicAddress: telephony.publicAddress,
-    logger: logger.child({ component: 'sip' }),
+    // Children of the service's logger, not of `logger`: a child's component would repeat the key.
+    logger: options.logger.child({ component: 'sip' }),
   });
   const sandbox = await SandboxCarrier.start({
-    logger: logger.child({ component: 'sandbox' }),
+    logger: options.logger.child({ component: 'sandbox' }),
     clock,
     ports: sandboxPorts,
     bindAddress: '127.0.0.1',

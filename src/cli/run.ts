@@ -1,9 +1,10 @@
-import { ConfigError, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
-import { createLogger } from '../logger.js';
+import { createLogger, logFormatFor, prettyDestination } from '../logger.js';
 import { openConfiguredStore, type ServiceStore } from '../openStore.js';
 import { loadSecretBox, type SecretBox } from '../secrets/secretBox.js';
 import { checkSecretKey } from '../secrets/secretsAtRest.js';
+import { startupErrorOf } from '../startupErrors.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
 
@@ -61,6 +62,7 @@ function oneLine(text: string): string {
 /** Runs one command line; resolves to the exit status. Errors are one line on stderr. */
 export async function runCli(argv: string[], out: CliOutput): Promise<number> {
   let store: ServiceStore | undefined;
+  let config: Config | undefined;
   try {
     const { rest, json, help, accountId } = splitGlobalOptions(argv);
     const [group, verb, ...args] = rest;
@@ -68,7 +70,8 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       out.stdout(usage);
       return group === undefined && !help ? 2 : 0;
     }
-    const config = loadConfig();
+    const loaded = loadConfig();
+    config = loaded;
     if (group === 'serve') {
       const serveArgs = [verb, ...args].filter((arg): arg is string => arg !== undefined);
       const roleArg = serveArgs[0] === '--role' ? serveArgs[1] : serveArgs[0]?.replace(/^--role=/, '');
@@ -79,23 +82,24 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       const { serviceRoles, startService } = await import('../server.js');
       const role = serviceRoles.find((candidate) => candidate === (roleArg ?? 'all'));
       if (!role) throw new UsageError(`--role must be one of ${serviceRoles.join(', ')}`);
-      const logger = createLogger(config.logLevel);
-      await startService(config, logger, {
+      const format = logFormatFor(loaded.logFormat, process.stdout.isTTY === true);
+      const logger = createLogger(loaded.logLevel, format === 'pretty' ? prettyDestination() : undefined);
+      await startService(loaded, logger, {
         handleSignals: true,
         role,
         terminal: process.stderr.isTTY ? out.stderr : null,
       });
       return 0;
     }
-    store = await openConfiguredStore(config, createLogger('silent'));
+    store = await openConfiguredStore(loaded, createLogger('silent'));
     const openedStore = store;
     let checkedBox: Promise<SecretBox> | undefined;
     const secretBox = () => {
       checkedBox ??= (async () => {
         const box = loadSecretBox({
-          configuredKeyBase64: config.secretKeyBase64,
-          dataDir: config.dataDir,
-          sharedDatabase: config.database.url !== null,
+          configuredKeyBase64: loaded.secretKeyBase64,
+          dataDir: loaded.dataDir,
+          sharedDatabase: loaded.database.url !== null,
           logger: createLogger('warn', process.stderr),
         });
         await checkSecretKey(openedStore, box);
@@ -103,8 +107,8 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       })();
       return checkedBox;
     };
-    const webhookAllowPrivate = config.webhookAllowPrivate;
-    const trunkAllowPrivate = config.telephony.trunkAllowPrivate;
+    const webhookAllowPrivate = loaded.webhookAllowPrivate;
+    const trunkAllowPrivate = loaded.telephony.trunkAllowPrivate;
     await runCommand(
       { store, json, accountId, out, secretBox, webhookAllowPrivate, trunkAllowPrivate },
       group,
@@ -119,6 +123,12 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
     }
     if (error instanceof ConfigError || isAppError(error)) {
       out.stderr(`callwright: ${oneLine(error.message)}\n`);
+      return 1;
+    }
+    // A port taken, a data folder that is a file or not ours: say which setting to change.
+    const setting = config ? startupErrorOf(error, config) : null;
+    if (setting) {
+      out.stderr(`callwright: ${oneLine(setting.message)}\n`);
       return 1;
     }
     out.stderr(`callwright: unexpected error: ${oneLine(String((error as Error)?.message ?? error))}\n`);
