@@ -40,9 +40,11 @@ const server = createServer(
  */
 function refuse(req, res, status) {
   const socket = req.socket;
-  // Stop reading now: a request still flowing would ask its socket for more and undo the pause.
+  // Stop reading now, for good: Node's HTTP server resumes a paused socket to drain a body it
+  // expects to be read (and a flowing request asks for more), so resuming is switched off here.
   req.pause();
   socket.pause();
+  socket.resume = () => socket;
   socket.destroySoon = () => {
     socket.on('error', () => {});
     socket.end();
