@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** False when CALLWRIGHT_DATA_DIR is unset and `./data` was assumed (the CLI then looks before it creates). */
+  dataDirChosen: boolean;
   sqlitePath: string;
   publicUrl: string;
   ratePolicy: RatePolicy;
@@ -350,6 +352,7 @@ export function loadConfig(env: Environment = process.env): Config {
     port,
     host,
     dataDir,
+    dataDirChosen: readValue(env, 'CALLWRIGHT_DATA_DIR') !== undefined,
     sqlitePath: resolve(dataDir, 'callwright.db'),
     publicUrl: readPublicUrl(env, 'CALLWRIGHT_PUBLIC_URL', `http://localhost:${port}`),
     ratePolicy: readRatePolicy(env, 'CALLWRIGHT_RATE_LIMIT', '100/10s'),

@@ -48,3 +48,18 @@ export function describeApiKey(record: ApiKeyRecord) {
     revoked_at: record.revokedAt,
   };
 }
+
+/**
+ * The key that calls placed outside the HTTP API are recorded under (every call names the key that
+ * placed it): one per account and purpose, made on first use, its secret discarded at once so it
+ * can never be used over HTTP.
+ */
+export async function keyForCallsPlacedBy(
+  store: Store,
+  accountId: string,
+  name: string,
+): Promise<ApiKeyRecord> {
+  const keys = await store.apiKeys.list(accountId);
+  const existing = keys.find((entry) => entry.name === name && entry.revokedAt === null);
+  return existing ?? (await createApiKey(store, accountId, name)).record;
+}

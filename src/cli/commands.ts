@@ -9,16 +9,20 @@ import {
 import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js';
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
 import { addTrunk, describeTrunk, removeTrunk } from '../admin/trunks.js';
+import { AppError } from '../domain/errors.js';
 import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../domain/records.js';
+import { calls } from './callCommands.js';
 import {
   type CommandContext,
   parseOptions,
   print,
+  printTable,
   requiredOption,
   resolveAccount,
   UsageError,
 } from './context.js';
+import { nearestName } from './help.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
 
@@ -152,6 +156,29 @@ const agents: Record<string, Verb> = {
     const account = await resolveAccount(context);
     print(context, { agents: (await context.store.agents.list(account.id)).map(describeAgent) });
   },
+  async show(context, args) {
+    const { positionals } = parseOptions(args, {}, ['agent id']);
+    const account = await resolveAccount(context);
+    const agentId = positionals[0] as string;
+    const agent = await context.store.agents.get(account.id, agentId);
+    if (!agent) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
+    if (context.json) {
+      print(context, describeAgent(agent));
+      return;
+    }
+    const { variables, script, ...rest } = describeAgent(agent);
+    print(context, { ...rest, script: script === null ? null : 'yes (use --json to read it)' });
+    context.out.stdout(variables.length === 0 ? '\nvariables: none\n' : '\nvariables:\n');
+    printTable(
+      context,
+      variables.map((variable) => ({
+        name: variable.name,
+        type: variable.type ?? 'any',
+        required: variable.required ? 'yes' : 'no',
+        default: variable.default == null ? '-' : JSON.stringify(variable.default),
+      })),
+    );
+  },
   async activate(context, args) {
     const { positionals } = parseOptions(args, {}, ['agent id']);
     const account = await resolveAccount(context);
@@ -246,6 +273,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   agents,
   numbers,
   trunks,
+  calls,
   ...webhookCommandGroups,
   users,
 };
@@ -257,8 +285,18 @@ export async function runCommand(
   args: string[],
 ) {
   const verbs = commandGroups[group];
-  if (!verbs) throw new UsageError(`unknown command "${group}"`);
+  if (!verbs) {
+    const nearest = nearestName(group, [...Object.keys(commandGroups), 'serve']);
+    throw new UsageError(
+      `unknown command "${group.slice(0, 40)}"${nearest ? ` (did you mean ${nearest}?)` : ''}`,
+    );
+  }
   const run = verb ? verbs[verb] : undefined;
-  if (!run) throw new UsageError(`${group} takes one of: ${Object.keys(verbs).join(', ')}`);
+  if (!run) {
+    const nearest = verb ? nearestName(verb, Object.keys(verbs)) : null;
+    throw new UsageError(
+      `${group} takes one of: ${Object.keys(verbs).join(', ')}${nearest ? ` (did you mean ${group} ${nearest}?)` : ''}`,
+    );
+  }
   await run(context, args);
 }

@@ -69,7 +69,10 @@ export async function resolveAccount(context: CommandContext): Promise<AccountRe
   return account;
 }
 
-/** Prints one JSON object with --json, or aligned `key: value` lines / a table for people. */
+/**
+ * Prints one JSON object with --json. For people: a single list as a table with a header row, other
+ * objects as aligned `key  value` lines.
+ */
 export function print(context: CommandContext, value: Record<string, unknown>): void {
   if (context.json) {
     context.out.stdout(`${JSON.stringify(value)}\n`);
@@ -77,12 +80,7 @@ export function print(context: CommandContext, value: Record<string, unknown>): 
   }
   const lists = Object.values(value).filter(Array.isArray);
   if (Object.keys(value).length === 1 && lists.length === 1) {
-    const rows = lists[0] as Record<string, unknown>[];
-    if (rows.length === 0) {
-      context.out.stdout('(none)\n');
-      return;
-    }
-    for (const row of rows) context.out.stdout(`${formatLine(row)}\n`);
+    printTable(context, lists[0] as Record<string, unknown>[]);
     return;
   }
   const width = Math.max(...Object.keys(value).map((key) => key.length));
@@ -91,14 +89,27 @@ export function print(context: CommandContext, value: Record<string, unknown>): 
   }
 }
 
+/** Rows as a table: a header row of the column names, then one aligned line per row. */
+export function printTable(context: CommandContext, rows: Record<string, unknown>[]): void {
+  if (rows.length === 0) {
+    context.out.stdout('(none)\n');
+    return;
+  }
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+  const cells = rows.map((row) => columns.map((column) => formatValue(row[column])));
+  const widths = columns.map((column, index) =>
+    Math.max(column.length, ...cells.map((line) => (line[index] as string).length)),
+  );
+  const line = (values: string[]) =>
+    values
+      .map((entry, index) => (index === values.length - 1 ? entry : entry.padEnd(widths[index] as number)))
+      .join('  ');
+  context.out.stdout(`${line(columns.map((column) => column.toUpperCase()))}\n`);
+  for (const row of cells) context.out.stdout(`${line(row)}\n`);
+}
+
 function formatValue(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
-}
-
-function formatLine(row: Record<string, unknown>): string {
-  return Object.values(row)
-    .map((entry) => formatValue(entry))
-    .join('  ');
 }

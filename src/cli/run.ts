@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger, logFormatFor, prettyDestination } from '../logger.js';
@@ -7,42 +8,29 @@ import { checkSecretKey } from '../secrets/secretsAtRest.js';
 import { startupErrorOf } from '../startupErrors.js';
 import { runCommand } from './commands.js';
 import { type CliOutput, UsageError } from './context.js';
+import { commandHelp, commandUsage, globalUsage, nearestName } from './help.js';
 
-export const usage = `Usage: callwright <command> [options]
+/** The whole usage, as `callwright --help` prints it. */
+export const usage = globalUsage();
 
-  serve [--role all|api|worker]            run the service; with DATABASE_URL, api and worker processes apart
-  accounts create --name NAME [--rate-limit 100/10s] [--max-live-calls N]
-  accounts list
-  keys create --name NAME                  prints the key once; store it
-  keys list
-  keys revoke KEY_ID
-  agents create --name N --prompt TEXT [--first-message TEXT] [--variable NAME[=DEFAULT]]... [--inactive]
-                [--max-duration SECONDS] [--silence-timeout SECONDS] [--brain script|llm] [--script FILE]
-                [--extract NAME:TYPE:DESCRIPTION]... [--voice VOICE] [--llm-model MODEL] [--voicemail-message TEXT]
-  agents list | activate AGENT_ID | deactivate AGENT_ID
-  numbers add +E164 [--route sandbox|TRUNK]
-  numbers list | remove +E164
-  trunks add --name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]
-  trunks list | remove TRUNK
-  users create --email EMAIL              a dashboard user of the account; password from stdin or a prompt
-  users setup-token                      a one-time token for the first sign-up in the dashboard
-  webhook set URL | show | rotate-secret | disable [--reason TEXT] | enable
-  events list [--limit N] [--cursor EVENT_ID] | show EVENT_ID | resend EVENT_ID
-
-Global options: --json (one JSON object on stdout), --account ACCOUNT_ID (default: the default account)
-Environment: see the README's Configuration section
-`;
+/** The package's version, read from its package.json (two folders up from src/cli or dist/cli). */
+function packageVersion(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
 
 /** Pulls the global options out of the argument list, wherever they stand. */
 function splitGlobalOptions(argv: string[]) {
   const rest: string[] = [];
   let json = false;
   let help = false;
+  let version = false;
   let accountId: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--json') json = true;
     else if (arg === '--help' || arg === '-h') help = true;
+    else if (arg === '--version' || arg === '-V') version = true;
     else if (arg === '--account') {
       const value = argv[i + 1];
       if (value === undefined || value.startsWith('--'))
@@ -52,7 +40,7 @@ function splitGlobalOptions(argv: string[]) {
     } else if (arg.startsWith('--account=')) accountId = arg.slice('--account='.length);
     else rest.push(arg);
   }
-  return { rest, json, help, accountId };
+  return { rest, json, help, version, accountId };
 }
 
 function oneLine(text: string): string {
@@ -64,11 +52,35 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
   let store: ServiceStore | undefined;
   let config: Config | undefined;
   try {
-    const { rest, json, help, accountId } = splitGlobalOptions(argv);
+    const { rest, json, help, version, accountId } = splitGlobalOptions(argv);
     const [group, verb, ...args] = rest;
-    if (help || group === undefined || group === 'help') {
+    if (version) {
+      out.stdout(
+        json ? `${JSON.stringify({ version: packageVersion() })}\n` : `callwright ${packageVersion()}\n`,
+      );
+      return 0;
+    }
+    if (group === 'help' || (help && group === undefined)) {
+      const topic = group === 'help' ? verb : undefined;
+      const text = topic === undefined ? usage : commandUsage(topic, args[0]);
+      if (text === null) throw new UsageError(`no command "${[topic, args[0]].filter(Boolean).join(' ')}"`);
+      out.stdout(text);
+      return 0;
+    }
+    if (group === undefined) {
       out.stdout(usage);
-      return group === undefined && !help ? 2 : 0;
+      return 2;
+    }
+    if (help) {
+      const text = commandUsage(group, group === 'serve' ? '' : verb);
+      if (text === null) {
+        const nearest = nearestName(group, Object.keys(commandHelp));
+        throw new UsageError(
+          `no command "${[group, verb].filter(Boolean).join(' ').slice(0, 60)}"${nearest && nearest !== group ? ` (did you mean ${nearest}?)` : ''}`,
+        );
+      }
+      out.stdout(text);
+      return 0;
     }
     const loaded = loadConfig();
     config = loaded;
@@ -90,6 +102,13 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
         terminal: process.stderr.isTTY ? out.stderr : null,
       });
       return 0;
+    }
+    // Run from another folder, the default ./data would be a second, empty database: say so.
+    if (loaded.database.url === null && !loaded.dataDirChosen && !existsSync(loaded.sqlitePath)) {
+      throw new ConfigError(
+        'CALLWRIGHT_DATA_DIR',
+        `no callwright database in ${loaded.dataDir}: run this in the folder where \`callwright serve\` runs, or set CALLWRIGHT_DATA_DIR to its data folder`,
+      );
     }
     store = await openConfiguredStore(loaded, createLogger('silent'));
     const openedStore = store;

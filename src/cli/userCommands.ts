@@ -75,6 +75,39 @@ export const users: Record<string, Verb> = {
       created_at: user.createdAt,
     });
   },
+  async list(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    const listed = await context.store.users.list(account.id);
+    print(context, {
+      users: listed.map((user) => ({
+        email: user.email,
+        user_id: user.id,
+        created_at: user.createdAt,
+        last_sign_in_at: user.lastSignInAt,
+      })),
+    });
+  },
+  async 'reset-password'(context, args) {
+    const { values } = parseOptions(args, { email: { type: 'string' } });
+    const email = requiredOption(values, 'email').trim().toLowerCase();
+    const account = await resolveAccount(context);
+    if (!(await context.store.users.list(account.id)).some((user) => user.email === email))
+      throw new AppError('not_found', `no user ${email.slice(0, 100)} in this account`);
+    const password = await readPassword();
+    checkPasswordStrength(password);
+    const user = await context.store.users.setPasswordHash(account.id, email, await hashPassword(password));
+    if (!user) throw new AppError('not_found', `no user ${email.slice(0, 100)} in this account`);
+    print(context, { email: user.email, user_id: user.id, password_reset: true, signed_out: true });
+  },
+  async remove(context, args) {
+    const { values } = parseOptions(args, { email: { type: 'string' } });
+    const email = requiredOption(values, 'email').trim().toLowerCase();
+    const account = await resolveAccount(context);
+    if (!(await context.store.users.remove(account.id, email)))
+      throw new AppError('not_found', `no user ${email.slice(0, 100)} in this account`);
+    print(context, { email, removed: true });
+  },
   async 'setup-token'(context, args) {
     parseOptions(args, {});
     if ((await context.store.users.count()) > 0) {

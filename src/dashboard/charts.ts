@@ -27,10 +27,10 @@ function axis(maxValue: number, title: string): Html {
   const plotHeight = height - pad.top - pad.bottom;
   return html`<text x="4" y="14" class="axis-title">${title}</text>
 ${ticks.map((tick) => {
-    const y = pad.top + plotHeight * (1 - tick);
-    return html`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y}" y2="${y}" stroke="#d0d7de" stroke-width="1"/>
+  const y = pad.top + plotHeight * (1 - tick);
+  return html`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y}" y2="${y}" stroke="#d0d7de" stroke-width="1"/>
 <text x="${pad.left - 6}" y="${y + 4}" text-anchor="end">${Math.round(maxValue * tick)}</text>`;
-  })}`;
+})}`;
 }
 
 /** Calls per day stacked by terminal status; a table alternative is given by the caller. */

@@ -1,4 +1,4 @@
-import { createApiKey } from '../admin/apiKeys.js';
+import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { AccountRecord, AgentRecord, CallRecord } from '../domain/records.js';
@@ -23,9 +23,7 @@ export async function placeTestCall(
     variables: Record<string, VariableValue>;
   },
 ): Promise<CallRecord> {
-  const keys = await options.store.apiKeys.list(account.id);
-  let key = keys.find((entry) => entry.name === testCallKeyName && entry.revokedAt === null);
-  key ??= (await createApiKey(options.store, account.id, testCallKeyName)).record;
+  const key = await keyForCallsPlacedBy(options.store, account.id, testCallKeyName);
   const outbound = parseOutboundCallRequest({
     agent_id: request.agentId,
     from_number: request.fromNumber,
@@ -44,11 +42,11 @@ export async function placeTestCall(
  */
 export function testCallVariables(
   agent: AgentRecord,
-  valueOf: (name: string) => string,
+  fieldValue: (name: string) => string,
 ): Record<string, VariableValue> {
   const variables: Record<string, VariableValue> = {};
   for (const variable of agent.variables) {
-    const text = valueOf(variable.name).trim();
+    const text = fieldValue(variable.name).trim();
     if (text === '') continue;
     if (variable.type === 'number' && Number.isFinite(Number(text))) variables[variable.name] = Number(text);
     else if (variable.type === 'boolean' && (text === 'true' || text === 'false'))

@@ -242,6 +242,12 @@ export interface UserRepository {
   createFirst(input: NewUser): Promise<UserRecord | null>;
   findByEmail(email: string): Promise<UserRecord | null>;
   count(): Promise<number>;
+  /** The account's users, by email. */
+  list(accountId: string): Promise<UserRecord[]>;
+  /** Sets a new password hash and ends the user's sessions; null when no such user. */
+  setPasswordHash(accountId: string, email: string, passwordHash: string): Promise<UserRecord | null>;
+  /** Removes the user and their sessions; false when no such user. */
+  remove(accountId: string, email: string): Promise<boolean>;
   recordSignIn(userId: string, atIso: string): Promise<void>;
 }
 

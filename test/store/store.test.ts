@@ -349,6 +349,38 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(first?.revokedAt).toBe('2030-01-01T00:00:00.000Z');
   });
 
+  it('users: listed by account, a new password ends their sessions, removal takes the sessions too', async () => {
+    const other = await store.accounts.create({ name: 'other' });
+    const user = await store.users.create({
+      accountId: account.id,
+      email: 'Ops@X.test',
+      passwordHash: 'old',
+    });
+    await store.users.create({ accountId: other.id, email: 'someone@x.test', passwordHash: 'h' });
+    const session = (tokenHash: string) => ({
+      tokenHash,
+      userId: user.id,
+      csrfToken: 'c',
+      createdAt: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    await store.sessions.create(session('t1'));
+    const now = new Date().toISOString();
+    expect((await store.users.list(account.id)).map((entry) => entry.email)).toEqual(['ops@x.test']);
+    expect(await store.users.setPasswordHash(other.id, 'ops@x.test', 'new')).toBeNull();
+    expect(await store.sessions.find('t1', now)).not.toBeNull();
+    expect(await store.users.setPasswordHash(account.id, 'OPS@x.test', 'new')).toMatchObject({
+      passwordHash: 'new',
+    });
+    expect(await store.sessions.find('t1', now)).toBeNull();
+    await store.sessions.create(session('t2'));
+    expect(await store.users.remove(other.id, 'ops@x.test')).toBe(false);
+    expect(await store.users.remove(account.id, 'ops@x.test')).toBe(true);
+    expect(await store.sessions.find('t2', now)).toBeNull();
+    expect(await store.users.list(account.id)).toEqual([]);
+    expect(await store.users.list(other.id)).toHaveLength(1);
+  });
+
   it('first-run sign-up and service secrets are decided once, even when raced', async () => {
     const other = await handle.openAnother();
     const users = await Promise.all(

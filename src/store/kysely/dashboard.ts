@@ -82,6 +82,51 @@ export class KyselyUsers implements UserRepository {
     return Number(row.n);
   }
 
+  async list(accountId: string): Promise<UserRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('users')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('email')
+      .execute();
+    return rows.map((row) => this.toUser(row));
+  }
+
+  /**
+   * A new password, then every session of the user ends (a transaction on PostgreSQL; on SQLite two
+   * statements of the one in-process handle).
+   */
+  async setPasswordHash(accountId: string, email: string, passwordHash: string): Promise<UserRecord | null> {
+    return this.queries.dialect.serialized(this.queries.db, 'callwright.users.change', async (trx) => {
+      const row = await trx
+        .updateTable('users')
+        .set({ password_hash: passwordHash })
+        .where('account_id', '=', accountId)
+        .where('email', '=', email.toLowerCase())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return null;
+      await trx.deleteFrom('sessions').where('user_id', '=', row.id).execute();
+      return this.toUser(row);
+    });
+  }
+
+  /** Removes the user and their sessions (as `setPasswordHash`); false when no such user. */
+  async remove(accountId: string, email: string): Promise<boolean> {
+    return this.queries.dialect.serialized(this.queries.db, 'callwright.users.change', async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('email', '=', email.toLowerCase())
+        .executeTakeFirst();
+      if (!user) return false;
+      await trx.deleteFrom('sessions').where('user_id', '=', user.id).execute();
+      await trx.deleteFrom('users').where('id', '=', user.id).execute();
+      return true;
+    });
+  }
+
   async recordSignIn(userId: string, atIso: string): Promise<void> {
     await this.queries.db
       .updateTable('users')

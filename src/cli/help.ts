@@ -1,0 +1,229 @@
+/**
+ * Every command's help, in one table: the global usage and `callwright GROUP [VERB] --help` are
+ * both printed from it, and a test checks it against the commands that exist, so they cannot
+ * drift apart.
+ */
+
+export interface VerbHelp {
+  /** After `callwright GROUP VERB`. */
+  synopsis: string;
+  summary: string;
+  /** One line per option or argument: `--name N   what it is`. */
+  details?: string[];
+  example?: string;
+}
+
+export interface GroupHelp {
+  summary: string;
+  verbs: Record<string, VerbHelp>;
+}
+
+export const commandHelp: Record<string, GroupHelp> = {
+  serve: {
+    summary: 'run the service',
+    verbs: {
+      '': {
+        synopsis: '[--role all|api|worker]',
+        summary: 'run the API, dashboard and call worker (with DATABASE_URL, api and worker processes apart)',
+        details: ['--role R     all (default), api (HTTP only) or worker (calls only; needs DATABASE_URL)'],
+        example: 'callwright serve',
+      },
+    },
+  },
+  accounts: {
+    summary: 'tenants: each has its own keys, agents, numbers and calls',
+    verbs: {
+      create: {
+        synopsis: '--name NAME [--rate-limit 100/10s] [--max-live-calls N]',
+        summary: 'create an account',
+        details: [
+          '--name NAME            1 to 200 characters',
+          '--rate-limit R         its own API rate limit, requests/seconds (default: CALLWRIGHT_RATE_LIMIT)',
+          '--max-live-calls N     calls live at once (default 10)',
+        ],
+        example: 'callwright accounts create --name "Clinic B" --rate-limit 50/10s',
+      },
+      list: { synopsis: '', summary: 'list the accounts' },
+    },
+  },
+  keys: {
+    summary: 'API keys (the X-API-Key header)',
+    verbs: {
+      create: {
+        synopsis: '--name NAME',
+        summary: 'create a key; it is printed once, store it',
+        example: 'callwright keys create --name production --json',
+      },
+      list: { synopsis: '', summary: 'list the keys (prefix and last 4 only)' },
+      revoke: { synopsis: 'KEY_ID', summary: 'revoke a key at once; the others keep working' },
+    },
+  },
+  agents: {
+    summary: 'voice agents that hold the calls',
+    verbs: {
+      create: {
+        synopsis:
+          '--name N --prompt TEXT [--first-message TEXT] [--variable SPEC]... [--script FILE] [--brain script|llm] [options]',
+        summary: 'create an agent',
+        details: [
+          '--variable SPEC        NAME[:TYPE][!][=DEFAULT]: TYPE string|number|boolean|any, ! required',
+          '--script FILE          a dialog script (JSON), e.g. examples/agents/appointment-confirmation.json',
+          '--brain script|llm     script (default; offline) or llm (needs CALLWRIGHT_OPENAI_BASE_URL)',
+          '--extract N:TYPE:DESC  a field of extracted_data (TYPE string|number|boolean|date)',
+          '--max-duration S, --silence-timeout S, --voice VOICE, --llm-model M, --voicemail-message TEXT, --inactive',
+        ],
+        example:
+          'callwright agents create --name Appointments --prompt "Confirm." --script examples/agents/appointment-confirmation.json --variable "customer_name!"',
+      },
+      list: { synopsis: '', summary: 'list the agents' },
+      show: {
+        synopsis: 'AGENT_ID',
+        summary: 'an agent: variables (type, required, default), script, settings',
+      },
+      activate: { synopsis: 'AGENT_ID', summary: 'let the agent take calls again' },
+      deactivate: { synopsis: 'AGENT_ID', summary: 'refuse new calls for the agent (404)' },
+    },
+  },
+  numbers: {
+    summary: 'caller IDs (from_number) and their routes',
+    verbs: {
+      add: {
+        synopsis: '+E164 [--route sandbox|TRUNK]',
+        summary: 'add a caller ID, routed to the sandbox (default) or a trunk',
+        example: 'callwright numbers add +15550009999',
+      },
+      list: { synopsis: '', summary: 'list the numbers' },
+      remove: { synopsis: '+E164', summary: 'remove a number' },
+    },
+  },
+  trunks: {
+    summary: 'SIP trunks to real carriers',
+    verbs: {
+      add: {
+        synopsis: '--name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]',
+        summary: 'add a trunk; its password is sealed and never shown again',
+        example: 'callwright trunks add --name carrier --uri sip:sip.example.net --username u --password p',
+      },
+      list: { synopsis: '', summary: 'list the trunks' },
+      remove: { synopsis: 'TRUNK', summary: 'remove a trunk no number routes to' },
+    },
+  },
+  calls: {
+    summary: 'place, follow and end calls',
+    verbs: {
+      place: {
+        synopsis:
+          '--agent AGENT_ID --from +E164 --to +E164 [--first-message T] [--context T] [--var NAME=VALUE]...',
+        summary: 'queue a call with the same checks as POST /v1/calls/outbound; a running `serve` dials it',
+        example:
+          'callwright calls place --agent agt_… --from +15550009999 --to +15550100001 --var customer_name=Ann',
+      },
+      list: {
+        synopsis: '[--status S] [--limit N]',
+        summary: 'the newest calls (default 20, at most 100)',
+      },
+      show: {
+        synopsis: 'CALL_ID',
+        summary: 'a call: outcome, timeline, transcript, extracted data, recording',
+      },
+      cancel: { synopsis: 'CALL_ID', summary: 'cancel a queued call or hang up a live one' },
+    },
+  },
+  webhook: {
+    summary: "the account's call.completed endpoint",
+    verbs: {
+      set: { synopsis: 'URL', summary: 'set the endpoint; prints its signing secret' },
+      show: { synopsis: '', summary: 'the endpoint and its state' },
+      'rotate-secret': { synopsis: '', summary: 'a new signing secret; the old one is accepted for 24 h' },
+      disable: { synopsis: '[--reason TEXT]', summary: 'stop deliveries (events are kept)' },
+      enable: { synopsis: '', summary: 'deliver again, kept events included' },
+    },
+  },
+  events: {
+    summary: 'call.completed events and their delivery attempts',
+    verbs: {
+      list: { synopsis: '[--limit N] [--cursor EVENT_ID]', summary: 'events, newest first' },
+      show: { synopsis: 'EVENT_ID', summary: 'an event and each delivery attempt' },
+      resend: { synopsis: 'EVENT_ID', summary: 'deliver an event once more' },
+    },
+  },
+  users: {
+    summary: 'people who sign in to the dashboard',
+    verbs: {
+      create: {
+        synopsis: '--email EMAIL',
+        summary: 'create a user; the password is read from stdin or a prompt',
+        example: 'callwright users create --email ops@example.com',
+      },
+      list: { synopsis: '', summary: 'list the users of the account' },
+      'reset-password': {
+        synopsis: '--email EMAIL',
+        summary: 'set a new password (stdin or prompt); the user is signed out everywhere',
+      },
+      remove: { synopsis: '--email EMAIL', summary: 'remove a user and end their sessions' },
+      'setup-token': { synopsis: '', summary: 'a one-time token for the first sign-up in the dashboard' },
+    },
+  },
+};
+
+const globalOptions = `Global options:
+  --json             print JSON: one object per command; lists as {"<things>": [...]}
+  --account ID       act on this account (default: the default account)
+  --help, -h         this text; \`callwright GROUP --help\` or \`callwright GROUP VERB --help\` for one command
+  --version, -V      the version
+Environment: see the README's Configuration section (CALLWRIGHT_DATA_DIR: where the database is)`;
+
+function verbLine(group: string, verb: string, help: VerbHelp): string {
+  const head = `  ${[group, verb, help.synopsis].filter((part) => part !== '').join(' ')}`;
+  return `${head}\n      ${help.summary}`;
+}
+
+export function globalUsage(): string {
+  const lines = ['Usage: callwright <command> [options]', ''];
+  for (const [group, entry] of Object.entries(commandHelp)) {
+    for (const [verb, help] of Object.entries(entry.verbs)) lines.push(verbLine(group, verb, help));
+  }
+  return `${lines.join('\n')}\n\n${globalOptions}\n`;
+}
+
+/** The help of a group, or of one of its verbs; null when there is no such command. */
+export function commandUsage(group: string, verb: string | undefined): string | null {
+  const entry = commandHelp[group];
+  if (!entry) return null;
+  const verbs =
+    verb === undefined
+      ? Object.entries(entry.verbs)
+      : Object.entries(entry.verbs).filter(([name]) => name === verb);
+  if (verbs.length === 0) return null;
+  const lines = [`callwright ${group}: ${entry.summary}`, ''];
+  for (const [name, help] of verbs) {
+    lines.push(verbLine(group, name, help));
+    for (const detail of help.details ?? []) lines.push(`      ${detail}`);
+    if (help.example) lines.push(`      example: ${help.example}`);
+  }
+  return `${lines.join('\n')}\n\n${globalOptions}\n`;
+}
+
+/** The known name nearest to `typed` (at most 2 edits away), for "did you mean". */
+export function nearestName(typed: string, names: string[]): string | null {
+  let best: { name: string; distance: number } | null = null;
+  for (const name of names) {
+    const distance = editDistance(typed, name);
+    if (distance <= 2 && (!best || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name ?? null;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number;
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] as number;
+}

@@ -1,0 +1,226 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandGroups } from '../../src/cli/commands.js';
+import { commandHelp } from '../../src/cli/help.js';
+import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
+import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
+
+/**
+ * The command line guides (issue 13, item 9): help for every command from one table, the version,
+ * "did you mean", tables with a header row, calls and users managed from it, and no second database
+ * made silently when it is run from the wrong folder.
+ */
+
+let dataDir: string;
+const version = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'callwright-guidance-'));
+});
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(dataDir, args, env);
+const json = (args: string[], env: Record<string, string> = {}) => runCliJson(dataDir, args, env);
+
+/** Runs the CLI in `cwd` with CALLWRIGHT_DATA_DIR unset, as a person typing in some folder. */
+function cliIn(cwd: string, args: string[], input?: string): Promise<CliResult> {
+  return new Promise((done) => {
+    const child = execFile(
+      process.execPath,
+      [mainScript, ...args],
+      { cwd, env: { PATH: process.env.PATH ?? '' }, timeout: 20_000 },
+      (error, stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input ?? '');
+  });
+}
+
+describe('help and version', () => {
+  it('every command that runs has help, and every help entry runs', () => {
+    const runnable = Object.entries(commandGroups).flatMap(([group, verbs]) =>
+      Object.keys(verbs).map((verb) => `${group} ${verb}`),
+    );
+    const documented = Object.entries(commandHelp)
+      .filter(([group]) => group !== 'serve')
+      .flatMap(([group, entry]) => Object.keys(entry.verbs).map((verb) => `${group} ${verb}`));
+    expect(documented.sort()).toEqual(runnable.sort());
+  });
+
+  it('--version, per-command --help, and a near miss named', async () => {
+    expect((await cli(['--version'])).stdout).toBe(`callwright ${version}\n`);
+    expect(JSON.parse((await cli(['-V', '--json'])).stdout)).toEqual({ version });
+
+    const group = await cli(['calls', '--help']);
+    expect(group.code).toBe(0);
+    expect(group.stdout).toMatch(/^callwright calls: place, follow and end calls/);
+    for (const verb of ['place', 'list', 'show', 'cancel']) expect(group.stdout).toContain(`calls ${verb}`);
+
+    const verb = await cli(['agents', 'create', '--help']);
+    expect(verb.code).toBe(0);
+    expect(verb.stdout).toContain('NAME[:TYPE][!][=DEFAULT]');
+    expect(verb.stdout).toContain('example: callwright agents create');
+    expect(verb.stdout).not.toContain('agents list');
+    expect((await cli(['help', 'users', 'reset-password'])).stdout).toContain('signed out everywhere');
+    expect((await cli(['serve', '--help'])).stdout).toContain('--role R');
+
+    const typo = await cli(['agnets', 'list']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/unknown command "agnets" \(did you mean agents\?\)/);
+    expect((await cli(['calls', 'plcae'])).stderr).toMatch(/did you mean calls place\?/);
+  });
+});
+
+describe('calls from the command line', () => {
+  it('place queues with the API checks; list has a header row; show and cancel read and end it', async () => {
+    await cli(['numbers', 'add', '+15550009999']);
+    const agent = await json([
+      'agents',
+      'create',
+      '--name',
+      'Listener',
+      '--prompt',
+      'p',
+      '--script',
+      listenOnlyScriptPath,
+      '--first-message',
+      'Hello {{customer_name}}',
+      '--variable',
+      'customer_name!',
+      '--variable',
+      'party:number=2',
+    ]);
+    const agentId = agent.agent_id as string;
+
+    const missing = await cli([
+      'calls',
+      'place',
+      '--agent',
+      agentId,
+      '--from',
+      '+15550009999',
+      '--to',
+      '+15550100001',
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/variables\.customer_name is required by the agent/);
+    const badPhone = await cli([
+      'calls',
+      'place',
+      '--agent',
+      agentId,
+      '--from',
+      '+15550009999',
+      '--to',
+      '555',
+    ]);
+    expect(badPhone.stderr).toMatch(/to_number/);
+
+    const placed = await json([
+      'calls',
+      'place',
+      '--agent',
+      agentId,
+      '--from',
+      '+15550009999',
+      '--to',
+      '+15550100001',
+      '--var',
+      'customer_name=Ann',
+      '--var',
+      'party=3',
+    ]);
+    expect(placed).toMatchObject({ status: 'queued', to_number: '+15550100001' });
+    const callId = placed.call_id as string;
+
+    const listed = await cli(['calls', 'list']);
+    const [header, ...rows] = listed.stdout.trim().split('\n');
+    expect(header).toMatch(/^CALL_ID +STATUS +END_REASON +TO_NUMBER +DURATION_SECONDS +CREATED_AT$/);
+    expect(rows.some((row) => row.startsWith(callId) && / queued /.test(row))).toBe(true);
+
+    const shown = await json(['calls', 'show', callId]);
+    expect(shown).toMatchObject({
+      call_id: callId,
+      status: 'queued',
+      variables: { customer_name: 'Ann', party: 3 },
+    });
+
+    const canceled = await json(['calls', 'cancel', callId]);
+    expect(canceled).toMatchObject({ call_id: callId, status: 'canceled' });
+    const again = await cli(['calls', 'cancel', callId]);
+    expect(again.stderr).toMatch(/has already ended \(canceled\)/);
+    const text = await cli(['calls', 'show', callId]);
+    expect(text.stdout).toMatch(/^status +canceled$/m);
+    expect(text.stdout).toContain('(no transcript)');
+
+    const shownAgent = await cli(['agents', 'show', agentId]);
+    expect(shownAgent.stdout).toMatch(/^NAME +TYPE +REQUIRED +DEFAULT$/m);
+    expect(shownAgent.stdout).toMatch(/^customer_name +any +yes +-$/m);
+    expect(shownAgent.stdout).toMatch(/^party +number +no +"2"$/m);
+  });
+});
+
+describe('dashboard users from the command line', () => {
+  it('list, reset-password (ends their sessions), remove', async () => {
+    await cli(['users', 'create', '--email', 'Ops@Example.com'], {}).then(async () => undefined);
+    const created = await new Promise<CliResult>((done) => {
+      const child = execFile(
+        process.execPath,
+        [mainScript, 'users', 'create', '--email', 'second@example.com', '--json'],
+        { env: { PATH: process.env.PATH ?? '', CALLWRIGHT_DATA_DIR: dataDir } },
+        (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr }),
+      );
+      child.stdin?.end('a long enough password 1\n');
+    });
+    expect(created.code, created.stderr).toBe(0);
+    const listed = (await json(['users', 'list'])).users as { email: string }[];
+    expect(listed.map((user) => user.email)).toContain('second@example.com');
+    const table = await cli(['users', 'list']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^EMAIL +USER_ID +CREATED_AT +LAST_SIGN_IN_AT$/);
+
+    const reset = await new Promise<CliResult>((done) => {
+      const child = execFile(
+        process.execPath,
+        [mainScript, 'users', 'reset-password', '--email', 'second@example.com', '--json'],
+        { env: { PATH: process.env.PATH ?? '', CALLWRIGHT_DATA_DIR: dataDir } },
+        (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr }),
+      );
+      child.stdin?.end('another long password 2\n');
+    });
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ email: 'second@example.com', password_reset: true });
+
+    expect(await json(['users', 'remove', '--email', 'second@example.com'])).toEqual({
+      email: 'second@example.com',
+      removed: true,
+    });
+    const gone = await cli(['users', 'remove', '--email', 'second@example.com']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/no user second@example\.com/);
+  });
+});
+
+describe('the data folder', () => {
+  it('run from a folder without the service, it says where it looked instead of making a second database', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'callwright-elsewhere-'));
+    try {
+      const result = await cliIn(elsewhere, ['keys', 'list']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`no callwright database in ${join(elsewhere, 'data')}`);
+      expect(result.stderr).toContain('CALLWRIGHT_DATA_DIR');
+      expect((await cliIn(elsewhere, ['--help'])).code).toBe(0);
+      const { readdirSync } = await import('node:fs');
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
