@@ -16,6 +16,7 @@ import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
+  DeepgramSpeechToText,
   FallbackSpeechToText,
   FallbackTextToSpeech,
   FliteTextToSpeech,
@@ -241,6 +242,17 @@ export class VoiceStack {
 
   private createStt(choice: SttChoice): SpeechToText {
     switch (choice.provider) {
+      case 'deepgram': {
+        const credential = this.config.deepgram;
+        if (!credential) throw new ProviderError('deepgram', 'CALLWRIGHT_DEEPGRAM_API_KEY is not set');
+        return new DeepgramSpeechToText({
+          apiKey: credential.apiKey,
+          baseUrl: credential.baseUrl,
+          ...(choice.model ? { model: choice.model } : {}),
+          ...(choice.language ? { language: choice.language } : {}),
+          logger: this.logger,
+        });
+      }
       case 'openai':
         return new OpenAiSpeechToText({ endpoint: this.endpoint(), model: choice.model ?? 'whisper-1' });
       default:

@@ -21,6 +21,7 @@ export {
   type ToolDefinition,
 } from './llm/openAiChatClient.js';
 export { ProviderError } from './providerError.js';
+export { DeepgramSpeechToText, type DeepgramSpeechToTextOptions } from './stt/deepgramSpeechToText.js';
 export {
   PocketsphinxSpeechToText,
   type PocketsphinxSpeechToTextOptions,

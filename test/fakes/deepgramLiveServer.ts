@@ -1,0 +1,245 @@
+import type { AddressInfo } from 'node:net';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { decodeG711 } from '../../src/telephony/rtp/g711.js';
+
+/**
+ * A stand-in for Deepgram's live streaming API (`wss://api.deepgram.com/v1/listen`), speaking its
+ * documented wire protocol — Deepgram's "Live Audio" API reference and the `@deepgram/sdk` 5.x types
+ * (ListenV1Results, ListenV1Metadata, ListenV1Finalize, ListenV1CloseStream, ListenV1KeepAlive):
+ *
+ * - auth `Authorization: Token <key>` on the upgrade; a wrong key is refused with HTTP 401 there;
+ * - query `model`, `encoding`, `sample_rate`, `channels`, `interim_results`, `language`, `keyterm`;
+ * - binary frames are the audio (here μ-law 8 kHz, decoded to judge speech by its energy);
+ * - `Results` messages: `is_final` false while speech goes on (interim), `is_final` true with
+ *   `speech_final` after the endpointing silence, and `from_finalize: true` for the answer to a
+ *   `{"type":"Finalize"}`; `{"type":"CloseStream"}` gets a `Metadata` message, then close 1000;
+ *   `{"type":"KeepAlive"}` keeps an idle stream open;
+ * - nothing received for the idle limit (10 s at Deepgram) closes with 1011 `NET-0001`; audio it
+ *   cannot use closes with 1008 `DATA-0000`.
+ *
+ * Each stream (our adapter opens one per utterance) is answered with the next transcript of
+ * `script.transcripts`, as interim results while it is spoken and a final one at its end. It stands for the vendor; it is not a mock of our code.
+ */
+
+export interface DeepgramScript {
+  apiKey: string;
+  /** What each utterance is heard as, in order (the last one repeats). */
+  transcripts: string[];
+  /** Silence after speech that makes an `is_final`/`speech_final` result. Default 300 ms. */
+  endpointingMs: number;
+  /** Wait this long before answering a Finalize. */
+  finalizeDelayMs: number;
+  /** Never answer a Finalize (a vendor that hangs). */
+  hang: boolean;
+  /** After this many audio frames, close with 1008 DATA-0000. */
+  closeAfterFrames: number | null;
+  /** Nothing received for this long closes with 1011 NET-0001 (Deepgram: 10 s). */
+  idleCloseMs: number;
+}
+
+export interface DeepgramConnection {
+  query: URLSearchParams;
+  /** Text messages received, parsed. */
+  controls: { type: string }[];
+  audioFrames: number;
+  /** Mean absolute amplitude of the decoded audio received. */
+  meanAmplitude: number;
+  closeCode: number | null;
+}
+
+export interface FakeDeepgram {
+  /** e.g. ws://127.0.0.1:41234 — the SDK appends /v1/listen. */
+  baseUrl: string;
+  script: DeepgramScript;
+  connections: DeepgramConnection[];
+  refusedUpgrades: number;
+  close(): Promise<void>;
+}
+
+const speechAmplitude = 500;
+
+function results(
+  text: string,
+  flags: { isFinal: boolean; speechFinal?: boolean; fromFinalize?: boolean },
+  startS: number,
+) {
+  return JSON.stringify({
+    type: 'Results',
+    channel_index: [0, 1],
+    duration: 0.5,
+    start: startS,
+    is_final: flags.isFinal,
+    speech_final: flags.speechFinal ?? false,
+    ...(flags.fromFinalize ? { from_finalize: true } : {}),
+    channel: {
+      alternatives: [
+        {
+          transcript: text,
+          confidence: text ? 0.93 : 0,
+          words: text
+            .split(/\s+/)
+            .filter(Boolean)
+            .map((word, index) => ({
+              word,
+              start: startS + index * 0.3,
+              end: startS + index * 0.3 + 0.25,
+              confidence: 0.93,
+            })),
+        },
+      ],
+    },
+    metadata: {
+      request_id: 'fake-request',
+      model_info: { name: 'general-nova-3', version: '2026-01-01', arch: 'nova-3' },
+      model_uuid: '00000000-0000-0000-0000-000000000000',
+    },
+  });
+}
+
+export async function startFakeDeepgram(
+  script: Partial<DeepgramScript> & { apiKey: string; transcripts: string[] },
+): Promise<FakeDeepgram> {
+  const fullScript: DeepgramScript = {
+    endpointingMs: 300,
+    finalizeDelayMs: 0,
+    hang: false,
+    closeAfterFrames: null,
+    idleCloseMs: 10_000,
+    ...script,
+  };
+  const connections: DeepgramConnection[] = [];
+  let utterances = 0;
+  let refusedUpgrades = 0;
+  const server = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    verifyClient: (info, accept) => {
+      if (info.req.headers.authorization !== `Token ${fullScript.apiKey}`) {
+        refusedUpgrades++;
+        accept(false, 401, 'Unauthorized');
+        return;
+      }
+      if (!info.req.url?.startsWith('/v1/listen')) {
+        accept(false, 404, 'Not Found');
+        return;
+      }
+      accept(true);
+    },
+  });
+  const nextTranscript = () =>
+    fullScript.transcripts[Math.min(utterances++, fullScript.transcripts.length - 1)] ?? '';
+
+  server.on('connection', (socket: WebSocket, request) => {
+    const connection: DeepgramConnection = {
+      query: new URL(request.url ?? '/', 'ws://fake').searchParams,
+      controls: [],
+      audioFrames: 0,
+      meanAmplitude: 0,
+      closeCode: null,
+    };
+    connections.push(connection);
+    let amplitudeSum = 0;
+    let sampleCount = 0;
+    let speechMs = 0;
+    let silenceAfterSpeechMs = 0;
+    let pending: string | null = null;
+    let drawn = false;
+    let streamS = 0;
+    let idle: NodeJS.Timeout | null = null;
+    const armIdle = () => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(() => socket.close(1011, 'NET-0001'), fullScript.idleCloseMs);
+    };
+    armIdle();
+    socket.on('close', (code) => {
+      connection.closeCode = code;
+      if (idle) clearTimeout(idle);
+    });
+    socket.on('message', (data, isBinary) => {
+      armIdle();
+      if (isBinary) {
+        connection.audioFrames++;
+        if (fullScript.closeAfterFrames !== null && connection.audioFrames >= fullScript.closeAfterFrames) {
+          socket.close(1008, 'DATA-0000');
+          return;
+        }
+        const samples = decodeG711('PCMU', new Uint8Array(data as Buffer));
+        let frameSum = 0;
+        for (const sample of samples) frameSum += Math.abs(sample);
+        amplitudeSum += frameSum;
+        sampleCount += samples.length;
+        connection.meanAmplitude = amplitudeSum / Math.max(1, sampleCount);
+        const frameMs = samples.length / 8;
+        streamS += frameMs / 1000;
+        if (frameSum / Math.max(1, samples.length) > speechAmplitude) {
+          speechMs += frameMs;
+          silenceAfterSpeechMs = 0;
+          // One scripted transcript per stream: speech after it was given (a pause inside the turn,
+          // a breath) is heard as nothing new.
+          pending ??= drawn ? '' : nextTranscript();
+          drawn = true;
+          // An interim hypothesis every 200 ms of speech: the words so far.
+          if (speechMs % 200 < frameMs) {
+            const words = pending.split(/\s+/);
+            const heard = words.slice(0, Math.max(1, Math.ceil((words.length * speechMs) / 1000))).join(' ');
+            socket.send(results(heard, { isFinal: false }, streamS));
+          }
+        } else if (pending !== null) {
+          silenceAfterSpeechMs += frameMs;
+          if (silenceAfterSpeechMs >= fullScript.endpointingMs) {
+            socket.send(results(pending, { isFinal: true, speechFinal: true }, streamS));
+            pending = null;
+            speechMs = 0;
+          }
+        }
+        return;
+      }
+      let control: { type?: string };
+      try {
+        control = JSON.parse(String(data));
+      } catch {
+        socket.close(1008, 'DATA-0000');
+        return;
+      }
+      connection.controls.push({ type: String(control.type) });
+      if (control.type === 'Finalize') {
+        if (fullScript.hang) return;
+        const text = pending ?? '';
+        pending = null;
+        speechMs = 0;
+        setTimeout(() => {
+          if (socket.readyState === socket.OPEN)
+            socket.send(results(text, { isFinal: true, speechFinal: true, fromFinalize: true }, streamS));
+        }, fullScript.finalizeDelayMs);
+      } else if (control.type === 'CloseStream') {
+        socket.send(
+          JSON.stringify({
+            type: 'Metadata',
+            transaction_key: 'deprecated',
+            request_id: 'fake-request',
+            sha256: '',
+            created: new Date().toISOString(),
+            duration: streamS,
+            channels: 1,
+          }),
+        );
+        socket.close(1000);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `ws://127.0.0.1:${port}`,
+    script: fullScript,
+    connections,
+    get refusedUpgrades() {
+      return refusedUpgrades;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of server.clients) client.terminate();
+        server.close(() => resolve());
+      }),
+  };
+}

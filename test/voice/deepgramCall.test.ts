@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * A whole sandbox call whose agent hears through Deepgram (issue 14): the callee's RTP audio
+ * streams to a fake of Deepgram's live protocol as it is spoken, the transcript it answers drives
+ * the example appointment script, and the call completes with its extracted data. A second agent
+ * whose Deepgram key is refused falls back to the offline recogniser and still completes.
+ */
+
+let fake: FakeDeepgram;
+let service: Awaited<ReturnType<typeof startFullService>>;
+let key: string;
+let accountId: string;
+const script = JSON.parse(
+  readFileSync(new URL('../../examples/agents/appointment-confirmation.json', import.meta.url), 'utf8'),
+);
+
+beforeAll(async () => {
+  fake = await startFakeDeepgram({ apiKey: 'dg-service-key-0001', transcripts: ['Yes, that works.'] });
+  service = await startFullService({
+    CALLWRIGHT_DEEPGRAM_API_KEY: 'dg-service-key-0001',
+    CALLWRIGHT_DEEPGRAM_BASE_URL: fake.baseUrl,
+  });
+  const account = await service.store.accounts.create({ name: 'deepgram' });
+  accountId = account.id;
+  key = (await createApiKey(service.store, account.id, 'deepgram')).key;
+  await addPhoneNumber(service.store, account.id, '+15550009999');
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  await fake?.close();
+});
+
+async function converse(settings: Record<string, unknown>) {
+  const agent = await createAgent(service.store, accountId, {
+    name: 'Appointments over Deepgram',
+    prompt: 'Confirm the appointment.',
+    variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
+    script,
+    settings,
+    maxDurationS: 60,
+  });
+  const result = await postCall(service.url, key, {
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    to_number: '+15550100001',
+    variables: { customer_name: 'Ann' },
+  });
+  expect(result.status).toBe(200);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 60_000);
+}
+
+describe('a sandbox call heard through Deepgram', () => {
+  it('streams the callee to Deepgram and acts on what it hears', async () => {
+    const connectionsBefore = fake.connections.length;
+    const call = await converse({ stt: { provider: 'deepgram', language: 'en-US' } });
+    expect(call).toMatchObject({
+      status: 'completed',
+      endReason: 'agent_hangup',
+      extractedData: { confirmed: true },
+    });
+    expect(call.transcript.map((line) => [line.role, line.text])).toEqual([
+      [
+        'agent',
+        'Hello Ann, this is Bright Smile Dental calling to confirm your appointment on Tuesday. Can you make it?',
+      ],
+      ['callee', 'Yes, that works.'],
+      ['agent', 'Great, you are confirmed for Tuesday. Goodbye!'],
+    ]);
+    const used = fake.connections.slice(connectionsBefore);
+    expect(used.length).toBeGreaterThanOrEqual(1);
+    const heard = used.find((connection) =>
+      connection.controls.some((control) => control.type === 'Finalize'),
+    );
+    expect(heard?.query.get('encoding')).toBe('mulaw');
+    expect(heard?.query.get('language')).toBe('en-US');
+    expect(heard?.audioFrames).toBeGreaterThan(25);
+    expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
+  });
+
+  it('falls back to the offline recogniser when Deepgram refuses, and says so in the metrics', async () => {
+    fake.script.apiKey = 'a-key-the-service-does-not-have';
+    try {
+      const call = await converse({
+        stt: { provider: 'deepgram', fallback: [{ provider: 'pocketsphinx' }] },
+      });
+      expect(call).toMatchObject({ status: 'completed', extractedData: { confirmed: true } });
+      expect(
+        (call.metrics as { provider_failures: { stage: string; provider: string; status: number }[] })
+          .provider_failures[0],
+      ).toMatchObject({
+        stage: 'stt',
+        provider: 'deepgram',
+        status: 401,
+      });
+    } finally {
+      fake.script.apiKey = 'dg-service-key-0001';
+    }
+  });
+});
