@@ -17,6 +17,7 @@ import type { AgentBrain } from './brains/types.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
   DeepgramSpeechToText,
+  ElevenLabsTextToSpeech,
   FallbackSpeechToText,
   FallbackTextToSpeech,
   FliteTextToSpeech,
@@ -233,6 +234,17 @@ export class VoiceStack {
 
   private createTts(choice: TtsChoice): TextToSpeech {
     switch (choice.provider) {
+      case 'elevenlabs': {
+        const credential = this.config.elevenLabs;
+        if (!credential) throw new ProviderError('elevenlabs', 'CALLWRIGHT_ELEVENLABS_API_KEY is not set');
+        return new ElevenLabsTextToSpeech({
+          apiKey: credential.apiKey,
+          baseUrl: credential.baseUrl,
+          ...(choice.model ? { modelId: choice.model } : {}),
+          ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
+          logger: this.logger,
+        });
+      }
       case 'openai':
         return new OpenAiTextToSpeech({ endpoint: this.endpoint(), model: choice.model ?? 'tts-1' });
       default:

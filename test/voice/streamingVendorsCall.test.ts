@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import {
+  type FakeOpenAiServer,
+  startFakeOpenAiServer,
+} from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
+import { type FakeElevenLabs, startFakeElevenLabs } from '../fakes/elevenLabsStreamInputServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * Issue 14's first combination, end to end on the sandbox: an llm agent that hears through Deepgram
+ * (live, μ-law), thinks with an OpenAI-compatible chat model (streamed, with a tool call to end the
+ * call) and speaks through ElevenLabs (stream-input, μ-law) — each vendor a fake of its documented
+ * wire protocol — chosen per agent in its settings. The fake model confirms and ends the call in its
+ * first reply, so what Deepgram hears here is whatever the callee says meanwhile; a conversation
+ * that turns on Deepgram's transcript is test/voice/deepgramCall.test.ts.
+ */
+
+let deepgram: FakeDeepgram;
+let elevenLabs: FakeElevenLabs;
+let openAi: FakeOpenAiServer;
+let service: Awaited<ReturnType<typeof startFullService>>;
+let key: string;
+let agentId: string;
+const voiceId = 'EXAVITQu4vr4xnSDxMaL';
+
+beforeAll(async () => {
+  [deepgram, elevenLabs, openAi] = await Promise.all([
+    startFakeDeepgram({ apiKey: 'dg-key-0001', transcripts: ['Yes, that works for me.'] }),
+    startFakeElevenLabs({ apiKey: 'xi-key-0001', voiceIds: [voiceId] }),
+    startFakeOpenAiServer({
+      apiKey: 'sk-llm',
+      speechSamples: new Int16Array(0),
+      speechSampleRateHz: 8000,
+      transcriptionText: '',
+      chatStreamDeltas: [
+        { delta: { role: 'assistant', content: 'Hello Ann, this is the clinic. ' } },
+        { delta: { content: 'You are confirmed for Tuesday. Goodbye!' } },
+        {
+          delta: {
+            tool_calls: [
+              { index: 0, id: 'call_1', type: 'function', function: { name: 'end_call', arguments: '{}' } },
+            ],
+          },
+          finishReason: 'tool_calls',
+        },
+      ],
+      chatJsonContent: '{"confirmed":true}',
+    }),
+  ]);
+  service = await startFullService({
+    CALLWRIGHT_DEEPGRAM_API_KEY: 'dg-key-0001',
+    CALLWRIGHT_DEEPGRAM_BASE_URL: deepgram.baseUrl,
+    CALLWRIGHT_ELEVENLABS_API_KEY: 'xi-key-0001',
+    CALLWRIGHT_ELEVENLABS_BASE_URL: elevenLabs.baseUrl,
+    CALLWRIGHT_OPENAI_BASE_URL: openAi.baseUrl,
+    CALLWRIGHT_OPENAI_API_KEY: 'sk-llm',
+  });
+  const account = await service.store.accounts.create({ name: 'vendors' });
+  key = (await createApiKey(service.store, account.id, 'vendors')).key;
+  agentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Streaming vendors',
+      prompt: 'You call {{customer_name}} to confirm an appointment.',
+      variables: ['customer_name'].map(parseVariableDeclaration),
+      brain: 'llm',
+      extraction: [{ name: 'confirmed', type: 'boolean', description: 'Did they confirm?' }],
+      settings: {
+        stt: { provider: 'deepgram', model: 'nova-3', language: 'en-US' },
+        llm: { provider: 'openai', model: 'test-model' },
+        tts: { provider: 'elevenlabs', voice: voiceId, fallback: [{ provider: 'flite' }] },
+      },
+      maxDurationS: 40,
+    })
+  ).id;
+  await addPhoneNumber(service.store, account.id, '+15550009999');
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  await Promise.all([deepgram?.close(), elevenLabs?.close(), openAi?.close()]);
+});
+
+describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
+  it('holds the call through the three vendors and completes it', async () => {
+    const result = await postCall(service.url, key, {
+      agent_id: agentId,
+      from_number: '+15550009999',
+      to_number: '+15550100001',
+      variables: { customer_name: 'Ann' },
+    });
+    expect(result.status).toBe(200);
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+    expect(call).toMatchObject({
+      status: 'completed',
+      endReason: 'agent_hangup',
+      extractedData: { confirmed: true },
+    });
+    expect(call.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Ann, this is the clinic.' });
+    expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
+
+    // ElevenLabs spoke every sentence, in μ-law, with the agent's voice.
+    expect(elevenLabs.connections.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(elevenLabs.connections.map((connection) => connection.voiceId))).toEqual(
+      new Set([voiceId]),
+    );
+    expect(
+      elevenLabs.connections.every((connection) => connection.query.get('output_format') === 'ulaw_8000'),
+    ).toBe(true);
+    // The LLM got the rendered prompt.
+    const chat = openAi.requests.find((request) => request.path.endsWith('/chat/completions'));
+    expect(JSON.stringify(chat?.json)).toContain('You call Ann to confirm an appointment.');
+  });
+});
