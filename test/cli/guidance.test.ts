@@ -30,19 +30,25 @@ afterAll(() => {
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(dataDir, args, env);
 const json = (args: string[], env: Record<string, string> = {}) => runCliJson(dataDir, args, env);
 
-/** Runs the CLI in `cwd` with CALLWRIGHT_DATA_DIR unset, as a person typing in some folder. */
-function cliIn(cwd: string, args: string[], input?: string): Promise<CliResult> {
+/** Runs the CLI with exactly `env` (plus PATH) in `cwd`, `input` on its standard input. */
+function cliWith(
+  options: { cwd?: string; env?: Record<string, string>; input?: string },
+  args: string[],
+): Promise<CliResult> {
   return new Promise((done) => {
     const child = execFile(
       process.execPath,
       [mainScript, ...args],
-      { cwd, env: { PATH: process.env.PATH ?? '' }, timeout: 20_000 },
+      { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 20_000 },
       (error, stdout, stderr) =>
         done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
-    child.stdin?.end(input ?? '');
+    child.stdin?.end(options.input ?? '');
   });
 }
+
+/** Runs the CLI in `cwd` with CALLWRIGHT_DATA_DIR unset, as a person typing in some folder. */
+const cliIn = (cwd: string, args: string[]) => cliWith({ cwd }, args);
 
 describe('help and version', () => {
   it('every command that runs has help, and every help entry runs', () => {
@@ -170,31 +176,20 @@ describe('calls from the command line', () => {
 
 describe('dashboard users from the command line', () => {
   it('list, reset-password (ends their sessions), remove', async () => {
-    await cli(['users', 'create', '--email', 'Ops@Example.com'], {}).then(async () => undefined);
-    const created = await new Promise<CliResult>((done) => {
-      const child = execFile(
-        process.execPath,
-        [mainScript, 'users', 'create', '--email', 'second@example.com', '--json'],
-        { env: { PATH: process.env.PATH ?? '', CALLWRIGHT_DATA_DIR: dataDir } },
-        (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr }),
-      );
-      child.stdin?.end('a long enough password 1\n');
-    });
+    const created = await cliWith(
+      { env: { CALLWRIGHT_DATA_DIR: dataDir }, input: 'a long enough password 1\n' },
+      ['users', 'create', '--email', 'second@example.com', '--json'],
+    );
     expect(created.code, created.stderr).toBe(0);
     const listed = (await json(['users', 'list'])).users as { email: string }[];
     expect(listed.map((user) => user.email)).toContain('second@example.com');
     const table = await cli(['users', 'list']);
     expect(table.stdout.split('\n')[0]).toMatch(/^EMAIL +USER_ID +CREATED_AT +LAST_SIGN_IN_AT$/);
 
-    const reset = await new Promise<CliResult>((done) => {
-      const child = execFile(
-        process.execPath,
-        [mainScript, 'users', 'reset-password', '--email', 'second@example.com', '--json'],
-        { env: { PATH: process.env.PATH ?? '', CALLWRIGHT_DATA_DIR: dataDir } },
-        (error, stdout, stderr) => done({ code: error ? 1 : 0, stdout, stderr }),
-      );
-      child.stdin?.end('another long password 2\n');
-    });
+    const reset = await cliWith(
+      { env: { CALLWRIGHT_DATA_DIR: dataDir }, input: 'another long password 2\n' },
+      ['users', 'reset-password', '--email', 'second@example.com', '--json'],
+    );
     expect(reset.code, reset.stderr).toBe(0);
     expect(JSON.parse(reset.stdout)).toMatchObject({ email: 'second@example.com', password_reset: true });
 
