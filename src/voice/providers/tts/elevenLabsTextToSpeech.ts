@@ -3,6 +3,7 @@ import type { Logger } from '../../../logger.js';
 import { decodeG711 } from '../../../telephony/rtp/g711.js';
 import { abortReason, ProviderError } from '../providerError.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
+import { AudioReplyQueue } from './audioReplyQueue.js';
 
 export interface ElevenLabsTextToSpeechOptions {
   apiKey: string;
@@ -55,19 +56,8 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
     const signal = options.signal;
     if (signal?.aborted) throw abortReason(signal);
 
-    const queue: AudioChunk[] = [];
-    let finished = false;
-    let failure: unknown = null;
-    let wake: (() => void) | null = null;
-    const notify = () => {
-      wake?.();
-      wake = null;
-    };
-    const fail = (error: unknown) => {
-      if (finished || failure) return;
-      failure = error;
-      notify();
-    };
+    const reply = new AudioReplyQueue();
+    const fail = (error: unknown) => reply.fail(error);
 
     const socket = new WebSocket(url, { headers: { 'xi-api-key': this.options.apiKey } });
     const onAbort = () => {
@@ -118,39 +108,25 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
           socket.terminate();
           return;
         }
-        queue.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
-        notify();
+        reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
       }
       if (message.isFinal === true) {
-        finished = true;
-        notify();
+        reply.finish();
         socket.close(1000);
       }
     });
     socket.on('close', (code, reason) => {
-      if (!finished)
+      if (!reply.finished)
         fail(
           new ProviderError(
             providerName,
             `the socket closed before the end of the audio (${code} ${String(reason) || 'no reason'})`,
           ),
         );
-      notify();
     });
 
     try {
-      for (;;) {
-        const chunk = queue.shift();
-        if (chunk) {
-          yield chunk;
-          continue;
-        }
-        if (failure) throw failure;
-        if (finished) return;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-      }
+      yield* reply.drain();
     } finally {
       signal?.removeEventListener('abort', onAbort);
       if (socket.readyState === WebSocket.CONNECTING || socket.readyState === WebSocket.OPEN)
