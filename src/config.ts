@@ -82,6 +82,7 @@ export interface VoiceConfig {
   /** Streaming vendors' service-wide credentials (CALLWRIGHT_<VENDOR>_API_KEY, _BASE_URL); null: not set. */
   deepgram: VendorCredential | null;
   elevenLabs: VendorCredential | null;
+  cartesia: VendorCredential | null;
   /** A vendor's first audio of a reply must arrive within this, or the next choice speaks (CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS). */
   vendorFirstAudioTimeoutMs: number;
   /** A vendor's final transcript must arrive this soon after the callee stops (CALLWRIGHT_STT_FINAL_TIMEOUT_MS). */
@@ -375,6 +376,7 @@ export function loadConfig(env: Environment = process.env): Config {
       sttWorkers: readInteger(env, 'CALLWRIGHT_STT_WORKERS', 1, 1, 16),
       deepgram: readVendorCredential(env, 'DEEPGRAM'),
       elevenLabs: readVendorCredential(env, 'ELEVENLABS'),
+      cartesia: readVendorCredential(env, 'CARTESIA'),
       vendorFirstAudioTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS', 3000, 100, 60_000),
       vendorFinalTranscriptTimeoutMs: readInteger(env, 'CALLWRIGHT_STT_FINAL_TIMEOUT_MS', 3000, 100, 60_000),
     },

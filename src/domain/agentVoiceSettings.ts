@@ -18,7 +18,7 @@ import { AppError } from './errors.js';
  */
 
 export const sttProviders = ['pocketsphinx', 'openai', 'deepgram'] as const;
-export const ttsProviders = ['flite', 'openai', 'elevenlabs'] as const;
+export const ttsProviders = ['flite', 'openai', 'elevenlabs', 'cartesia'] as const;
 /** `openai`: any OpenAI-compatible chat endpoint (OpenAI, Groq, Together, vLLM, Ollama…). */
 export const llmProviders = ['openai'] as const;
 /** The voices the offline flite engine has. */

@@ -16,6 +16,7 @@ import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
+  CartesiaTextToSpeech,
   DeepgramSpeechToText,
   ElevenLabsTextToSpeech,
   FallbackSpeechToText,
@@ -121,6 +122,8 @@ export class VoiceStack {
         return this.config.deepgram ? null : 'CALLWRIGHT_DEEPGRAM_API_KEY is not set';
       case 'elevenlabs':
         return this.config.elevenLabs ? null : 'CALLWRIGHT_ELEVENLABS_API_KEY is not set';
+      case 'cartesia':
+        return this.config.cartesia ? null : 'CALLWRIGHT_CARTESIA_API_KEY is not set';
       default:
         return null;
     }
@@ -234,6 +237,17 @@ export class VoiceStack {
 
   private createTts(choice: TtsChoice): TextToSpeech {
     switch (choice.provider) {
+      case 'cartesia': {
+        const credential = this.config.cartesia;
+        if (!credential) throw new ProviderError('cartesia', 'CALLWRIGHT_CARTESIA_API_KEY is not set');
+        return new CartesiaTextToSpeech({
+          apiKey: credential.apiKey,
+          baseUrl: credential.baseUrl,
+          ...(choice.model ? { modelId: choice.model } : {}),
+          ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
+          logger: this.logger,
+        });
+      }
       case 'elevenlabs': {
         const credential = this.config.elevenLabs;
         if (!credential) throw new ProviderError('elevenlabs', 'CALLWRIGHT_ELEVENLABS_API_KEY is not set');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { type FakeCartesia, startFakeCartesia } from '../fakes/cartesiaServer.js';
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
@@ -15,6 +16,8 @@ import { postCall } from '../helpers/http.js';
  */
 
 let fake: FakeDeepgram;
+let cartesia: FakeCartesia;
+const cartesiaVoice = '6ccbfb76-1fc6-48f7-b71d-91ac6298247b';
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
 let accountId: string;
@@ -24,9 +27,12 @@ const script = JSON.parse(
 
 beforeAll(async () => {
   fake = await startFakeDeepgram({ apiKey: 'dg-service-key-0001', transcripts: ['Yes, that works.'] });
+  cartesia = await startFakeCartesia({ apiKey: 'sk_car_service_0001', voiceIds: [cartesiaVoice] });
   service = await startFullService({
     CALLWRIGHT_DEEPGRAM_API_KEY: 'dg-service-key-0001',
     CALLWRIGHT_DEEPGRAM_BASE_URL: fake.baseUrl,
+    CALLWRIGHT_CARTESIA_API_KEY: 'sk_car_service_0001',
+    CALLWRIGHT_CARTESIA_BASE_URL: cartesia.baseUrl,
   });
   const account = await service.store.accounts.create({ name: 'deepgram' });
   accountId = account.id;
@@ -37,6 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.dispose();
   await fake?.close();
+  await cartesia?.close();
 });
 
 async function converse(settings: Record<string, unknown>) {
@@ -104,5 +111,26 @@ describe('a sandbox call heard through Deepgram', () => {
     } finally {
       fake.script.apiKey = 'dg-service-key-0001';
     }
+  });
+
+  it('Deepgram + Cartesia: heard through one vendor, spoken through the other', async () => {
+    fake.script.transcripts = ['Yes, that works.'];
+    const requestsBefore = cartesia.connections.length;
+    const call = await converse({
+      stt: { provider: 'deepgram', language: 'en-US' },
+      tts: { provider: 'cartesia', voice: cartesiaVoice, language: 'en' },
+    });
+    expect(call).toMatchObject({
+      status: 'completed',
+      endReason: 'agent_hangup',
+      extractedData: { confirmed: true },
+    });
+    expect(call.transcript.map((line) => line.role)).toEqual(['agent', 'callee', 'agent']);
+    const spoken = cartesia.connections.slice(requestsBefore).flatMap((connection) => connection.requests);
+    expect(spoken.map((request) => request.transcript)).toEqual([
+      'Hello Ann, this is Bright Smile Dental calling to confirm your appointment on Tuesday. Can you make it?',
+      'Great, you are confirmed for Tuesday. Goodbye!',
+    ]);
+    expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
   });
 });

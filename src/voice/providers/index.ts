@@ -26,6 +26,7 @@ export {
   PocketsphinxSpeechToText,
   type PocketsphinxSpeechToTextOptions,
 } from './stt/pocketsphinxSpeechToText.js';
+export { CartesiaTextToSpeech, type CartesiaTextToSpeechOptions } from './tts/cartesiaTextToSpeech.js';
 export { ElevenLabsTextToSpeech, type ElevenLabsTextToSpeechOptions } from './tts/elevenLabsTextToSpeech.js';
 export {
   FliteTextToSpeech,
