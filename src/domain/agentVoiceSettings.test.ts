@@ -28,7 +28,10 @@ describe('checkAgentVoiceSettings', () => {
   });
 
   it.each([
-    [{ tts: { provider: 'polly' } }, /settings\.tts\.provider must be one of flite, openai, elevenlabs, cartesia/],
+    [
+      { tts: { provider: 'polly' } },
+      /settings\.tts\.provider must be one of flite, openai, elevenlabs, cartesia/,
+    ],
     [{ stt: { provider: 'whisperx' } }, /settings\.stt\.provider must be one of/],
     [{ tts: { voice: 'nobody' } }, /settings\.tts\.voice "nobody" is not a flite voice/],
     [{ tts: { provider: 'flite', speed: 2 } }, /settings\.tts\.speed is not a setting/],

@@ -133,6 +133,8 @@ describe('callwright events', () => {
     expect(missing.stderr).toMatch(/^callwright: event .* not found/);
     expect((await cli(['events', 'list', '--limit', '0'])).code).toBe(2);
     const human = await cli(['events', 'list']);
-    expect(human.stdout.trim().split('\n')).toHaveLength(3);
+    const [header, ...rows] = human.stdout.trim().split('\n');
+    expect(header).toMatch(/^EVENT_ID +/);
+    expect(rows).toHaveLength(3);
   });
 });
