@@ -83,6 +83,10 @@ export interface VoiceConfig {
   deepgram: VendorCredential | null;
   elevenLabs: VendorCredential | null;
   cartesia: VendorCredential | null;
+  /** CALLWRIGHT_SERVICE_VENDOR_KEYS=false: only the accounts' own keys are used, never the ones above. */
+  serviceVendorKeys: boolean;
+  /** CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: accounts' credential base URLs may name private and loopback addresses. */
+  providerAllowPrivate: boolean;
   /** A vendor's first audio of a reply must arrive within this, or the next choice speaks (CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS). */
   vendorFirstAudioTimeoutMs: number;
   /** A vendor's final transcript must arrive this soon after the callee stops (CALLWRIGHT_STT_FINAL_TIMEOUT_MS). */
@@ -377,6 +381,8 @@ export function loadConfig(env: Environment = process.env): Config {
       deepgram: readVendorCredential(env, 'DEEPGRAM'),
       elevenLabs: readVendorCredential(env, 'ELEVENLABS'),
       cartesia: readVendorCredential(env, 'CARTESIA'),
+      serviceVendorKeys: readBoolean(env, 'CALLWRIGHT_SERVICE_VENDOR_KEYS', true),
+      providerAllowPrivate: readBoolean(env, 'CALLWRIGHT_PROVIDER_ALLOW_PRIVATE', false),
       vendorFirstAudioTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS', 3000, 100, 60_000),
       vendorFinalTranscriptTimeoutMs: readInteger(env, 'CALLWRIGHT_STT_FINAL_TIMEOUT_MS', 3000, 100, 60_000),
     },

@@ -268,6 +268,8 @@ export async function startService(
             },
             recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),
+            secretBox,
+            providerAllowPrivate: config.voice.providerAllowPrivate,
           });
     const url = await app.listen({ port: config.port, host: config.host });
     const metricsListener = await startMetricsListener(config, logger, metrics.registry);

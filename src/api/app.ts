@@ -7,6 +7,7 @@ import { PostgresRateLimiter } from '../limits/postgresRateLimiter.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
@@ -17,6 +18,7 @@ import {
   createAuthorizedHandler,
 } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
+import { registerCredentialRoutes } from './credentials.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
@@ -51,6 +53,10 @@ export interface AppDependencies {
   recordings?: RecordingAccess | null;
   /** A hint to the webhook delivery worker of this process (an event was re-queued). */
   wakeWebhookDelivery?: () => void;
+  /** Seals the account's vendor keys (POST /v1/credentials); absent: that route answers 503. */
+  secretBox?: SecretBox | null;
+  /** CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: credential base URLs may name private addresses. */
+  providerAllowPrivate?: boolean;
 }
 
 /**
@@ -173,6 +179,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, links);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
+      registerCredentialRoutes(api, store, deps.secretBox ?? null, {
+        allowPrivate: deps.providerAllowPrivate === true,
+      });
     },
     { prefix: '/v1' },
   );

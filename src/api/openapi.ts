@@ -61,6 +61,10 @@ const tags = [
     name: 'events',
     description: 'The call.completed events of the account and their delivery attempts (extension).',
   },
+  {
+    name: 'credentials',
+    description: "The account's own voice-vendor keys, write-only (extension).",
+  },
   { name: 'service', description: 'Health and this reference; no API key needed.' },
   { name: 'webhooks', description: 'What callwright sends to your endpoint.' },
 ];

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { accountVendorKeys } from '../admin/credentials.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import { isAppError } from '../domain/errors.js';
@@ -196,7 +197,9 @@ export class CallSession {
     }
     if (context.voice) {
       try {
-        this.callVoice = context.voice.forCall(this.agent, call, this.log);
+        // The account's own vendor keys come first; only this call's voice stack sees them opened.
+        const accountKeys = await accountVendorKeys(context.store, context.secretBox, call.accountId);
+        this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys);
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');
         return { kind: error instanceof ProviderError ? 'provider_error' : 'internal_error' };

@@ -22,6 +22,7 @@ import {
   resolveAccount,
   UsageError,
 } from './context.js';
+import { credentials } from './credentialCommands.js';
 import { nearestName } from './help.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
@@ -274,6 +275,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   numbers,
   trunks,
   calls,
+  credentials,
   ...webhookCommandGroups,
   users,
 };

@@ -31,6 +31,8 @@ export interface CommandContext {
   webhookAllowPrivate?: boolean;
   /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may point at private addresses. */
   trunkAllowPrivate?: boolean;
+  /** CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: credential base URLs may point at private addresses. */
+  providerAllowPrivate?: boolean;
 }
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -129,6 +129,18 @@ export const commandHelp: Record<string, GroupHelp> = {
       cancel: { synopsis: 'CALL_ID', summary: 'cancel a queued call or hang up a live one' },
     },
   },
+  credentials: {
+    summary: "the account's own voice-vendor keys (used before the service-wide ones)",
+    verbs: {
+      add: {
+        synopsis: '--name N --provider deepgram|elevenlabs|cartesia|openai [--base-url URL]',
+        summary: 'store a key, read from standard input; sealed, only its last 4 characters are shown',
+        example: 'printf %s "$DEEPGRAM_KEY" | callwright credentials add --name dg --provider deepgram',
+      },
+      list: { synopsis: '', summary: 'list the keys (last 4 characters only)' },
+      remove: { synopsis: 'NAME_OR_ID', summary: 'delete a key' },
+    },
+  },
   webhook: {
     summary: "the account's call.completed endpoint",
     verbs: {

@@ -128,8 +128,18 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
     };
     const webhookAllowPrivate = loaded.webhookAllowPrivate;
     const trunkAllowPrivate = loaded.telephony.trunkAllowPrivate;
+    const providerAllowPrivate = loaded.voice.providerAllowPrivate;
     await runCommand(
-      { store, json, accountId, out, secretBox, webhookAllowPrivate, trunkAllowPrivate },
+      {
+        store,
+        json,
+        accountId,
+        out,
+        secretBox,
+        webhookAllowPrivate,
+        trunkAllowPrivate,
+        providerAllowPrivate,
+      },
       group,
       verb,
       args,

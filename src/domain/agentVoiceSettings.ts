@@ -21,6 +21,8 @@ export const sttProviders = ['pocketsphinx', 'openai', 'deepgram'] as const;
 export const ttsProviders = ['flite', 'openai', 'elevenlabs', 'cartesia'] as const;
 /** `openai`: any OpenAI-compatible chat endpoint (OpenAI, Groq, Together, vLLM, Ollama…). */
 export const llmProviders = ['openai'] as const;
+/** The vendors an account can store its own key for (the offline engines need none). */
+export const credentialProviders = ['deepgram', 'elevenlabs', 'cartesia', 'openai'] as const;
 /** The voices the offline flite engine has. */
 export const fliteVoiceNames = ['kal', 'kal16', 'slt', 'rms', 'awb', 'awb_time'] as const;
 

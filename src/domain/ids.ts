@@ -65,6 +65,7 @@ const idPrefixes = {
   call: 'call_',
   event: 'evt_',
   trunk: 'trk_',
+  credential: 'cred_',
   user: 'usr_',
 } as const;
 

@@ -198,6 +198,21 @@ export interface TrunkRecord {
   createdAt: string;
 }
 
+/** An account's own key for a voice vendor (bring your own key). */
+export interface ProviderCredentialRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  provider: string;
+  /** Sealed with the service's key; only the voice stack opens it, for a call. */
+  apiKeyCiphertext: string;
+  /** The key's last 4 characters: all that is ever shown of it. */
+  apiKeyLast4: string;
+  /** The vendor's own address when null. */
+  baseUrl: string | null;
+  createdAt: string;
+}
+
 export interface SandboxInviteRecord {
   sipCallId: string;
   toNumber: string;

@@ -11,6 +11,7 @@ import type {
   EventRecord,
   EventStatus,
   PhoneNumberRecord,
+  ProviderCredentialRecord,
   SessionRecord,
   TrunkRecord,
   UserRecord,
@@ -184,6 +185,31 @@ export function callFromRow(
     sipCallId: textOrNull(row.sip_call_id),
     workerId: textOrNull(row.worker_id),
     leaseExpiresAt: codec.timeOrNull(row.lease_expires_at),
+  };
+}
+
+export function credentialFromRow(
+  row: Columns<
+    | 'id'
+    | 'account_id'
+    | 'name'
+    | 'provider'
+    | 'api_key_ciphertext'
+    | 'api_key_last4'
+    | 'base_url'
+    | 'created_at'
+  >,
+  codec: ColumnCodec,
+): ProviderCredentialRecord {
+  return {
+    id: text(row.id),
+    accountId: text(row.account_id),
+    name: text(row.name),
+    provider: text(row.provider),
+    apiKeyCiphertext: text(row.api_key_ciphertext),
+    apiKeyLast4: text(row.api_key_last4),
+    baseUrl: textOrNull(row.base_url),
+    createdAt: codec.time(row.created_at),
   };
 }
 

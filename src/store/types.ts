@@ -16,6 +16,7 @@ import type {
   NewQueuedCall,
   NewUser,
   PhoneNumberRecord,
+  ProviderCredentialRecord,
   SandboxInviteRecord,
   SessionRecord,
   SipDialogRecord,
@@ -130,6 +131,14 @@ export interface TrunkRepository {
   remove(accountId: string, id: string): Promise<boolean>;
 }
 
+export interface ProviderCredentialRepository {
+  /** Conflict when the account already has a credential of that name. */
+  create(input: Omit<ProviderCredentialRecord, 'id' | 'createdAt'>): Promise<ProviderCredentialRecord>;
+  list(accountId: string): Promise<ProviderCredentialRecord[]>;
+  get(accountId: string, idOrName: string): Promise<ProviderCredentialRecord | null>;
+  remove(accountId: string, id: string): Promise<boolean>;
+}
+
 export interface SandboxInviteRepository {
   record(entry: SandboxInviteRecord): Promise<void>;
   list(): Promise<SandboxInviteRecord[]>;
@@ -142,6 +151,7 @@ export interface Store {
   readonly numbers: PhoneNumberRepository;
   readonly calls: CallRepository;
   readonly trunks: TrunkRepository;
+  readonly credentials: ProviderCredentialRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;

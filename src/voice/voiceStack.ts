@@ -1,4 +1,4 @@
-import type { VoiceConfig } from '../config.js';
+import type { VendorCredential, VoiceConfig } from '../config.js';
 import {
   type AgentVoiceSettings,
   agentVoiceSettingsOf,
@@ -6,7 +6,6 @@ import {
   type SttChoice,
   type TtsChoice,
 } from '../domain/agentVoiceSettings.js';
-import { AppError } from '../domain/errors.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { renderTemplate, type VariableValue } from '../domain/templates.js';
 import type { Logger } from '../logger.js';
@@ -16,17 +15,11 @@ import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
-  CartesiaTextToSpeech,
-  DeepgramSpeechToText,
-  ElevenLabsTextToSpeech,
   FallbackSpeechToText,
   FallbackTextToSpeech,
   FliteTextToSpeech,
   FvadDetectorFactory,
   OpenAiChatClient,
-  type OpenAiCompatibleEndpoint,
-  OpenAiSpeechToText,
-  OpenAiTextToSpeech,
   PocketsphinxSpeechToText,
   ProviderError,
   ProviderFailureLog,
@@ -34,6 +27,14 @@ import {
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import {
+  type AccountVendorKeys,
+  credentialFor,
+  missingCredential,
+  openAiEndpoint,
+  vendorSpeechToText,
+  vendorTextToSpeech,
+} from './vendorAdapters.js';
 
 export interface CallVoice {
   brain: AgentBrain;
@@ -67,9 +68,6 @@ export function callVariables(agent: AgentRecord, call: CallRecord): Record<stri
  * shared by every call; plus the per-call choice of brain and providers from the agent.
  */
 export class VoiceStack {
-  private readonly httpTts = new Map<string, TextToSpeech>();
-  private readonly httpStt = new Map<string, SpeechToText>();
-
   private constructor(
     readonly offlineTts: FliteTextToSpeech,
     readonly offlineStt: PocketsphinxSpeechToText,
@@ -97,43 +95,15 @@ export class VoiceStack {
     return this.vadFactory.openDetectors;
   }
 
-  private endpoint(): OpenAiCompatibleEndpoint {
-    if (!this.config.openAiBaseUrl) {
-      throw new AppError(
-        'validation_error',
-        'this agent uses an HTTP provider but CALLWRIGHT_OPENAI_BASE_URL is not set',
-      );
-    }
-    return {
-      baseUrl: this.config.openAiBaseUrl,
-      ...(this.config.openAiApiKey ? { apiKey: this.config.openAiApiKey } : {}),
-    };
-  }
-
-  /**
-   * Why a provider cannot be used by this process (its credentials or server are not configured),
-   * or null when it can. The offline engines always can.
-   */
-  private missingFor(provider: string): string | null {
-    switch (provider) {
-      case 'openai':
-        return this.config.openAiBaseUrl ? null : 'CALLWRIGHT_OPENAI_BASE_URL is not set';
-      case 'deepgram':
-        return this.config.deepgram ? null : 'CALLWRIGHT_DEEPGRAM_API_KEY is not set';
-      case 'elevenlabs':
-        return this.config.elevenLabs ? null : 'CALLWRIGHT_ELEVENLABS_API_KEY is not set';
-      case 'cartesia':
-        return this.config.cartesia ? null : 'CALLWRIGHT_CARTESIA_API_KEY is not set';
-      default:
-        return null;
-    }
-  }
-
-  /** The choices of a stage this process can use, in order; a ProviderError naming what is missing. */
-  private usable<T extends { provider: string }>(stage: string, choices: T[]): [T, ...T[]] {
+  /** The choices of a stage this call can use, in order; a ProviderError naming what is missing. */
+  private usable<T extends { provider: string }>(
+    stage: string,
+    choices: T[],
+    keys: AccountVendorKeys,
+  ): [T, ...T[]] {
     const missing: string[] = [];
     const usable = choices.filter((choice) => {
-      const why = this.missingFor(choice.provider);
+      const why = missingCredential(choice.provider, this.config, keys);
       if (why !== null) missing.push(`${choice.provider}: ${why}`);
       return why === null;
     });
@@ -150,24 +120,30 @@ export class VoiceStack {
    * credentials this process has — before anything is dialled; throws a ProviderError when a stage
    * has none, so the call ends failed/provider_error instead of ringing a person it cannot speak to.
    */
-  forCall(agent: AgentRecord, call: CallRecord, logger: Logger): CallVoice {
+  forCall(
+    agent: AgentRecord,
+    call: CallRecord,
+    logger: Logger,
+    accountKeys: AccountVendorKeys = new Map(),
+  ): CallVoice {
     const settings: AgentVoiceSettings = agentVoiceSettingsOf(agent.settings);
     const variables = callVariables(agent, call);
     const firstMessageTemplate = call.firstMessage ?? agent.firstMessage;
     const firstMessage = firstMessageTemplate
       ? renderTemplate(firstMessageTemplate, variables) || null
       : null;
-    const ttsChoices = this.usable('text-to-speech', settings.tts);
-    const sttChoices = this.usable('speech-to-text', settings.stt);
+    const ttsChoices = this.usable('text-to-speech', settings.tts, accountKeys);
+    const sttChoices = this.usable('speech-to-text', settings.stt, accountKeys);
     let brain: AgentBrain;
     if (agent.brain === 'llm') {
-      const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm);
+      const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm, accountKeys);
+      const llmCredential = credentialFor('openai', this.config, accountKeys) as VendorCredential;
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
       const chat = new OpenAiChatClient({
-        endpoint: this.endpoint(),
-        model: llmChoice.model ?? this.config.llmModel,
+        endpoint: openAiEndpoint(llmCredential),
+        model: llmChoice?.model ?? this.config.llmModel,
         logger,
       });
       brain = new LlmBrain(chat, { systemPrompt, firstMessage, extraction: agent.extraction, logger });
@@ -185,7 +161,7 @@ export class VoiceStack {
       tts: new FallbackTextToSpeech(
         ttsChoices.map((choice) => ({
           provider: choice.provider,
-          tts: this.ttsFor(choice),
+          tts: this.ttsFor(choice, accountKeys, logger),
           ...(choice.voice ? { voice: choice.voice } : {}),
           ...(choice.provider === 'flite'
             ? {}
@@ -196,7 +172,7 @@ export class VoiceStack {
       stt: new FallbackSpeechToText(
         sttChoices.map((choice) => ({
           provider: choice.provider,
-          stt: this.sttFor(choice),
+          stt: this.sttFor(choice, accountKeys, logger),
           ...(choice.provider === 'pocketsphinx'
             ? {}
             : { finalTimeoutMs: this.config.vendorFinalTranscriptTimeoutMs }),
@@ -213,86 +189,26 @@ export class VoiceStack {
     };
   }
 
-  private ttsFor(choice: TtsChoice): TextToSpeech {
+  private ttsFor(choice: TtsChoice, keys: AccountVendorKeys, logger: Logger): TextToSpeech {
     if (choice.provider === 'flite') return this.offlineTts;
-    const key = `${choice.provider}|${choice.model ?? ''}|${choice.language ?? ''}`;
-    let tts = this.httpTts.get(key);
-    if (!tts) {
-      tts = this.createTts(choice);
-      this.httpTts.set(key, tts);
-    }
-    return tts;
+    return vendorTextToSpeech(
+      choice,
+      credentialFor(choice.provider, this.config, keys) as VendorCredential,
+      logger,
+    );
   }
 
-  private sttFor(choice: SttChoice): SpeechToText {
+  private sttFor(choice: SttChoice, keys: AccountVendorKeys, logger: Logger): SpeechToText {
     if (choice.provider === 'pocketsphinx') return this.offlineStt;
-    const key = `${choice.provider}|${choice.model ?? ''}|${choice.language ?? ''}`;
-    let stt = this.httpStt.get(key);
-    if (!stt) {
-      stt = this.createStt(choice);
-      this.httpStt.set(key, stt);
-    }
-    return stt;
-  }
-
-  private createTts(choice: TtsChoice): TextToSpeech {
-    switch (choice.provider) {
-      case 'cartesia': {
-        const credential = this.config.cartesia;
-        if (!credential) throw new ProviderError('cartesia', 'CALLWRIGHT_CARTESIA_API_KEY is not set');
-        return new CartesiaTextToSpeech({
-          apiKey: credential.apiKey,
-          baseUrl: credential.baseUrl,
-          ...(choice.model ? { modelId: choice.model } : {}),
-          ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
-          logger: this.logger,
-        });
-      }
-      case 'elevenlabs': {
-        const credential = this.config.elevenLabs;
-        if (!credential) throw new ProviderError('elevenlabs', 'CALLWRIGHT_ELEVENLABS_API_KEY is not set');
-        return new ElevenLabsTextToSpeech({
-          apiKey: credential.apiKey,
-          baseUrl: credential.baseUrl,
-          ...(choice.model ? { modelId: choice.model } : {}),
-          ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
-          logger: this.logger,
-        });
-      }
-      case 'openai':
-        return new OpenAiTextToSpeech({ endpoint: this.endpoint(), model: choice.model ?? 'tts-1' });
-      default:
-        throw new ProviderError(choice.provider, 'this text-to-speech provider is not available yet');
-    }
-  }
-
-  private createStt(choice: SttChoice): SpeechToText {
-    switch (choice.provider) {
-      case 'deepgram': {
-        const credential = this.config.deepgram;
-        if (!credential) throw new ProviderError('deepgram', 'CALLWRIGHT_DEEPGRAM_API_KEY is not set');
-        return new DeepgramSpeechToText({
-          apiKey: credential.apiKey,
-          baseUrl: credential.baseUrl,
-          ...(choice.model ? { model: choice.model } : {}),
-          ...(choice.language ? { language: choice.language } : {}),
-          logger: this.logger,
-        });
-      }
-      case 'openai':
-        return new OpenAiSpeechToText({ endpoint: this.endpoint(), model: choice.model ?? 'whisper-1' });
-      default:
-        throw new ProviderError(choice.provider, 'this speech-to-text provider is not available yet');
-    }
+    return vendorSpeechToText(
+      choice,
+      credentialFor(choice.provider, this.config, keys) as VendorCredential,
+      logger,
+    );
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([
-      this.offlineTts.close(),
-      this.offlineStt.close(),
-      ...[...this.httpTts.values()].map((tts) => tts.close()),
-      ...[...this.httpStt.values()].map((stt) => stt.close()),
-    ]);
+    await Promise.allSettled([this.offlineTts.close(), this.offlineStt.close()]);
     this.logger.debug('voice stack closed');
   }
 }

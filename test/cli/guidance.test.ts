@@ -203,6 +203,43 @@ describe('dashboard users from the command line', () => {
   });
 });
 
+describe('vendor credentials from the command line', () => {
+  it('add reads the key from stdin and shows only its last 4; list and remove', async () => {
+    const added = await cliWith({ env: { CALLWRIGHT_DATA_DIR: dataDir }, input: 'dg-secret-key-77aa\n' }, [
+      'credentials',
+      'add',
+      '--name',
+      'dg',
+      '--provider',
+      'deepgram',
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      name: 'dg',
+      provider: 'deepgram',
+      api_key_last4: '77aa',
+    });
+    expect(added.stdout).not.toContain('dg-secret-key');
+    const listed = await cli(['credentials', 'list']);
+    expect(listed.stdout).toMatch(/^CREDENTIAL_ID +NAME +PROVIDER +API_KEY_LAST4 +BASE_URL +CREATED_AT$/m);
+    expect(listed.stdout).not.toContain('dg-secret-key');
+    const privateUrl = await cliWith({ env: { CALLWRIGHT_DATA_DIR: dataDir }, input: 'another-key-0001' }, [
+      'credentials',
+      'add',
+      '--name',
+      'local',
+      '--provider',
+      'deepgram',
+      '--base-url',
+      'ws://127.0.0.1:9/',
+    ]);
+    expect(privateUrl.code).toBe(1);
+    expect(privateUrl.stderr).toMatch(/CALLWRIGHT_PROVIDER_ALLOW_PRIVATE/);
+    expect(await json(['credentials', 'remove', 'dg'])).toMatchObject({ name: 'dg', removed: true });
+  });
+});
+
 describe('the data folder', () => {
   it('run from a folder without the service, it says where it looked instead of making a second database', async () => {
     const elsewhere = mkdtempSync(join(tmpdir(), 'callwright-elsewhere-'));

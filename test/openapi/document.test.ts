@@ -61,7 +61,9 @@ describe('GET /v1/openapi.json', () => {
     expect(ids).toEqual(
       [
         'cancelCall',
+        'createCredential',
         'createOutboundCall',
+        'deleteCredential',
         'getCall',
         'getCallRecording',
         'getEvent',
@@ -69,6 +71,7 @@ describe('GET /v1/openapi.json', () => {
         'getReferencePage',
         'health',
         'listCalls',
+        'listCredentials',
         'listEvents',
         'ready',
         'resendEvent',

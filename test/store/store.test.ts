@@ -381,6 +381,31 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(await store.users.list(other.id)).toHaveLength(1);
   });
 
+  it('provider credentials: per account, unique by name, listed by name, removed by id', async () => {
+    const input = {
+      accountId: account.id,
+      name: 'dg',
+      provider: 'deepgram',
+      apiKeyCiphertext: 'v1.sealed',
+      apiKeyLast4: 'abcd',
+      baseUrl: null,
+    };
+    const created = await store.credentials.create(input);
+    expect(created).toMatchObject({
+      ...input,
+      id: expect.stringMatching(/^cred_/),
+      createdAt: expect.stringMatching(isoPattern),
+    });
+    await expect(store.credentials.create(input)).rejects.toMatchObject({ code: 'conflict' });
+    const other = await store.accounts.create({ name: 'other' });
+    await store.credentials.create({ ...input, accountId: other.id });
+    expect((await store.credentials.list(account.id)).map((entry) => entry.id)).toEqual([created.id]);
+    expect(await store.credentials.get(account.id, 'dg')).toEqual(created);
+    expect(await store.credentials.remove(other.id, created.id)).toBe(false);
+    expect(await store.credentials.remove(account.id, created.id)).toBe(true);
+    expect(await store.credentials.list(account.id)).toEqual([]);
+  });
+
   it('first-run sign-up and service secrets are decided once, even when raced', async () => {
     const other = await handle.openAnother();
     const users = await Promise.all(

@@ -95,6 +95,17 @@ export interface TrunksTable {
   created_at: TimeColumn;
 }
 
+export interface ProviderCredentialsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  provider: string;
+  api_key_ciphertext: string;
+  api_key_last4: string;
+  base_url: string | null;
+  created_at: TimeColumn;
+}
+
 export interface SandboxInvitesTable {
   id: Generated<number>;
   sip_call_id: string;
@@ -161,6 +172,7 @@ export interface Database {
   agents: AgentsTable;
   phone_numbers: PhoneNumbersTable;
   trunks: TrunksTable;
+  provider_credentials: ProviderCredentialsTable;
   sandbox_invites: SandboxInvitesTable;
   users: UsersTable;
   sessions: SessionsTable;

@@ -239,4 +239,22 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE rate_buckets ADD COLUMN tokens_before_take double precision;
     `,
   },
+  {
+    version: 7,
+    name: 'provider credentials',
+    sql: `
+      -- An account's own voice-vendor keys, sealed with the service's key (last 4 kept to show).
+      CREATE TABLE provider_credentials (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id),
+        name text NOT NULL,
+        provider text NOT NULL,
+        api_key_ciphertext text NOT NULL,
+        api_key_last4 text NOT NULL,
+        base_url text,
+        created_at timestamptz NOT NULL,
+        UNIQUE (account_id, name)
+      );
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
@@ -60,6 +61,7 @@ export class PostgresStore implements Store {
   readonly numbers: KyselyPhoneNumbers;
   readonly calls: PostgresCalls;
   readonly trunks: KyselyTrunks;
+  readonly credentials: KyselyCredentials;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -82,6 +84,7 @@ export class PostgresStore implements Store {
     this.numbers = new KyselyPhoneNumbers(queries);
     this.calls = new PostgresCalls(pool, queue);
     this.trunks = new KyselyTrunks(queries);
+    this.credentials = new KyselyCredentials(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

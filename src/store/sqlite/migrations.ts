@@ -216,4 +216,22 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       ALTER TABLE calls ADD COLUMN sip_dialog TEXT;
     `,
   },
+  {
+    version: 7,
+    name: 'provider credentials',
+    sql: `
+      -- An account's own voice-vendor keys, sealed with the service's key (last 4 kept to show).
+      CREATE TABLE provider_credentials (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        api_key_ciphertext TEXT NOT NULL,
+        api_key_last4 TEXT NOT NULL,
+        base_url TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (account_id, name)
+      );
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
@@ -62,6 +63,7 @@ export class SqliteStore implements Store {
   readonly numbers: KyselyPhoneNumbers;
   readonly calls: SqliteCalls;
   readonly trunks: KyselyTrunks;
+  readonly credentials: KyselyCredentials;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -86,6 +88,7 @@ export class SqliteStore implements Store {
     this.numbers = new KyselyPhoneNumbers(queries);
     this.calls = new SqliteCalls(db, this.committer, this.queue);
     this.trunks = new KyselyTrunks(queries);
+    this.credentials = new KyselyCredentials(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -1,0 +1,146 @@
+import type { FastifyInstance } from 'fastify';
+import { addCredential, describeCredential, removeCredential } from '../admin/credentials.js';
+import { credentialProviders } from '../domain/agentVoiceSettings.js';
+import { AppError } from '../domain/errors.js';
+import type { SecretBox } from '../secrets/secretBox.js';
+import type { Store } from '../store/types.js';
+import type { AuthContext } from './auth.js';
+import { readJsonBody } from './jsonBody.js';
+import { errorResponses } from './schemas.js';
+
+const credentialSchema = {
+  type: 'object',
+  required: ['credential_id', 'name', 'provider', 'api_key_last4', 'base_url', 'created_at'],
+  properties: {
+    credential_id: { type: 'string', examples: ['cred_01JF3Z8V0Q4T7N5W2X9Y6B1C3D'] },
+    name: { type: 'string' },
+    provider: { type: 'string', enum: [...credentialProviders] },
+    api_key_last4: { type: 'string', description: 'All that is ever shown of the key.' },
+    base_url: { type: ['string', 'null'] },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const createCredentialRequestSchema = {
+  type: 'object',
+  required: ['name', 'provider', 'api_key'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' },
+    provider: { type: 'string', enum: [...credentialProviders] },
+    api_key: { type: 'string', minLength: 8, maxLength: 500, writeOnly: true },
+    base_url: { type: ['string', 'null'], description: "The vendor's own address when absent." },
+  },
+} as const;
+
+function authOf(request: { auth: AuthContext | null }): AuthContext {
+  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
+  return request.auth;
+}
+
+function parseCreateRequest(body: unknown) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new AppError('validation_error', 'request body must be a JSON object');
+  const fields = body as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (!['name', 'provider', 'api_key', 'base_url'].includes(key))
+      throw new AppError('validation_error', `unknown field: ${key.slice(0, 60)}`);
+  }
+  for (const key of ['name', 'provider', 'api_key'] as const) {
+    if (typeof fields[key] !== 'string')
+      throw new AppError('validation_error', `${key} is required and must be a string`);
+  }
+  if (fields.base_url !== undefined && fields.base_url !== null && typeof fields.base_url !== 'string')
+    throw new AppError('validation_error', 'base_url must be a string');
+  return {
+    name: fields.name as string,
+    provider: fields.provider as string,
+    apiKey: fields.api_key as string,
+    baseUrl: (fields.base_url as string | null | undefined) ?? null,
+  };
+}
+
+/**
+ * The account's own voice-vendor keys (extension): write-only secrets, sealed at rest; a call's
+ * agent uses them before the service-wide keys.
+ */
+export function registerCredentialRoutes(
+  app: FastifyInstance,
+  store: Store,
+  secretBox: SecretBox | null,
+  options: { allowPrivate: boolean },
+): void {
+  app.post(
+    '/credentials',
+    {
+      schema: {
+        summary: "Store one of the account's own voice-vendor keys (extension)",
+        description:
+          'The key is sealed with the service key before it is stored and never returned: only its last 4 ' +
+          "characters are. The account's calls use it before the service-wide keys. 409 when the name is taken.",
+        operationId: 'createCredential',
+        tags: ['credentials'],
+        response: { 200: credentialSchema, ...errorResponses(400, 401, 409, 429, 500, 503) },
+      },
+      config: { requestBody: createCredentialRequestSchema },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const input = parseCreateRequest(readJsonBody(request));
+      if (!secretBox) throw new AppError('unavailable', 'this process cannot seal secrets');
+      const credential = await addCredential(store, secretBox, caller.account.id, input, options);
+      request.log.info({ credentialId: credential.id, provider: credential.provider }, 'credential stored');
+      return describeCredential(credential);
+    },
+  );
+
+  app.get(
+    '/credentials',
+    {
+      schema: {
+        summary: "List the account's voice-vendor keys, without their secrets (extension)",
+        operationId: 'listCredentials',
+        tags: ['credentials'],
+        response: {
+          200: {
+            type: 'object',
+            required: ['data'],
+            properties: { data: { type: 'array', items: credentialSchema } },
+          },
+          ...errorResponses(401, 429, 500),
+        },
+      },
+    },
+    async (request) => ({
+      data: (await store.credentials.list(authOf(request).account.id)).map(describeCredential),
+    }),
+  );
+
+  app.delete<{ Params: { credential_id: string } }>(
+    '/credentials/:credential_id',
+    {
+      schema: {
+        summary: 'Delete a voice-vendor key (extension)',
+        operationId: 'deleteCredential',
+        tags: ['credentials'],
+        params: {
+          type: 'object',
+          required: ['credential_id'],
+          properties: { credential_id: { type: 'string', maxLength: 100 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['credential_id', 'deleted'],
+            properties: { credential_id: { type: 'string' }, deleted: { type: 'boolean', enum: [true] } },
+          },
+          ...errorResponses(400, 401, 404, 429, 500),
+        },
+      },
+    },
+    async (request) => {
+      const removed = await removeCredential(store, authOf(request).account.id, request.params.credential_id);
+      return { credential_id: removed.id, deleted: true };
+    },
+  );
+}
