@@ -1,0 +1,3 @@
+// The suite's vendor fakes, re-exported for bench:voice (bundled to bench/.fakes.mjs with esbuild).
+export { startFakeDeepgram } from '../test/fakes/deepgramLiveServer.js';
+export { startFakeElevenLabs } from '../test/fakes/elevenLabsStreamInputServer.js';

@@ -1,0 +1,24 @@
+// The vendor fakes of bench:voice, in a process of their own (so their CPU is not the service's):
+// Deepgram live STT answering a Finalize after FINAL_MS, ElevenLabs stream-input answering its first
+// audio after FIRST_AUDIO_MS. Prints one JSON line with their base URLs, then serves until killed.
+// The fakes are the suite's (test/fakes/*.ts), bundled by bench/voice.mjs with esbuild.
+import { startFakeDeepgram, startFakeElevenLabs } from './.fakes.mjs';
+
+const deepgram = await startFakeDeepgram({
+  apiKey: 'bench-deepgram',
+  transcripts: ['yes that works'],
+  finalizeDelayMs: Number(process.env.FINAL_MS ?? 150),
+  endpointingMs: 10_000, // the final answers the Finalize, as with a client that finalizes at turn end
+  idleCloseMs: 600_000,
+});
+const elevenLabs = await startFakeElevenLabs({
+  apiKey: 'bench-elevenlabs',
+  voiceIds: ['bench-voice'],
+  firstAudioDelayMs: Number(process.env.FIRST_AUDIO_MS ?? 120),
+  chunkIntervalMs: 20,
+});
+console.log(JSON.stringify({ deepgram: deepgram.baseUrl, elevenLabs: elevenLabs.baseUrl }));
+process.on('SIGTERM', async () => {
+  await Promise.all([deepgram.close(), elevenLabs.close()]);
+  process.exit(0);
+});
