@@ -8,7 +8,13 @@
 // an LLM fake with a paced token stream is still to come).
 import { execFileSync, spawn } from 'node:child_process';
 import pino from 'pino';
-import { createOffer, MediaClock, PortAllocator, parseAnswer, RtpSession } from '../dist/telephony/rtp/index.js';
+import {
+  createOffer,
+  MediaClock,
+  PortAllocator,
+  parseAnswer,
+  RtpSession,
+} from '../dist/telephony/rtp/index.js';
 import { ScriptBrain } from '../dist/voice/brains/scriptBrain.js';
 import { Conversation } from '../dist/voice/conversation.js';
 import {
@@ -33,7 +39,9 @@ execFileSync('node_modules/esbuild/bin/esbuild', [
   'bench/voiceFakes.ts',
 ]);
 const vendors = spawn(process.execPath, ['bench/voiceVendors.mjs'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const urls = await new Promise((resolve) => vendors.stdout.once('data', (chunk) => resolve(JSON.parse(String(chunk)))));
+const urls = await new Promise((resolve) =>
+  vendors.stdout.once('data', (chunk) => resolve(JSON.parse(String(chunk)))),
+);
 
 const logger = pino({ level: 'silent' });
 const clock = new MediaClock({ logger });
@@ -42,7 +50,13 @@ const vadFactory = await FvadDetectorFactory.load();
 const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger });
 const loopScript = {
   start: 'ask',
-  nodes: { ask: { say: 'Okay, thank you.', listen: [{ phrases: ['yes that works'], next: 'ask' }], otherwise: 'ask' } },
+  nodes: {
+    ask: {
+      say: 'Okay, thank you.',
+      listen: [{ phrases: ['yes that works'], next: 'ask' }],
+      otherwise: 'ask',
+    },
+  },
 };
 let calleeSpeech;
 {
@@ -57,7 +71,11 @@ let calleeSpeech;
 }
 
 const stt = new DeepgramSpeechToText({ apiKey: 'bench-deepgram', baseUrl: urls.deepgram });
-const tts = new ElevenLabsTextToSpeech({ apiKey: 'bench-elevenlabs', baseUrl: urls.elevenLabs, defaultVoiceId: 'bench-voice' });
+const tts = new ElevenLabsTextToSpeech({
+  apiKey: 'bench-elevenlabs',
+  baseUrl: urls.elevenLabs,
+  defaultVoiceId: 'bench-voice',
+});
 
 async function conversationPair(turns) {
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
@@ -108,7 +126,9 @@ async function conversationPair(turns) {
 console.log(
   `bench:voice — Node ${process.version}; vendor fakes in their own process: Deepgram final ${vendorLatencyMs - 120} ms after Finalize, ElevenLabs first audio 120 ms`,
 );
-console.log('reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - 270 ms');
+console.log(
+  'reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - 270 ms',
+);
 for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',').map(Number)) {
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
