@@ -1,0 +1,120 @@
+import WebSocket from 'ws';
+import { decodeG711 } from '../../../telephony/rtp/g711.js';
+import { abortReason, ProviderError } from '../providerError.js';
+import type { AudioChunk } from '../types.js';
+import { AudioReplyQueue } from './audioReplyQueue.js';
+
+/** What a vendor's JSON message meant for the reply. */
+export type ReplyMessage =
+  | { kind: 'audio'; mulawBase64: string; last?: boolean }
+  | { kind: 'end' }
+  | { kind: 'error'; message: string; status?: number }
+  | { kind: 'ignore' };
+
+export interface ReplySocketOptions {
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  /** The messages to send once the socket is open. */
+  openingMessages: unknown[];
+  /** Reads one JSON message of the vendor's protocol. */
+  readMessage: (message: Record<string, unknown>) => ReplyMessage;
+  /** Sent (best effort) before the socket is dropped on an abort, e.g. a cancel of the context. */
+  cancelMessage?: unknown;
+}
+
+/** `ws://` and `wss://` for the http(s) base URLs an operator may give. */
+export function webSocketBase(baseUrl: string | null | undefined, vendorDefault: string): string {
+  return (baseUrl ?? vendorDefault).replace(/\/+$/, '').replace(/^http(s?):/, 'ws$1:');
+}
+
+/**
+ * One streamed reply over a vendor's WebSocket, 8 kHz μ-law in base64 JSON messages: the shared
+ * part of the socket text-to-speech adapters. A refused upgrade (with its HTTP status), a socket
+ * error, a frame that is not a JSON message, an error message, audio that does not decode and a
+ * close before the end are each a ProviderError — never a key, never audio. An abort (barge-in)
+ * drops the socket at once and the iterator throws the abort's reason.
+ */
+export async function* streamReplyOverSocket(options: ReplySocketOptions): AsyncIterable<AudioChunk> {
+  const { provider, signal } = options;
+  if (signal?.aborted) throw abortReason(signal);
+  const reply = new AudioReplyQueue();
+  const socket = new WebSocket(options.url, { headers: options.headers });
+  const onAbort = () => {
+    reply.fail(signal ? abortReason(signal) : new Error('aborted'));
+    if (options.cancelMessage !== undefined && socket.readyState === WebSocket.OPEN)
+      socket.send(JSON.stringify(options.cancelMessage));
+    socket.terminate();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  socket.on('unexpected-response', (_request, response) => {
+    const status = response.statusCode;
+    reply.fail(
+      new ProviderError(
+        provider,
+        `the socket was refused (HTTP ${status})`,
+        status ? { providerStatus: status } : {},
+      ),
+    );
+    socket.terminate();
+  });
+  socket.on('error', (error) =>
+    reply.fail(new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`)),
+  );
+  socket.on('open', () => {
+    for (const message of options.openingMessages) socket.send(JSON.stringify(message));
+  });
+  socket.on('message', (data, isBinary) => {
+    let message: Record<string, unknown>;
+    try {
+      if (isBinary) throw new Error('binary frame');
+      message = JSON.parse(String(data)) as Record<string, unknown>;
+    } catch {
+      reply.fail(new ProviderError(provider, 'sent a frame that is not a JSON message'));
+      socket.terminate();
+      return;
+    }
+    const meaning = options.readMessage(message);
+    if (meaning.kind === 'error') {
+      reply.fail(
+        new ProviderError(
+          provider,
+          meaning.message.slice(0, 300),
+          meaning.status ? { providerStatus: meaning.status } : {},
+        ),
+      );
+      socket.close();
+      return;
+    }
+    if (meaning.kind === 'audio') {
+      const bytes = Buffer.from(meaning.mulawBase64, 'base64');
+      if (bytes.length === 0) {
+        reply.fail(new ProviderError(provider, 'sent audio that does not decode'));
+        socket.terminate();
+        return;
+      }
+      reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
+    }
+    if (meaning.kind === 'end' || (meaning.kind === 'audio' && meaning.last)) {
+      reply.finish();
+      socket.close(1000);
+    }
+  });
+  socket.on('close', (code, reason) => {
+    if (!reply.finished)
+      reply.fail(
+        new ProviderError(
+          provider,
+          `the socket closed before the end of the audio (${code} ${String(reason) || 'no reason'})`,
+        ),
+      );
+  });
+  try {
+    yield* reply.drain();
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    if (socket.readyState === WebSocket.CONNECTING || socket.readyState === WebSocket.OPEN)
+      socket.terminate();
+  }
+}
