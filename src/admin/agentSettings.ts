@@ -109,7 +109,7 @@ export function parseAgentForm(form: AgentFormText): AgentFields {
   const brain: AgentBrain = form.brain;
   const script = form.script.trim() === '' ? null : parseJson('the script', form.script);
   const settings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
-  checkAgentVoiceSettings(settings);
+  checkAgentVoiceSettings(settings, brain);
   return {
     name,
     prompt: form.prompt,

@@ -141,7 +141,7 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     }
   }
   const { brain, script } = checkBrain(input);
-  checkAgentVoiceSettings(input.settings ?? {});
+  checkAgentVoiceSettings(input.settings ?? {}, brain);
   const extraction = input.extraction ?? [];
   if (new Set(extraction.map((field) => field.name)).size !== extraction.length) {
     throw new AppError('validation_error', 'an extraction field is declared twice');

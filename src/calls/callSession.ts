@@ -19,8 +19,9 @@ import {
   RtpSession,
 } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
-import { Conversation } from '../voice/conversation.js';
+import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
+import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
@@ -80,7 +81,7 @@ export class CallSession {
   private answeredBy: AnsweredBy | null = null;
   private maxDurationTimer: NodeJS.Timeout | null = null;
   private callVoice: CallVoice | null = null;
-  private conversation: Conversation | null = null;
+  private conversation: Conversation | RealtimeConversation | null = null;
   private pendingTranscript: TranscriptEntry[] | null = null;
   private transcriptWrite: Promise<void> | null = null;
   private readonly log: Logger;
@@ -284,15 +285,18 @@ export class CallSession {
       void rtp.play(answerTone()).catch(() => undefined);
       return;
     }
-    this.conversation = new Conversation({
+    const shared = {
       rtp,
-      ...this.callVoice,
       logger: this.log,
       silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
       maxDurationMs: this.maxDurationMs,
-      hangUp: (ending) => this.endLocally({ kind: ending }),
-      onTranscriptChange: (transcript) => this.storeLiveTranscript(transcript),
-    });
+      hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
+      onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),
+    };
+    const { realtime, ...stages } = this.callVoice;
+    this.conversation = realtime
+      ? new RealtimeConversation({ ...shared, ...stages, ...realtime })
+      : new Conversation({ ...shared, ...stages });
     this.conversation.start();
   }
 

@@ -17,12 +17,14 @@ describe('checkAgentVoiceSettings', () => {
       stt: [{ provider: 'deepgram', model: 'nova-3', language: 'en-US' }, { provider: 'pocketsphinx' }],
       tts: [{ provider: 'elevenlabs', voice: '21m00Tcm4TlvDq8ikWAM', options: { stability: 0.5 } }],
       llm: [{ provider: 'openai' }],
+      realtime: null,
       voicemail: {},
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
       tts: [{ provider: 'flite' }],
       llm: [{ provider: 'openai' }],
+      realtime: null,
       voicemail: {},
     });
   });
@@ -44,6 +46,14 @@ describe('checkAgentVoiceSettings', () => {
     [{ tts: { options: { nested: { a: 1 } } } }, /settings\.tts\.options\.nested must be/],
     [{ voicemail: { action: 'sing' } }, /settings\.voicemail\.action/],
     [[], /the settings are a JSON object/],
+    [{ realtime: {} }, /settings\.realtime\.provider is required/],
+    [{ realtime: { provider: 'gemini' } }, /settings\.realtime\.provider must be one of openai/],
+    [
+      { realtime: { provider: 'openai', options: { turn_detection: 'push' } } },
+      /turn_detection must be one of/,
+    ],
+    [{ realtime: { provider: 'openai', fallback: [] } }, /settings\.realtime\.fallback is not a setting/],
+    [{ realtime: { provider: 'openai' }, tts: { provider: 'flite' } }, /has no stt, llm or tts settings/],
   ])('refuses %j with a message naming the field', (settings, message) => {
     expect(() => checkAgentVoiceSettings(settings)).toThrow(message);
     try {
@@ -66,8 +76,42 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       stt: [{ provider: 'openai' }],
       tts: [{ provider: 'flite' }],
       llm: [{ provider: 'openai' }],
+      realtime: null,
       voicemail: {},
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
+  });
+});
+
+describe('a speech-to-speech agent', () => {
+  it('names one session in place of the three stages, with the vendor turn detection', () => {
+    expect(
+      checkAgentVoiceSettings(
+        {
+          realtime: {
+            provider: 'openai',
+            model: 'gpt-realtime',
+            voice: 'marin',
+            options: { turn_detection: 'semantic_vad', speed: 1.1 },
+          },
+        },
+        'llm',
+      ).realtime,
+    ).toEqual({
+      provider: 'openai',
+      model: 'gpt-realtime',
+      voice: 'marin',
+      turnDetection: 'semantic_vad',
+      options: { speed: 1.1 },
+    });
+    expect(checkAgentVoiceSettings({ realtime: { provider: 'openai' } }, 'llm').realtime?.turnDetection).toBe(
+      'server_vad',
+    );
+  });
+
+  it('needs the llm brain, whose prompt becomes the instructions', () => {
+    expect(() => checkAgentVoiceSettings({ realtime: { provider: 'openai' } }, 'script')).toThrow(
+      /settings\.realtime needs the llm brain/,
+    );
   });
 });

@@ -15,6 +15,9 @@ import { AppError } from './errors.js';
  *   "voicemail": { "action": "leave_message", "message": "…" } }
  * ```
  * Every part is optional; without `provider` a stage uses the offline engine (pocketsphinx, flite).
+ * Instead of the three stages an llm agent may name one speech-to-speech session, which hears,
+ * thinks and speaks at once: `{ "realtime": { "provider": "openai", "model": "gpt-realtime",
+ * "voice": "marin", "options": { "turn_detection": "semantic_vad" } } }`.
  */
 
 export const sttProviders = ['pocketsphinx', 'openai', 'deepgram'] as const;
@@ -23,12 +26,18 @@ export const ttsProviders = ['flite', 'openai', 'elevenlabs', 'cartesia'] as con
 export const llmProviders = ['openai'] as const;
 /** The vendors an account can store its own key for (the offline engines need none). */
 export const credentialProviders = ['deepgram', 'elevenlabs', 'cartesia', 'openai'] as const;
+/** Speech-to-speech sessions (audio in, audio and transcripts out) that replace stt, llm and tts. */
+export const realtimeProviders = ['openai'] as const;
+/** How a speech-to-speech session decides that the callee's turn has ended. */
+export const realtimeTurnDetections = ['server_vad', 'semantic_vad'] as const;
 /** The voices the offline flite engine has. */
 export const fliteVoiceNames = ['kal', 'kal16', 'slt', 'rms', 'awb', 'awb_time'] as const;
 
 export type SttProvider = (typeof sttProviders)[number];
 export type TtsProvider = (typeof ttsProviders)[number];
 export type LlmProvider = (typeof llmProviders)[number];
+export type RealtimeProvider = (typeof realtimeProviders)[number];
+export type RealtimeTurnDetection = (typeof realtimeTurnDetections)[number];
 
 /** Vendor options passed through to the provider: flat, small, scalar values only. */
 export type VendorOptions = Record<string, string | number | boolean>;
@@ -54,6 +63,15 @@ export interface LlmChoice {
   options?: VendorOptions;
 }
 
+export interface RealtimeChoice {
+  provider: RealtimeProvider;
+  model?: string;
+  voice?: string;
+  language?: string;
+  turnDetection: RealtimeTurnDetection;
+  options?: VendorOptions;
+}
+
 export interface VoicemailChoice {
   action?: 'leave_message' | 'hang_up';
   message?: string;
@@ -64,6 +82,8 @@ export interface AgentVoiceSettings {
   stt: SttChoice[];
   tts: TtsChoice[];
   llm: LlmChoice[];
+  /** A speech-to-speech session in place of stt, llm and tts; null when the agent uses the stages. */
+  realtime: RealtimeChoice | null;
   voicemail: VoicemailChoice;
 }
 
@@ -192,6 +212,32 @@ function parseLlm(where: string, value: Raw): LlmChoice {
   return { provider, ...(model ? { model } : {}), ...(options ? { options } : {}) };
 }
 
+function parseRealtime(raw: unknown): RealtimeChoice | null {
+  if (raw === undefined || raw === null) return null;
+  const where = 'settings.realtime';
+  if (!isObject(raw)) refuse(`${where} must be an object`);
+  onlyKnownFields(where, raw, ['provider', 'model', 'voice', 'language', 'options']);
+  if (raw.provider === undefined) refuse(`${where}.provider is required (${realtimeProviders.join(', ')})`);
+  const provider = providerOf(where, raw.provider, realtimeProviders, 'openai');
+  const model = optionalText(`${where}.model`, raw.model);
+  const voice = optionalText(`${where}.voice`, raw.voice);
+  if (voice !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(voice))
+    refuse(`${where}.voice "${voice.slice(0, 40)}" is not a voice name or id`);
+  const language = optionalLanguage(`${where}.language`, raw.language);
+  const { turn_detection: turnDetection = 'server_vad', ...vendorOptions } =
+    optionalOptions(`${where}.options`, raw.options) ?? {};
+  if (!(realtimeTurnDetections as readonly unknown[]).includes(turnDetection))
+    refuse(`${where}.options.turn_detection must be one of ${realtimeTurnDetections.join(', ')}`);
+  return {
+    provider,
+    turnDetection: turnDetection as RealtimeTurnDetection,
+    ...(model ? { model } : {}),
+    ...(voice ? { voice } : {}),
+    ...(language ? { language } : {}),
+    ...(Object.keys(vendorOptions).length > 0 ? { options: vendorOptions } : {}),
+  };
+}
+
 function parseVoicemail(raw: unknown): VoicemailChoice {
   if (raw === undefined) return {};
   if (!isObject(raw)) refuse('settings.voicemail must be an object');
@@ -213,16 +259,22 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
  * Checks the settings an agent is saved with; throws a 400 `validation_error` naming the first
  * unknown field, provider or voice. The stored form is the one given (it already fits).
  */
-export function checkAgentVoiceSettings(raw: unknown): AgentVoiceSettings {
+export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'): AgentVoiceSettings {
   if (!isObject(raw)) refuse('the settings are a JSON object');
-  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'voicemail']);
+  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail']);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
   const llm = chain('settings.llm', raw.llm, parseLlm);
+  const realtime = parseRealtime(raw.realtime);
+  if (realtime && (stt.length > 0 || tts.length > 0 || llm.length > 0))
+    refuse('settings.realtime hears, thinks and speaks: an agent with it has no stt, llm or tts settings');
+  if (realtime && brain === 'script')
+    refuse('settings.realtime needs the llm brain (its prompt is the session instructions)');
   return {
     stt: stt.length > 0 ? stt : [{ provider: 'pocketsphinx' }],
     tts: tts.length > 0 ? tts : [{ provider: 'flite' }],
     llm: llm.length > 0 ? llm : [{ provider: 'openai' }],
+    realtime,
     voicemail: parseVoicemail(raw.voicemail),
   };
 }
@@ -242,6 +294,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
       return [otherwise];
     }
   };
+  let realtime: RealtimeChoice | null = null;
+  try {
+    realtime = parseRealtime(parts.realtime);
+  } catch {
+    // an unreadable speech-to-speech setting: the stages, as without one
+  }
   let voicemail: VoicemailChoice = {};
   try {
     voicemail = parseVoicemail(parts.voicemail);
@@ -252,6 +310,7 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
     llm: orElse(() => chain('settings.llm', parts.llm, parseLlm), { provider: 'openai' as const }),
+    realtime,
     voicemail,
   };
 }

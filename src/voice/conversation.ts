@@ -56,16 +56,27 @@ export interface ConversationResult {
 const preRollFrames = 15;
 const silentFrame = new Int16Array(160);
 
-function percentile(sorted: number[], quantile: number): number | null {
+export function percentile(sorted: number[], quantile: number): number | null {
   if (sorted.length === 0) return null;
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] as number);
 }
 
 /** The words of `text` the callee heard when `fraction` of its audio was played. */
-function heardPart(text: string, fraction: number): string {
+export function heardPart(text: string, fraction: number): string {
   if (fraction >= 0.999) return text;
   const words = text.split(/\s+/);
   return words.slice(0, Math.floor(words.length * Math.max(0, fraction))).join(' ');
+}
+
+/** The call's provider failures as its metrics list them (no credentials, ever). */
+export function providerFailureMetrics(log: ProviderFailureLog): Record<string, unknown>[] {
+  return log.failures.map((failure) => ({
+    stage: failure.stage,
+    provider: failure.provider,
+    status: failure.status,
+    reason: failure.reason,
+    at_ms: failure.atMs,
+  }));
 }
 
 /**
@@ -143,13 +154,7 @@ export class Conversation {
         barge_ins: this.bargeIns,
         barge_in_stop_ms: this.bargeInStopsMs,
         dtmf_received: this.dtmfReceived,
-        provider_failures: this.options.providerFailures.failures.map((failure) => ({
-          stage: failure.stage,
-          provider: failure.provider,
-          status: failure.status,
-          reason: failure.reason,
-          at_ms: failure.atMs,
-        })),
+        provider_failures: providerFailureMetrics(this.options.providerFailures),
       },
     };
   }

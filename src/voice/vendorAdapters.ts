@@ -1,14 +1,16 @@
 import type { VendorCredential, VoiceConfig } from '../config.js';
-import type { SttChoice, TtsChoice } from '../domain/agentVoiceSettings.js';
+import type { RealtimeChoice, SttChoice, TtsChoice } from '../domain/agentVoiceSettings.js';
 import type { Logger } from '../logger.js';
 import {
   CartesiaTextToSpeech,
   DeepgramSpeechToText,
   ElevenLabsTextToSpeech,
   type OpenAiCompatibleEndpoint,
+  OpenAiRealtimeSpeechToSpeech,
   OpenAiSpeechToText,
   OpenAiTextToSpeech,
   ProviderError,
+  type SpeechToSpeech,
   type SpeechToText,
   type TextToSpeech,
 } from './providers/index.js';
@@ -126,4 +128,19 @@ export function vendorSpeechToText(
     default:
       throw new ProviderError(choice.provider, 'not a speech-to-text vendor');
   }
+}
+
+/** A vendor's speech-to-speech adapter for one call. */
+export function vendorSpeechToSpeech(
+  choice: RealtimeChoice,
+  credential: VendorCredential,
+  logger: Logger,
+): SpeechToSpeech {
+  return new OpenAiRealtimeSpeechToSpeech({
+    apiKey: credential.apiKey,
+    baseUrl: openAiEndpoint(credential).baseUrl,
+    turnDetection: choice.turnDetection,
+    ...(choice.model ? { model: choice.model } : {}),
+    logger,
+  });
 }

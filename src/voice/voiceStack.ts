@@ -23,18 +23,31 @@ import {
   PocketsphinxSpeechToText,
   ProviderError,
   ProviderFailureLog,
+  type SpeechToSpeech,
+  type SpeechToSpeechOptions,
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import { endCallTool } from './realtimeConversation.js';
 import {
   type AccountVendorKeys,
   credentialFor,
   missingCredential,
   openAiEndpoint,
+  vendorSpeechToSpeech,
   vendorSpeechToText,
   vendorTextToSpeech,
 } from './vendorAdapters.js';
+
+/** A speech-to-speech session that holds the whole conversation in place of stt, llm and tts. */
+export interface CallRealtimeVoice {
+  speechToSpeech: SpeechToSpeech;
+  session: SpeechToSpeechOptions;
+  provider: string;
+  firstMessage: string | null;
+  firstAudioTimeoutMs: number;
+}
 
 export interface CallVoice {
   brain: AgentBrain;
@@ -49,6 +62,8 @@ export interface CallVoice {
   providerFailures: ProviderFailureLog;
   vad: VoiceActivityDetector;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
+  realtime?: CallRealtimeVoice;
 }
 
 const listenOnlyScript: DialogScript = {
@@ -135,6 +150,7 @@ export class VoiceStack {
     const ttsChoices = this.usable('text-to-speech', settings.tts, accountKeys);
     const sttChoices = this.usable('speech-to-text', settings.stt, accountKeys);
     let brain: AgentBrain;
+    let realtime: CallRealtimeVoice | undefined;
     if (agent.brain === 'llm') {
       const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm, accountKeys);
       const llmCredential = credentialFor('openai', this.config, accountKeys) as VendorCredential;
@@ -147,6 +163,25 @@ export class VoiceStack {
         logger,
       });
       brain = new LlmBrain(chat, { systemPrompt, firstMessage, extraction: agent.extraction, logger });
+      if (settings.realtime) {
+        const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
+        realtime = {
+          speechToSpeech: vendorSpeechToSpeech(
+            choice,
+            credentialFor(choice.provider, this.config, accountKeys) as VendorCredential,
+            logger,
+          ),
+          session: {
+            instructions: systemPrompt,
+            tools: [endCallTool],
+            ...(choice.voice ? { voice: choice.voice } : {}),
+            ...(choice.language ? { language: choice.language } : {}),
+          },
+          provider: `${choice.provider}-realtime`,
+          firstMessage,
+          firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+        };
+      }
     } else {
       // A script agent without a script says its first message, then listens (free-form).
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
@@ -186,6 +221,7 @@ export class VoiceStack {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
         message: voicemailMessage,
       },
+      ...(realtime ? { realtime } : {}),
     };
   }
 

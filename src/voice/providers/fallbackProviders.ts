@@ -16,7 +16,7 @@ import type {
  * provider, status — never a credential) so the call record can say which vendor failed.
  */
 
-export type VoiceStage = 'stt' | 'tts' | 'llm';
+export type VoiceStage = 'stt' | 'tts' | 'llm' | 'realtime';
 
 /**
  * Every choice of a stage that holds a vendor has failed: the call cannot go on (the conversation

@@ -21,6 +21,11 @@ export {
   type ToolDefinition,
 } from './llm/openAiChatClient.js';
 export { ProviderError } from './providerError.js';
+export {
+  type OpenAiRealtimeOptions,
+  OpenAiRealtimeSpeechToSpeech,
+} from './realtime/openAiRealtimeSpeechToSpeech.js';
+export type * from './realtime/types.js';
 export { DeepgramSpeechToText, type DeepgramSpeechToTextOptions } from './stt/deepgramSpeechToText.js';
 export {
   PocketsphinxSpeechToText,

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -40,6 +40,8 @@ export interface FakeOpenAiServer {
   baseUrl: string;
   script: FakeOpenAiScript;
   requests: RecordedRequest[];
+  /** The HTTP server, for fakes of other OpenAI protocols on the same address (Realtime's upgrades). */
+  httpServer: Server;
   close(): Promise<void>;
 }
 
@@ -206,6 +208,7 @@ export async function startFakeOpenAiServer(
     baseUrl: `http://127.0.0.1:${port}/v1`,
     script,
     requests,
+    httpServer: server,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();

@@ -1,0 +1,285 @@
+import type {
+  RealtimeClientEvent,
+  RealtimeServerEvent,
+  RealtimeSessionCreateRequest,
+} from 'openai/resources/realtime/realtime';
+import WebSocket from 'ws';
+import type { RealtimeTurnDetection } from '../../../domain/agentVoiceSettings.js';
+import type { Logger } from '../../../logger.js';
+import { decodeG711, encodeG711 } from '../../../telephony/rtp/g711.js';
+import { ProviderError } from '../providerError.js';
+import { webSocketBase } from '../tts/replySocket.js';
+import type {
+  SpeechToSpeech,
+  SpeechToSpeechEvent,
+  SpeechToSpeechOptions,
+  SpeechToSpeechSession,
+} from './types.js';
+
+export interface OpenAiRealtimeOptions {
+  apiKey: string;
+  /** The REST base (`https://api.openai.com/v1`); the socket is its `/realtime` as ws(s). */
+  baseUrl?: string | null | undefined;
+  model?: string;
+  turnDetection?: RealtimeTurnDetection;
+  /** The model that transcribes the callee for the transcript (the session hears audio, not text). */
+  transcriptionModel?: string;
+  /** How long the socket and its configuration may take before the session counts as refused. */
+  openTimeoutMs?: number;
+  logger: Logger;
+}
+
+const provider = 'openai-realtime';
+
+/** Error codes that concern one request we sent (a truncate after the audio ended…), not the session. */
+const harmlessErrorCodes = new Set([
+  'response_cancel_not_active',
+  'conversation_already_has_active_response',
+]);
+
+/**
+ * OpenAI's Realtime API over its WebSocket (`wss://api.openai.com/v1/realtime?model=…`), with the
+ * event types of the official SDK (`openai/resources/realtime/realtime`). The SDK's own socket class
+ * forces `wss:` whatever the base URL says, so a self-hosted or test endpoint could not be reached;
+ * `ws` speaks the same protocol (docs/decisions.md).
+ *
+ * The session is asked for G.711 μ-law both ways (`audio/pcmu`, 8 kHz: nothing is resampled), the
+ * vendor's turn detection (`server_vad` or `semantic_vad`) with `interrupt_response`, transcription
+ * of the callee, the agent's instructions, voice and tools. Barge-in truncates the agent's item to
+ * what was played, so the model's memory holds what the callee actually heard.
+ */
+export class OpenAiRealtimeSpeechToSpeech implements SpeechToSpeech {
+  constructor(private readonly options: OpenAiRealtimeOptions) {}
+
+  open(
+    options: SpeechToSpeechOptions,
+    onEvent: (event: SpeechToSpeechEvent) => void,
+  ): Promise<SpeechToSpeechSession> {
+    const model = this.options.model ?? 'gpt-realtime';
+    const url = `${webSocketBase(this.options.baseUrl, 'https://api.openai.com/v1')}/realtime?model=${encodeURIComponent(model)}`;
+    const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${this.options.apiKey}` } });
+    const session = new OpenAiRealtimeSession(socket, onEvent, this.options.logger);
+    const configuration: RealtimeSessionCreateRequest = {
+      type: 'realtime',
+      model,
+      instructions: options.instructions,
+      output_modalities: ['audio'],
+      audio: {
+        input: {
+          format: { type: 'audio/pcmu' },
+          transcription: {
+            model: this.options.transcriptionModel ?? 'gpt-4o-mini-transcribe',
+            ...(options.language ? { language: options.language.slice(0, 2) } : {}),
+          },
+          turn_detection:
+            (this.options.turnDetection ?? 'server_vad') === 'semantic_vad'
+              ? { type: 'semantic_vad', create_response: true, interrupt_response: true }
+              : {
+                  type: 'server_vad',
+                  create_response: true,
+                  interrupt_response: true,
+                  silence_duration_ms: 500,
+                },
+        },
+        output: { format: { type: 'audio/pcmu' }, ...(options.voice ? { voice: options.voice } : {}) },
+      },
+      tools: options.tools.map((tool) => ({ type: 'function' as const, ...tool })),
+      tool_choice: 'auto',
+    };
+    return session.configure(configuration, this.options.openTimeoutMs ?? 5_000);
+  }
+}
+
+class OpenAiRealtimeSession implements SpeechToSpeechSession {
+  private closed = false;
+  private configured = false;
+  private sentEvents = 0;
+  /** The words of reply items so far, until their transcript is done (a cancelled reply's never is). */
+  private readonly partialWords = new Map<string, string>();
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly onEvent: (event: SpeechToSpeechEvent) => void,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves once the vendor confirmed the configuration (`session.updated`). */
+  configure(session: RealtimeSessionCreateRequest, timeoutMs: number): Promise<SpeechToSpeechSession> {
+    return new Promise((resolve, reject) => {
+      const refuse = (error: ProviderError) => {
+        clearTimeout(timer);
+        this.closed = true;
+        this.socket.terminate();
+        reject(error);
+      };
+      const timer = setTimeout(
+        () => refuse(new ProviderError(provider, `the session was not ready within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      this.socket.on('unexpected-response', (_request, response) => {
+        const status = response.statusCode;
+        refuse(
+          new ProviderError(
+            provider,
+            `the socket was refused (HTTP ${status})`,
+            status ? { providerStatus: status } : {},
+          ),
+        );
+      });
+      this.socket.on('error', (error) => {
+        const failure = new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`);
+        if (this.configured) this.fail(failure);
+        else refuse(failure);
+      });
+      this.socket.on('open', () => this.send({ type: 'session.update', session }));
+      this.socket.on('message', (data, isBinary) => {
+        const event = this.parse(data, isBinary);
+        if (!event) return;
+        if (!this.configured) {
+          if (event.type === 'session.updated') {
+            this.configured = true;
+            clearTimeout(timer);
+            resolve(this);
+          } else if (event.type === 'error') {
+            refuse(new ProviderError(provider, `refused the session: ${describe(event.error)}`));
+          }
+          return;
+        }
+        this.handle(event);
+      });
+      this.socket.on('close', (code, reason) => {
+        if (!this.configured)
+          refuse(new ProviderError(provider, `the socket closed (${code} ${String(reason) || 'no reason'})`));
+        else if (!this.closed)
+          this.fail(
+            new ProviderError(provider, `the socket closed (${code} ${String(reason) || 'no reason'})`),
+          );
+      });
+    });
+  }
+
+  pushAudio(samples: Int16Array): void {
+    if (this.closed || this.socket.readyState !== WebSocket.OPEN) return;
+    const audio = Buffer.from(encodeG711('PCMU', samples)).toString('base64');
+    this.send({ type: 'input_audio_buffer.append', audio });
+  }
+
+  respond(instructions?: string): void {
+    this.send({ type: 'response.create', ...(instructions ? { response: { instructions } } : {}) });
+  }
+
+  truncate(itemId: string, playedMs: number): void {
+    this.send({
+      type: 'conversation.item.truncate',
+      item_id: itemId,
+      content_index: 0,
+      audio_end_ms: Math.max(0, Math.round(playedMs)),
+    });
+  }
+
+  sendToolResult(callId: string, output: string): void {
+    this.send({
+      type: 'conversation.item.create',
+      item: { type: 'function_call_output', call_id: callId, output },
+    });
+    this.respond();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
+    else this.socket.terminate();
+  }
+
+  private send(event: RealtimeClientEvent): void {
+    if (this.closed || this.socket.readyState !== WebSocket.OPEN) return;
+    this.sentEvents++;
+    this.socket.send(JSON.stringify({ event_id: `cw_${this.sentEvents}`, ...event }));
+  }
+
+  private fail(error: ProviderError): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket.terminate();
+    this.onEvent({ type: 'failed', error });
+  }
+
+  private parse(data: WebSocket.RawData, isBinary: boolean): RealtimeServerEvent | null {
+    try {
+      if (isBinary) throw new Error('binary frame');
+      const event = JSON.parse(String(data)) as RealtimeServerEvent;
+      if (typeof event?.type !== 'string') throw new Error('no type');
+      return event;
+    } catch {
+      const error = new ProviderError(provider, 'sent a frame that is not a Realtime event');
+      if (this.configured) this.fail(error);
+      return null;
+    }
+  }
+
+  private handle(event: RealtimeServerEvent): void {
+    for (const meaning of this.read(event)) this.onEvent(meaning);
+  }
+
+  /** What a vendor event means for the call; failures end the session here. */
+  private read(event: RealtimeServerEvent): SpeechToSpeechEvent[] {
+    switch (event.type) {
+      case 'input_audio_buffer.speech_started':
+        return [{ type: 'speech_started' }];
+      case 'input_audio_buffer.speech_stopped':
+        return [{ type: 'speech_stopped' }];
+      case 'conversation.item.input_audio_transcription.completed':
+        return [{ type: 'callee_transcript', text: event.transcript }];
+      case 'response.output_audio.delta': {
+        const bytes = Buffer.from(event.delta, 'base64');
+        if (bytes.length === 0) {
+          this.fail(new ProviderError(provider, 'sent audio that does not decode'));
+          return [];
+        }
+        return [
+          { type: 'agent_audio', itemId: event.item_id, samples: decodeG711('PCMU', new Uint8Array(bytes)) },
+        ];
+      }
+      case 'response.output_audio_transcript.delta':
+        this.partialWords.set(event.item_id, (this.partialWords.get(event.item_id) ?? '') + event.delta);
+        return [];
+      case 'response.output_audio_transcript.done':
+        this.partialWords.delete(event.item_id);
+        return [{ type: 'agent_transcript', itemId: event.item_id, text: event.transcript }];
+      case 'response.function_call_arguments.done':
+        return [{ type: 'tool_call', callId: event.call_id, name: event.name, arguments: event.arguments }];
+      case 'response.done': {
+        const { response } = event;
+        if (response.status === 'failed') {
+          const detail = response.status_details?.error;
+          const what = detail ? `${detail.type ?? 'error'} ${detail.code ?? ''}`.trim() : 'no detail';
+          this.fail(new ProviderError(provider, `a response failed: ${what}`));
+          return [];
+        }
+        // A reply cut short (barge-in) has no transcript.done: its words so far stand for it.
+        const cut: SpeechToSpeechEvent[] = [...this.partialWords].map(([itemId, text]) => ({
+          type: 'agent_transcript',
+          itemId,
+          text,
+        }));
+        this.partialWords.clear();
+        return [...cut, { type: 'response_done' }];
+      }
+      case 'error':
+        if (harmlessErrorCodes.has(event.error.code ?? '')) {
+          this.logger.debug({ code: event.error.code }, 'realtime: a request was refused');
+        } else if (!event.error.param?.startsWith('audio_end_ms')) {
+          // (A truncate that came after the item's audio had ended is harmless as well.)
+          this.fail(new ProviderError(provider, describe(event.error)));
+        }
+        return [];
+      default:
+        return [];
+    }
+  }
+}
+
+function describe(error: { type?: string; code?: string | null; message?: string }): string {
+  return `${error.type ?? 'error'}${error.code ? ` ${error.code}` : ''}: ${(error.message ?? '').slice(0, 200)}`;
+}

@@ -1,0 +1,392 @@
+import type { AnsweredBy } from '../domain/callStatus.js';
+import type { TranscriptEntry } from '../domain/records.js';
+import type { Logger } from '../logger.js';
+import type { RtpSession } from '../telephony/rtp/index.js';
+import { BeepDetector } from './beepDetector.js';
+import type { AgentBrain } from './brains/types.js';
+import { CallRecorder } from './callRecorder.js';
+import {
+  type AgentEnding,
+  type ConversationResult,
+  heardPart,
+  percentile,
+  providerApology,
+  providerFailureMetrics,
+} from './conversation.js';
+import {
+  ProviderError,
+  type ProviderFailureLog,
+  type SpeechToSpeech,
+  type SpeechToSpeechEvent,
+  type SpeechToSpeechOptions,
+  type SpeechToSpeechSession,
+  type TextToSpeech,
+} from './providers/index.js';
+
+export interface RealtimeConversationOptions {
+  rtp: RtpSession;
+  speechToSpeech: SpeechToSpeech;
+  session: SpeechToSpeechOptions;
+  /** The vendor's name for the call record's provider failures. */
+  provider: string;
+  /** Said first, word for word, when the agent has one. */
+  firstMessage: string | null;
+  /** A reply asked for (the greeting) that brings no audio within this fails the session. */
+  firstAudioTimeoutMs: number;
+  /** Only for the extraction at the end; the session does the talking. */
+  brain: AgentBrain;
+  logger: Logger;
+  silenceTimeoutMs: number;
+  maxDurationMs: number;
+  voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  apologyTts: TextToSpeech;
+  providerFailures: ProviderFailureLog;
+  hangUp: (ending: AgentEnding) => void;
+  onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
+}
+
+/** One reply item of the session as the callee hears it. */
+interface AgentItem {
+  itemId: string;
+  startMs: number;
+  /** Audio handed to RTP so far, in ms. */
+  sentMs: number;
+  plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[];
+  text: string | null;
+  /** Set when a barge-in cut it: what had been played, in ms. */
+  cutAtMs: number | null;
+}
+
+/** The tool every speech-to-speech agent has: the model ends the call once it has said goodbye. */
+export const endCallTool = {
+  name: 'end_call',
+  description: 'Hang up. Call this once the conversation is over and you have said goodbye.',
+  parameters: {
+    type: 'object',
+    properties: { reason: { type: 'string', description: 'Why the call ends, in a few words.' } },
+  },
+};
+
+/**
+ * The voice pipeline of an answered call whose agent is one speech-to-speech session: callee RTP
+ * goes to the session as it arrives, the session's audio is paced out over RTP, its turn detection
+ * drives barge-in (queued audio flushed, the item truncated to what was played), its transcripts and
+ * tool calls become the transcript and the hang-up. A session that cannot open or fails mid-call
+ * gets the offline apology and `provider_error`, as a stage with no working provider does.
+ */
+export class RealtimeConversation {
+  private readonly recorder: CallRecorder;
+  private readonly beeps = new BeepDetector();
+  private readonly transcript: TranscriptEntry[] = [];
+  private readonly latenciesMs: number[] = [];
+  private readonly items: AgentItem[] = [];
+  private session: SpeechToSpeechSession | null = null;
+  private answeredBy: AnsweredBy = 'unknown';
+  private calleeSpeaking = false;
+  private calleeSpeechStartMs = 0;
+  private calleeSpeechEndMs = 0;
+  private turnEndedAtMs: number | null = null;
+  private silenceTimer: NodeJS.Timeout | null = null;
+  private bargeIns = 0;
+  private ended = false;
+  private voicemailHandled = false;
+  private hangingUp = false;
+  private endingAfterReply: AgentEnding | null = null;
+  private replyTimer: NodeJS.Timeout | null = null;
+  private readonly onAudio = (samples: Int16Array) => this.handleCalleeFrame(samples);
+  private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
+
+  constructor(private readonly options: RealtimeConversationOptions) {
+    this.recorder = new CallRecorder(options.maxDurationMs);
+  }
+
+  start(): void {
+    const { rtp } = this.options;
+    rtp.on('audio', this.onAudio);
+    rtp.on('outgoingAudio', this.onOutgoing);
+    this.armSilenceTimer();
+    this.options.speechToSpeech
+      .open(this.options.session, (event) => this.handleEvent(event))
+      .then((session) => {
+        if (this.ended) return session.close();
+        this.session = session;
+        const { firstMessage } = this.options;
+        this.askForReply(
+          firstMessage ? `Greet the callee by saying exactly, word for word: "${firstMessage}"` : undefined,
+        );
+      })
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error }, 'the speech-to-speech session did not open');
+        this.fail(
+          error instanceof ProviderError ? error : new ProviderError(this.options.provider, String(error)),
+        );
+      });
+  }
+
+  async finish(): Promise<ConversationResult> {
+    this.ended = true;
+    const { rtp } = this.options;
+    rtp.off('audio', this.onAudio);
+    rtp.off('outgoingAudio', this.onOutgoing);
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    if (this.replyTimer) clearTimeout(this.replyTimer);
+    this.session?.close();
+    await this.settleItems();
+    const sorted = [...this.latenciesMs].sort((a, b) => a - b);
+    let extractedData: Record<string, unknown> = {};
+    try {
+      extractedData = await this.options.brain.extract(this.transcript);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'extraction failed');
+    }
+    return {
+      transcript: this.transcript,
+      answeredBy: this.answeredBy,
+      extractedData,
+      recorder: this.recorder,
+      metrics: {
+        response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
+        response_latencies_ms: sorted.map((value) => Math.round(value)),
+        barge_ins: this.bargeIns,
+        barge_in_stop_ms: [],
+        dtmf_received: '',
+        provider_failures: providerFailureMetrics(this.options.providerFailures),
+      },
+    };
+  }
+
+  private nowMs(): number {
+    return this.recorder.elapsedMs;
+  }
+
+  private handleCalleeFrame(samples: Int16Array): void {
+    if (this.ended) return;
+    this.recorder.addCalleeFrame(samples);
+    if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(samples)) this.handleBeep();
+    this.session?.pushAudio(samples);
+  }
+
+  private handleAgentFrame(samples: Int16Array): void {
+    this.recorder.addAgentFrame(samples);
+    if (this.turnEndedAtMs !== null) {
+      this.latenciesMs.push(performance.now() - this.turnEndedAtMs);
+      this.turnEndedAtMs = null;
+    }
+  }
+
+  private handleEvent(event: SpeechToSpeechEvent): void {
+    if (this.ended) return;
+    switch (event.type) {
+      case 'speech_started':
+        this.calleeSpeaking = true;
+        this.calleeSpeechStartMs = this.nowMs();
+        this.armSilenceTimer();
+        if (this.options.rtp.queuedMs > 0 && !this.voicemailHandled && !this.hangingUp) this.bargeIn();
+        return;
+      case 'speech_stopped':
+        this.calleeSpeaking = false;
+        this.calleeSpeechEndMs = this.nowMs();
+        this.turnEndedAtMs = performance.now();
+        this.armSilenceTimer();
+        return;
+      case 'callee_transcript': {
+        const text = event.text.trim();
+        if (!text) return;
+        if (this.answeredBy === 'unknown') this.answeredBy = 'human';
+        this.addTranscriptLine({
+          role: 'callee',
+          text,
+          start_ms: Math.round(this.calleeSpeechStartMs),
+          end_ms: Math.round(Math.max(this.calleeSpeechStartMs, this.calleeSpeechEndMs)),
+        });
+        return;
+      }
+      case 'agent_audio':
+        this.replyArrived();
+        this.play(event.itemId, event.samples);
+        return;
+      case 'agent_transcript': {
+        const item = this.items.find((candidate) => candidate.itemId === event.itemId);
+        if (item) item.text = event.text;
+        else this.items.push({ ...this.newItem(event.itemId), text: event.text });
+        void this.settleItems();
+        return;
+      }
+      case 'tool_call':
+        this.handleToolCall(event.callId, event.name);
+        return;
+      case 'response_done':
+        this.replyArrived();
+        for (const item of this.items) item.text ??= '';
+        void this.settleItems();
+        if (this.endingAfterReply) this.hangUpAfterPlayback(this.endingAfterReply);
+        return;
+      case 'failed':
+        this.fail(event.error);
+        return;
+    }
+  }
+
+  /** Asks the session for a reply that must start within the first-audio timeout. */
+  private askForReply(instructions?: string): void {
+    if (this.replyTimer) clearTimeout(this.replyTimer);
+    this.replyTimer = setTimeout(() => {
+      this.fail(
+        new ProviderError(
+          this.options.provider,
+          `no reply audio within ${this.options.firstAudioTimeoutMs} ms`,
+        ),
+      );
+    }, this.options.firstAudioTimeoutMs);
+    this.replyTimer.unref();
+    this.session?.respond(instructions);
+  }
+
+  private replyArrived(): void {
+    if (this.replyTimer) clearTimeout(this.replyTimer);
+    this.replyTimer = null;
+  }
+
+  private newItem(itemId: string): AgentItem {
+    return {
+      itemId,
+      startMs: this.nowMs() + this.options.rtp.queuedMs,
+      sentMs: 0,
+      plays: [],
+      text: null,
+      cutAtMs: null,
+    };
+  }
+
+  private play(itemId: string, samples: Int16Array): void {
+    if (this.hangingUp && !this.endingAfterReply) return;
+    // A reply that began while the callee is already speaking would talk over them.
+    if (this.calleeSpeaking && !this.voicemailHandled) return;
+    let item = this.items.find((candidate) => candidate.itemId === itemId);
+    if (!item) {
+      item = this.newItem(itemId);
+      this.items.push(item);
+    }
+    if (item.cutAtMs !== null) return;
+    item.sentMs += samples.length / 8;
+    item.plays.push(this.options.rtp.play(samples));
+  }
+
+  /** The callee talks over the agent: its audio stops now and the session forgets what was not heard. */
+  private bargeIn(): void {
+    this.bargeIns++;
+    const { discardedMs } = this.options.rtp.clear();
+    const item = this.items.at(-1);
+    if (!item || item.cutAtMs !== null) return;
+    item.cutAtMs = Math.max(0, item.sentMs - discardedMs);
+    this.session?.truncate(item.itemId, item.cutAtMs);
+  }
+
+  private handleToolCall(callId: string, name: string): void {
+    if (name === endCallTool.name) {
+      this.hangUpAfterPlayback('agent_hangup');
+      return;
+    }
+    this.options.logger.warn(
+      { tool: name.slice(0, 64) },
+      'the session called a tool the agent does not have',
+    );
+    this.session?.sendToolResult(
+      callId,
+      JSON.stringify({ error: `there is no tool named ${name.slice(0, 64)}` }),
+    );
+  }
+
+  private handleBeep(): void {
+    this.voicemailHandled = true;
+    this.answeredBy = 'machine';
+    const { voicemail } = this.options;
+    this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
+    if (voicemail.action === 'hang_up' || !voicemail.message || !this.session) {
+      this.options.hangUp('voicemail');
+      return;
+    }
+    this.options.rtp.clear();
+    this.endingAfterReply = 'voicemail';
+    this.hangingUp = true;
+    this.askForReply(`Leave this voicemail message, saying exactly, word for word: "${voicemail.message}"`);
+  }
+
+  /** Hangs up once every reply item's audio has been played. */
+  private hangUpAfterPlayback(ending: AgentEnding): void {
+    this.hangingUp = true;
+    void this.settleItems().then(() => {
+      if (!this.ended) this.options.hangUp(ending);
+    });
+  }
+
+  /** Writes each reply whose audio has finished playing to the transcript, in order. */
+  private async settleItems(): Promise<void> {
+    while (this.items.length > 0) {
+      const item = this.items[0] as AgentItem;
+      const results = await Promise.all(item.plays);
+      if (this.items[0] !== item) continue;
+      if (item.text === null && !this.ended) return;
+      this.items.shift();
+      const playedMs = results.reduce((sum, result) => sum + result.playedMs, 0);
+      const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
+      const interrupted = item.cutAtMs !== null || results.some((result) => result.interrupted);
+      const text = item.text ?? '';
+      const said = interrupted ? heardPart(text, durationMs > 0 ? playedMs / durationMs : 0) : text;
+      if (said)
+        this.addTranscriptLine({
+          role: 'agent',
+          text: said,
+          start_ms: Math.round(item.startMs),
+          end_ms: Math.round(item.startMs + playedMs),
+        });
+    }
+  }
+
+  /** The session cannot go on: the offline apology, then `provider_error`. */
+  private fail(error: ProviderError): void {
+    if (this.ended || (this.hangingUp && !this.endingAfterReply)) return;
+    this.replyArrived();
+    this.hangingUp = true;
+    this.endingAfterReply = null;
+    this.options.providerFailures.note('realtime', this.options.provider, error);
+    this.session?.close();
+    this.options.rtp.clear();
+    void (async () => {
+      try {
+        const startMs = this.nowMs();
+        for await (const chunk of this.options.apologyTts.synthesize(providerApology, { voice: 'kal' }))
+          await this.options.rtp.play(chunk.samples);
+        this.addTranscriptLine({
+          role: 'agent',
+          text: providerApology,
+          start_ms: Math.round(startMs),
+          end_ms: Math.round(this.nowMs()),
+        });
+      } catch (apologyError) {
+        this.options.logger.warn({ err: apologyError }, 'the apology could not be said');
+      } finally {
+        if (!this.ended) this.options.hangUp('provider_error');
+      }
+    })();
+  }
+
+  private addTranscriptLine(line: TranscriptEntry): void {
+    this.transcript.push(line);
+    if (!this.ended) this.options.onTranscriptChange?.([...this.transcript]);
+  }
+
+  private armSilenceTimer(): void {
+    if (this.silenceTimer) clearTimeout(this.silenceTimer);
+    if (this.ended) return;
+    this.silenceTimer = setTimeout(() => {
+      if (this.ended) return;
+      if (this.calleeSpeaking || this.options.rtp.queuedMs > 0) {
+        this.armSilenceTimer();
+        return;
+      }
+      this.options.hangUp('silence_timeout');
+    }, this.options.silenceTimeoutMs);
+    this.silenceTimer.unref();
+  }
+}

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import type { CallRecord } from '../../src/domain/records.js';
+import { providerApology } from '../../src/voice/conversation.js';
+import {
+  type FakeOpenAiServer,
+  startFakeOpenAiServer,
+} from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall, request } from '../helpers/http.js';
+
+/**
+ * Issue 14's speech-to-speech combination on the sandbox: an llm agent whose settings name an
+ * OpenAI Realtime session holds the whole call through a fake of the Realtime WebSocket protocol —
+ * the callee's RTP audio streams in as μ-law, the vendor's turn detection ends the callee's turn, the
+ * session's μ-law audio is paced out, its transcripts make the call's, and its `end_call` function
+ * call hangs up. The key is the account's own, added through POST /v1/credentials with the service's
+ * keys switched off. A session the vendor refuses, and one that never answers, end with the offline
+ * apology and failed/provider_error.
+ */
+
+const ownKey = 'sk-own-realtime-7c1e';
+let openAi: FakeOpenAiServer;
+let realtime: FakeRealtime;
+let service: Awaited<ReturnType<typeof startFullService>>;
+let accountId: string;
+let key: string;
+
+beforeAll(async () => {
+  openAi = await startFakeOpenAiServer({
+    apiKey: ownKey,
+    speechSamples: new Int16Array(0),
+    speechSampleRateHz: 8000,
+    transcriptionText: '',
+    chatJsonContent: '{"confirmed":true}',
+  });
+  realtime = attachFakeRealtime(openAi.httpServer, {
+    apiKey: ownKey,
+    replies: [
+      { text: 'Hello Ann, this is the clinic calling about Tuesday.' },
+      {
+        text: 'Wonderful, see you then. Goodbye!',
+        toolCall: { name: 'end_call', arguments: '{"reason":"confirmed"}' },
+      },
+    ],
+    calleeTranscripts: ['Yes, that works.'],
+  });
+  service = await startFullService({
+    CALLWRIGHT_SERVICE_VENDOR_KEYS: 'false',
+    CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: 'true',
+    CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS: '1500',
+  });
+  const account = await service.store.accounts.create({ name: 'realtime' });
+  accountId = account.id;
+  key = (await createApiKey(service.store, account.id, 'realtime')).key;
+  await addPhoneNumber(service.store, account.id, '+15550009999');
+  const created = await request(`${service.url}/v1/credentials`, {
+    method: 'POST',
+    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      name: 'openai-own',
+      provider: 'openai',
+      api_key: ownKey,
+      base_url: openAi.baseUrl,
+    }),
+  });
+  expect(created.status).toBe(200);
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  realtime?.close();
+  await openAi?.close();
+});
+
+async function callWith(realtimeSettings: Record<string, unknown>): Promise<CallRecord> {
+  const agent = await createAgent(service.store, accountId, {
+    name: 'Realtime receptionist',
+    prompt: 'You call {{customer_name}} to confirm an appointment.',
+    firstMessage: 'Hello {{customer_name}}, this is the clinic calling about Tuesday.',
+    variables: ['customer_name'].map(parseVariableDeclaration),
+    brain: 'llm',
+    extraction: [{ name: 'confirmed', type: 'boolean', description: 'Did they confirm?' }],
+    settings: { realtime: realtimeSettings },
+    maxDurationS: 40,
+  });
+  const result = await postCall(service.url, key, {
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    to_number: '+15550100001',
+    variables: { customer_name: 'Ann' },
+  });
+  expect(result.status).toBe(200);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+}
+
+describe('OpenAI Realtime as the whole voice of an agent', () => {
+  it('holds the call through one session and hangs up when the model calls end_call', async () => {
+    const before = realtime.connections.length;
+    const call = await callWith({
+      provider: 'openai',
+      model: 'gpt-realtime',
+      voice: 'marin',
+      options: { turn_detection: 'server_vad' },
+    });
+    expect(call).toMatchObject({
+      status: 'completed',
+      endReason: 'agent_hangup',
+      answeredBy: 'human',
+      extractedData: { confirmed: true },
+    });
+    expect(call.transcript.map((line) => [line.role, line.text])).toEqual([
+      ['agent', 'Hello Ann, this is the clinic calling about Tuesday.'],
+      ['callee', 'Yes, that works.'],
+      ['agent', 'Wonderful, see you then. Goodbye!'],
+    ]);
+    // The callee's line sits between the agent's two, timed on the call's clock.
+    const [greeting, answer, goodbye] = call.transcript as [
+      CallRecord['transcript'][0],
+      CallRecord['transcript'][0],
+      CallRecord['transcript'][0],
+    ];
+    expect(answer.start_ms).toBeGreaterThanOrEqual(greeting.end_ms - 100);
+    expect(goodbye.start_ms).toBeGreaterThan(answer.end_ms);
+    expect((call.metrics as { response_latencies_ms: number[] }).response_latencies_ms).toHaveLength(1);
+
+    expect(realtime.connections).toHaveLength(before + 1);
+    const connection = realtime.connections.at(-1)!;
+    expect(connection.model).toBe('gpt-realtime');
+    expect(connection.session).toMatchObject({
+      type: 'realtime',
+      instructions: 'You call Ann to confirm an appointment.',
+      output_modalities: ['audio'],
+      audio: {
+        input: {
+          format: { type: 'audio/pcmu' },
+          turn_detection: { type: 'server_vad', interrupt_response: true },
+        },
+        output: { format: { type: 'audio/pcmu' }, voice: 'marin' },
+      },
+    });
+    expect(connection.session?.tools).toEqual([
+      expect.objectContaining({ type: 'function', name: 'end_call' }),
+    ]);
+    // The greeting was asked for with the agent's first message; the callee's audio streamed in.
+    expect(connection.responses[0]?.instructions).toContain(
+      'Hello Ann, this is the clinic calling about Tuesday.',
+    );
+    expect(connection.appendedMs).toBeGreaterThan(1000);
+  });
+
+  it('a session the vendor refuses: the offline apology, then failed/provider_error', async () => {
+    const call = await callWith({ provider: 'openai', voice: 'no-such-voice' });
+    expect(call).toMatchObject({ status: 'failed', endReason: 'provider_error' });
+    expect(call.transcript.map((line) => line.text)).toEqual([providerApology]);
+    expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([
+      expect.objectContaining({ stage: 'realtime', provider: 'openai-realtime' }),
+    ]);
+    expect(JSON.stringify(call.metrics)).not.toContain(ownKey);
+  });
+
+  it('a session that never answers: the same, after the first-audio timeout', async () => {
+    realtime.script.hang = true;
+    try {
+      const call = await callWith({ provider: 'openai', voice: 'alloy' });
+      expect(call).toMatchObject({ status: 'failed', endReason: 'provider_error' });
+      expect(JSON.stringify(call.metrics)).toContain('no reply audio within 1500 ms');
+    } finally {
+      realtime.script.hang = false;
+    }
+  });
+});
