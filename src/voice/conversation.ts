@@ -53,6 +53,12 @@ export interface ConversationResult {
   recorder: CallRecorder;
 }
 
+/** A sentence of the agent's as the callee heard it. */
+interface SpokenLine {
+  said: string;
+  interrupted: boolean;
+}
+
 const preRollFrames = 15;
 const silentFrame = new Int16Array(160);
 
@@ -272,7 +278,11 @@ export class Conversation {
     }, 'voicemail');
   }
 
-  /** Runs one response, aborting the one before it. */
+  /**
+   * Runs one response, aborting the one before it. Sentences are synthesised as soon as the brain
+   * gives them, while the ones before still play, so the audio stream stays full (no dead air of a
+   * TTS first-byte time between sentences); a DTMF send or a hang-up waits for what is queued.
+   */
   private respond(
     actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
     endingReason: AgentEnding = 'agent_hangup',
@@ -281,6 +291,7 @@ export class Conversation {
     this.response?.abort();
     const controller = new AbortController();
     this.response = controller;
+    const spoken: Promise<SpokenLine>[] = [];
     void (async () => {
       let speaking = false;
       try {
@@ -288,9 +299,13 @@ export class Conversation {
           if (controller.signal.aborted || this.ended) return;
           if (action.type === 'say') {
             speaking = true;
-            await this.say(action.text, controller.signal);
+            spoken.push((await this.queueSpeech(action.text, controller.signal)).played);
             speaking = false;
-          } else if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
+            continue;
+          }
+          await Promise.all(spoken);
+          if (controller.signal.aborted || this.ended) return;
+          if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
           else {
             this.options.hangUp(endingReason);
             return;
@@ -307,6 +322,15 @@ export class Conversation {
           this.apologizeAndHangUp(error);
         }
       } finally {
+        const lines = await Promise.all(spoken);
+        // After a barge-in the brain remembers what the callee heard of the whole reply.
+        if (lines.some((line) => line.interrupted))
+          this.options.brain.noteSaid(
+            lines
+              .map((line) => line.said)
+              .filter(Boolean)
+              .join(' '),
+          );
         if (this.response === controller) this.response = null;
         this.armSilenceTimer();
       }
@@ -339,37 +363,67 @@ export class Conversation {
     })();
   }
 
+  /** Speaks `text` and waits until it has been played (or cut). */
   private async say(
     text: string,
     signal: AbortSignal,
     tts = this.options.tts,
     voice = this.options.ttsVoice,
   ): Promise<void> {
+    await (await this.queueSpeech(text, signal, tts, voice)).played;
+  }
+
+  /**
+   * Synthesises `text` into the outgoing queue; resolves once its audio is all queued, with a
+   * promise of the line as played — written to the transcript then, cut to the words heard. (The
+   * promise is wrapped: an async function's result would otherwise wait for it.)
+   */
+  private async queueSpeech(
+    text: string,
+    signal: AbortSignal,
+    tts = this.options.tts,
+    voice = this.options.ttsVoice,
+  ): Promise<{ played: Promise<SpokenLine> }> {
     const { rtp } = this.options;
-    const ttsVoice = voice;
-    const startMs = this.nowMs() + rtp.queuedMs;
+    let startMs: number | null = null;
     const plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[] = [];
     try {
-      for await (const chunk of tts.synthesize(text, { signal, ...(ttsVoice ? { voice: ttsVoice } : {}) })) {
+      for await (const chunk of tts.synthesize(text, { signal, ...(voice ? { voice } : {}) })) {
         if (signal.aborted) break;
+        startMs ??= this.nowMs() + rtp.queuedMs;
         plays.push(rtp.play(chunk.samples));
       }
     } catch (error) {
-      if (!signal.aborted) throw error;
+      if (!signal.aborted) {
+        // What was queued of the sentence still plays; the caller handles the failure.
+        void this.lineOf(text, startMs, plays, signal);
+        throw error;
+      }
     }
+    return { played: this.lineOf(text, startMs, plays, signal) };
+  }
+
+  private async lineOf(
+    text: string,
+    startMs: number | null,
+    plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[],
+    signal: AbortSignal,
+  ): Promise<SpokenLine> {
     const results = await Promise.all(plays);
     const playedMs = results.reduce((sum, result) => sum + result.playedMs, 0);
     const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
     const interrupted = signal.aborted || results.some((result) => result.interrupted);
-    const said = interrupted ? heardPart(text, durationMs > 0 ? playedMs / durationMs : 0) : text;
-    if (interrupted) this.options.brain.noteSaid(said);
+    // Nothing queued (the voice failed first) is nothing said.
+    const said = durationMs === 0 ? '' : interrupted ? heardPart(text, playedMs / durationMs) : text;
+    const start = startMs ?? this.nowMs();
     if (said)
       this.addTranscriptLine({
         role: 'agent',
         text: said,
-        start_ms: Math.round(startMs),
-        end_ms: Math.round(startMs + playedMs),
+        start_ms: Math.round(start),
+        end_ms: Math.round(start + playedMs),
       });
+    return { said, interrupted };
   }
 
   private addTranscriptLine(line: TranscriptEntry): void {

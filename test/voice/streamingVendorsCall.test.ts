@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
@@ -31,7 +32,8 @@ const voiceId = 'EXAVITQu4vr4xnSDxMaL';
 beforeAll(async () => {
   [deepgram, elevenLabs, openAi] = await Promise.all([
     startFakeDeepgram({ apiKey: 'dg-key-0001', transcripts: ['Yes, that works for me.'] }),
-    startFakeElevenLabs({ apiKey: 'xi-key-0001', voiceIds: [voiceId] }),
+    // A slow first byte, as real vendors have: it must not become dead air between sentences.
+    startFakeElevenLabs({ apiKey: 'xi-key-0001', voiceIds: [voiceId], firstAudioDelayMs: 600 }),
     startFakeOpenAiServer({
       apiKey: 'sk-llm',
       speechSamples: new Int16Array(0),
@@ -80,6 +82,29 @@ beforeAll(async () => {
   await addPhoneNumber(service.store, account.id, '+15550009999');
 });
 
+/** The longest run of silence on the agent's (right) channel between its first and last sound. */
+function longestAgentGapMs(wavPath: string): number {
+  const wav = readFileSync(wavPath);
+  const frames = (wav.length - 44) / 4;
+  const windowSamples = 160;
+  const loud: boolean[] = [];
+  for (let start = 0; start + windowSamples <= frames; start += windowSamples) {
+    let peak = 0;
+    for (let i = start; i < start + windowSamples; i++)
+      peak = Math.max(peak, Math.abs(wav.readInt16LE(44 + i * 4 + 2)));
+    loud.push(peak > 200);
+  }
+  const first = loud.indexOf(true);
+  const last = loud.lastIndexOf(true);
+  let longest = 0;
+  let run = 0;
+  for (let index = first; index <= last; index++) {
+    run = loud[index] ? 0 : run + 1;
+    longest = Math.max(longest, run);
+  }
+  return longest * 20;
+}
+
 afterAll(async () => {
   await service?.dispose();
   await Promise.all([deepgram?.close(), elevenLabs?.close(), openAi?.close()]);
@@ -111,6 +136,10 @@ describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
     expect(
       elevenLabs.connections.every((connection) => connection.query.get('output_format') === 'ulaw_8000'),
     ).toBe(true);
+    // The reply's three sentences play back to back: the next one is synthesised while the one
+    // before plays, so the agent's channel of the recording has no gap of the vendor's 600 ms.
+    expect(call.transcript.filter((line) => line.role === 'agent')).toHaveLength(3);
+    expect(longestAgentGapMs(call.recordingPath as string)).toBeLessThan(250);
     // The LLM got the rendered prompt.
     const chat = openAi.requests.find((request) => request.path.endsWith('/chat/completions'));
     expect(JSON.stringify(chat?.json)).toContain('You call Ann to confirm an appointment.');
