@@ -4,6 +4,7 @@ import type { ProviderCredentialRecord } from '../domain/records.js';
 import { checkHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
+import { checkVendorKey, type VendorCheckResult } from '../voice/vendorCheck.js';
 
 /** The operator setting that lets credential base URLs name private and loopback addresses. */
 export const providerAllowPrivateSettingName = 'CALLWRIGHT_PROVIDER_ALLOW_PRIVATE';
@@ -76,6 +77,40 @@ export async function removeCredential(
   if (!credential || !(await store.credentials.remove(accountId, credential.id)))
     throw new AppError('not_found', `no credential ${idOrName.slice(0, 64)} in this account`);
   return credential;
+}
+
+/**
+ * The "test" verb: one cheap authenticated request to the credential's vendor with its key, for
+ * success or the vendor's own error (never the key). The base URL is vetted again at use time.
+ */
+export async function testCredential(
+  store: Store,
+  secretBox: SecretBox,
+  accountId: string,
+  idOrName: string,
+  options: { allowPrivate: boolean; timeoutMs?: number },
+): Promise<{ credential: ProviderCredentialRecord; result: VendorCheckResult }> {
+  const credential = await store.credentials.get(accountId, idOrName);
+  if (!credential) throw new AppError('not_found', `no credential ${idOrName.slice(0, 64)} in this account`);
+  const result = await checkVendorKey(
+    credential.provider,
+    { apiKey: secretBox.open(credential.apiKeyCiphertext), baseUrl: credential.baseUrl },
+    { ...options, allowPrivateSetting: providerAllowPrivateSettingName },
+  );
+  return { credential, result };
+}
+
+/** What a credential test shows. */
+export function describeCredentialTest(credential: ProviderCredentialRecord, result: VendorCheckResult) {
+  return {
+    credential_id: credential.id,
+    name: credential.name,
+    provider: credential.provider,
+    ok: result.ok,
+    status: result.status,
+    message: result.message,
+    latency_ms: result.latencyMs,
+  };
 }
 
 /** What is shown of a credential: never the key, only its last 4 characters. */

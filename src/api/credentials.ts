@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { addCredential, describeCredential, removeCredential } from '../admin/credentials.js';
+import {
+  addCredential,
+  describeCredential,
+  describeCredentialTest,
+  removeCredential,
+  testCredential,
+} from '../admin/credentials.js';
 import { credentialProviders } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import type { SecretBox } from '../secrets/secretBox.js';
@@ -141,6 +147,61 @@ export function registerCredentialRoutes(
     async (request) => {
       const removed = await removeCredential(store, authOf(request).account.id, request.params.credential_id);
       return { credential_id: removed.id, deleted: true };
+    },
+  );
+
+  app.post<{ Params: { credential_id: string } }>(
+    '/credentials/:credential_id/test',
+    {
+      schema: {
+        summary: 'Try a voice-vendor key with one cheap request to the vendor (extension)',
+        description:
+          "Makes the vendor's cheapest authenticated read with the stored key (OpenAI: list models; " +
+          'Deepgram: list projects; ElevenLabs: the user; Cartesia: list voices) and reports success or the ' +
+          "vendor's error. 200 either way; `ok` says which.",
+        operationId: 'testCredential',
+        tags: ['credentials'],
+        params: {
+          type: 'object',
+          required: ['credential_id'],
+          properties: { credential_id: { type: 'string', maxLength: 100 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['credential_id', 'name', 'provider', 'ok', 'status', 'message', 'latency_ms'],
+            properties: {
+              credential_id: { type: 'string' },
+              name: { type: 'string' },
+              provider: { type: 'string', enum: [...credentialProviders] },
+              ok: { type: 'boolean' },
+              status: {
+                type: ['integer', 'null'],
+                description: "The vendor's HTTP status, when it answered.",
+              },
+              message: { type: 'string' },
+              latency_ms: { type: 'integer' },
+            },
+          },
+          ...errorResponses(401, 404, 429, 500, 503),
+        },
+      },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      if (!secretBox) throw new AppError('unavailable', 'this process cannot open secrets');
+      const { credential, result } = await testCredential(
+        store,
+        secretBox,
+        caller.account.id,
+        request.params.credential_id,
+        options,
+      );
+      request.log.info(
+        { credentialId: credential.id, provider: credential.provider, ok: result.ok, status: result.status },
+        'credential tested',
+      );
+      return describeCredentialTest(credential, result);
     },
   );
 }

@@ -103,8 +103,31 @@ function readScriptFile(path: string): unknown {
   }
 }
 
+/** `--settings`: the settings JSON itself, or `@FILE` to read it from a file. */
+function settingsOption(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  const json = text.startsWith('@') ? readTextFile(text.slice(1), 'settings') : text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new UsageError('--settings is not valid JSON (give the JSON, or @FILE)');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new UsageError('--settings must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+function readTextFile(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read the ${what} file ${path}`);
+  }
+}
+
 function agentSettingsFromOptions(values: Record<string, unknown>): Record<string, unknown> {
-  const settings: Record<string, unknown> = {};
+  const settings = settingsOption(values.settings as string | undefined);
   if (typeof values.voice === 'string') settings.tts = { voice: values.voice };
   if (typeof values['llm-model'] === 'string') settings.llm = { model: values['llm-model'] };
   if (typeof values['voicemail-message'] === 'string') {
@@ -129,6 +152,7 @@ const agents: Record<string, Verb> = {
       voice: { type: 'string' },
       'llm-model': { type: 'string' },
       'voicemail-message': { type: 'string' },
+      settings: { type: 'string' },
     });
     const seconds = (name: string) => {
       const text = values[name];

@@ -1,5 +1,12 @@
 import { createInterface } from 'node:readline';
-import { addCredential, describeCredential, removeCredential } from '../admin/credentials.js';
+import {
+  addCredential,
+  describeCredential,
+  describeCredentialTest,
+  removeCredential,
+  testCredential,
+} from '../admin/credentials.js';
+import { AppError } from '../domain/errors.js';
 import {
   type CommandContext,
   parseOptions,
@@ -62,5 +69,18 @@ export const credentials: Record<string, Verb> = {
     const account = await resolveAccount(context);
     const removed = await removeCredential(context.store, account.id, positionals[0] as string);
     print(context, { ...describeCredential(removed), removed: true });
+  },
+  async test(context, args) {
+    const { positionals } = parseOptions(args, {}, ['credential name or id']);
+    const account = await resolveAccount(context);
+    const { credential, result } = await testCredential(
+      context.store,
+      await context.secretBox(),
+      account.id,
+      positionals[0] as string,
+      { allowPrivate: context.providerAllowPrivate === true },
+    );
+    print(context, describeCredentialTest(credential, result));
+    if (!result.ok) throw new AppError('unavailable', `the key did not work: ${result.message}`);
   },
 };

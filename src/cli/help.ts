@@ -70,6 +70,7 @@ export const commandHelp: Record<string, GroupHelp> = {
           '--script FILE          a dialog script (JSON), e.g. examples/agents/appointment-confirmation.json',
           '--brain script|llm     script (default; offline) or llm (needs CALLWRIGHT_OPENAI_BASE_URL)',
           '--extract N:TYPE:DESC  a field of extracted_data (TYPE string|number|boolean|date)',
+          '--settings JSON|@FILE  the voice settings: stt, llm, tts (with fallbacks) or realtime (docs/voice-providers.md)',
           '--max-duration S, --silence-timeout S, --voice VOICE, --llm-model M, --voicemail-message TEXT, --inactive',
         ],
         example:
@@ -139,6 +140,10 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
       list: { synopsis: '', summary: 'list the keys (last 4 characters only)' },
       remove: { synopsis: 'NAME_OR_ID', summary: 'delete a key' },
+      test: {
+        synopsis: 'NAME_OR_ID',
+        summary: "try a key with one cheap request to its vendor; the vendor's error and exit 1 when refused",
+      },
     },
   },
   webhook: {

@@ -123,6 +123,38 @@ describe('/v1/credentials', () => {
     expect(withoutKey).toMatchObject({ status: 'failed', endReason: 'provider_error', sipCallId: null });
   });
 
+  it('tests a key with one cheap request to the vendor: its acceptance, or its own error without the key', async () => {
+    const [own, other] = accounts as [{ id: string; key: string }, { id: string; key: string }];
+    const [good] = await service.store.credentials.list(own.id);
+    const accepted = await call('POST', `/credentials/${good?.id}/test`, own.key);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({
+      credential_id: good?.id,
+      provider: 'deepgram',
+      ok: true,
+      status: 200,
+      latency_ms: expect.any(Number),
+    });
+
+    const wrongKey = 'dg-wrong-key-5555';
+    const bad = await call('POST', '/credentials', own.key, {
+      name: 'deepgram-wrong',
+      provider: 'deepgram',
+      api_key: wrongKey,
+      base_url: deepgram.baseUrl,
+    });
+    const refused = await call('POST', `/credentials/deepgram-wrong/test`, own.key);
+    expect(refused.body).toMatchObject({ ok: false, status: 401 });
+    expect((refused.body as { message: string }).message).toMatch(/HTTP 401: Invalid credentials/);
+    expect(refused.text).not.toContain(wrongKey);
+    // Another account's credential is not found; nor is the test of one that does not exist.
+    expect((await call('POST', `/credentials/${good?.id}/test`, other.key)).status).toBe(404);
+    expect(
+      (await call('DELETE', `/credentials/${(bad.body as { credential_id: string }).credential_id}`, own.key))
+        .status,
+    ).toBe(200);
+  });
+
   it('a deleted key is gone', async () => {
     const [own] = accounts as [{ id: string; key: string }];
     const [credential] = await service.store.credentials.list(own.id);

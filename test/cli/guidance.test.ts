@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandGroups } from '../../src/cli/commands.js';
 import { commandHelp } from '../../src/cli/help.js';
+import { startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
 import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
 
@@ -237,6 +238,83 @@ describe('vendor credentials from the command line', () => {
     expect(privateUrl.code).toBe(1);
     expect(privateUrl.stderr).toMatch(/CALLWRIGHT_PROVIDER_ALLOW_PRIVATE/);
     expect(await json(['credentials', 'remove', 'dg'])).toMatchObject({ name: 'dg', removed: true });
+  });
+});
+
+describe('trying a vendor key and choosing vendors from the command line', () => {
+  it('credentials test: exit 0 with the vendor acceptance, exit 1 with its error (never the key)', async () => {
+    const deepgram = await startFakeDeepgram({ apiKey: 'dg-cli-good-key-01', transcripts: [''] });
+    try {
+      const env = { CALLWRIGHT_DATA_DIR: dataDir, CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: 'true' };
+      for (const [name, key] of [
+        ['dg-good', 'dg-cli-good-key-01'],
+        ['dg-bad', 'dg-cli-wrong-key-02'],
+      ] as const) {
+        const added = await cliWith({ env, input: key }, [
+          'credentials',
+          'add',
+          '--name',
+          name,
+          '--provider',
+          'deepgram',
+          '--base-url',
+          deepgram.baseUrl,
+        ]);
+        expect(added.code, added.stderr).toBe(0);
+      }
+      const good = await cliWith({ env }, ['credentials', 'test', 'dg-good', '--json']);
+      expect(good.code, good.stderr).toBe(0);
+      expect(JSON.parse(good.stdout)).toMatchObject({ name: 'dg-good', ok: true, status: 200 });
+      const bad = await cliWith({ env }, ['credentials', 'test', 'dg-bad']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/the key did not work: deepgram answered HTTP 401: Invalid credentials/);
+      expect(bad.stdout + bad.stderr).not.toContain('dg-cli-wrong-key-02');
+    } finally {
+      await deepgram.close();
+    }
+  });
+
+  it('agents create --settings takes the voice settings as JSON or @FILE, checked like the dashboard', async () => {
+    const realtime = { realtime: { provider: 'openai', voice: 'marin' } };
+    const created = await json([
+      'agents',
+      'create',
+      '--name',
+      'Realtime',
+      '--prompt',
+      'Be brief.',
+      '--brain',
+      'llm',
+      '--settings',
+      JSON.stringify(realtime),
+    ]);
+    expect(created).toMatchObject({ settings: realtime });
+    const refused = await cli([
+      'agents',
+      'create',
+      '--name',
+      'R2',
+      '--prompt',
+      'p',
+      '--first-message',
+      'Hello.',
+      '--settings',
+      JSON.stringify(realtime),
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/settings\.realtime needs the llm brain/);
+    const unreadable = await cli([
+      'agents',
+      'create',
+      '--name',
+      'R3',
+      '--prompt',
+      'p',
+      '--settings',
+      '@/nonexistent/s.json',
+    ]);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toMatch(/cannot read the settings file/);
   });
 });
 

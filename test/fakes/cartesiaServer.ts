@@ -1,6 +1,6 @@
-import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
  * A stand-in for Cartesia's TTS WebSocket (`wss://api.cartesia.ai/tts/websocket`), following its
@@ -51,9 +51,18 @@ export async function startFakeCartesia(
 ): Promise<FakeCartesia> {
   const fullScript: CartesiaScript = { firstAudioDelayMs: 20, chunkIntervalMs: 10, hang: false, ...script };
   const connections: CartesiaConnection[] = [];
+  const rest = await startVendorRestServer((request) =>
+    request.url === '/voices'
+      ? request.headers.authorization === `Bearer ${fullScript.apiKey}` && request.headers['cartesia-version']
+        ? {
+            status: 200,
+            body: { data: fullScript.voiceIds.map((id) => ({ id, name: 'Fake voice' })), has_more: false },
+          }
+        : { status: 401, body: { error: 'Invalid API key.' } }
+      : { status: 404, body: { error: 'Not found' } },
+  );
   const server = new WebSocketServer({
-    host: '127.0.0.1',
-    port: 0,
+    server: rest.http,
     verifyClient: (info, accept) => {
       if (!info.req.url?.startsWith('/tts/websocket')) return accept(false, 404, 'Not Found');
       if (info.req.headers.authorization !== `Bearer ${fullScript.apiKey}`)
@@ -123,16 +132,11 @@ export async function startFakeCartesia(
         socket.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: contextId }));
     });
   });
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = rest;
   return {
     baseUrl: `ws://127.0.0.1:${port}`,
     script: fullScript,
     connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of server.clients) client.terminate();
-        server.close(() => resolve());
-      }),
+    close: () => rest.close(server),
   };
 }

@@ -1,6 +1,6 @@
-import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { decodeG711 } from '../../src/telephony/rtp/g711.js';
+import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
  * A stand-in for Deepgram's live streaming API (`wss://api.deepgram.com/v1/listen`), speaking its
@@ -110,9 +110,23 @@ export async function startFakeDeepgram(
   const connections: DeepgramConnection[] = [];
   let utterances = 0;
   let refusedUpgrades = 0;
+  const rest = await startVendorRestServer((request) =>
+    request.url === '/v1/projects'
+      ? request.headers.authorization === `Token ${fullScript.apiKey}`
+        ? {
+            status: 200,
+            body: {
+              projects: [{ project_id: 'c8f3b3e2-0d5a-4b8e-9c4e-1f2a3b4c5d6e', name: 'Fake project' }],
+            },
+          }
+        : {
+            status: 401,
+            body: { err_code: 'INVALID_AUTH', err_msg: 'Invalid credentials.', request_id: 'fake-request' },
+          }
+      : { status: 404, body: { err_code: 'NOT_FOUND', err_msg: 'Not found.' } },
+  );
   const server = new WebSocketServer({
-    host: '127.0.0.1',
-    port: 0,
+    server: rest.http,
     verifyClient: (info, accept) => {
       if (info.req.headers.authorization !== `Token ${fullScript.apiKey}`) {
         refusedUpgrades++;
@@ -227,8 +241,7 @@ export async function startFakeDeepgram(
       }
     });
   });
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = rest;
   return {
     baseUrl: `ws://127.0.0.1:${port}`,
     script: fullScript,
@@ -236,10 +249,6 @@ export async function startFakeDeepgram(
     get refusedUpgrades() {
       return refusedUpgrades;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of server.clients) client.terminate();
-        server.close(() => resolve());
-      }),
+    close: () => rest.close(server),
   };
 }

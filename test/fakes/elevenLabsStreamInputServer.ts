@@ -1,6 +1,6 @@
-import type { AddressInfo } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
  * A stand-in for ElevenLabs' text-to-speech WebSocket
@@ -72,9 +72,18 @@ export async function startFakeElevenLabs(
     ...script,
   };
   const connections: ElevenLabsConnection[] = [];
+  const rest = await startVendorRestServer((request) =>
+    request.url === '/v1/user'
+      ? request.headers['xi-api-key'] === fullScript.apiKey
+        ? {
+            status: 200,
+            body: { user_id: 'fake-user', subscription: { tier: 'creator', character_count: 0 } },
+          }
+        : { status: 401, body: { detail: { status: 'invalid_api_key', message: 'Invalid API key' } } }
+      : { status: 404, body: { detail: 'Not Found' } },
+  );
   const server = new WebSocketServer({
-    host: '127.0.0.1',
-    port: 0,
+    server: rest.http,
     verifyClient: (info, accept) => {
       const match = /^\/v1\/text-to-speech\/([^/?]+)\/stream-input/.exec(info.req.url ?? '');
       if (!match) return accept(false, 404, 'Not Found');
@@ -157,16 +166,11 @@ export async function startFakeElevenLabs(
       if (message.flush === true || message.text === '') void generate();
     });
   });
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = rest;
   return {
     baseUrl: `ws://127.0.0.1:${port}`,
     script: fullScript,
     connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const client of server.clients) client.terminate();
-        server.close(() => resolve());
-      }),
+    close: () => rest.close(server),
   };
 }

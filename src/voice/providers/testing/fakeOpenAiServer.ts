@@ -134,6 +134,15 @@ export async function startFakeOpenAiServer(
 
     const json = (recorded.json ?? {}) as Record<string, unknown>;
     switch (recorded.path) {
+      case '/v1/models':
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            object: 'list',
+            data: [{ id: 'gpt-4o-mini', object: 'model', created: 1721172741, owned_by: 'system' }],
+          }),
+        );
+        return;
       case '/v1/audio/speech': {
         const isWav = json.response_format === 'wav';
         const audio = isWav
