@@ -265,6 +265,7 @@ export async function startService(
               dataDir: config.dataDir,
               webhookAllowPrivate: config.webhookAllowPrivate,
               trunkAllowPrivate: config.telephony.trunkAllowPrivate,
+              providerAllowPrivate: config.voice.providerAllowPrivate,
             },
             recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),

@@ -26,6 +26,8 @@ export interface DashboardOptions {
   webhookAllowPrivate: boolean;
   /** Allow trunks at private addresses (CALLWRIGHT_TRUNK_ALLOW_PRIVATE); refused when absent. */
   trunkAllowPrivate?: boolean;
+  /** Allow vendor base URLs at private addresses (CALLWRIGHT_PROVIDER_ALLOW_PRIVATE). */
+  providerAllowPrivate?: boolean;
 }
 
 /** The signed-in person on a dashboard request. */

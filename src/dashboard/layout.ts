@@ -7,6 +7,7 @@ const sections = [
   { path: '/agents', label: 'Agents' },
   { path: '/numbers', label: 'Numbers & trunks' },
   { path: '/keys', label: 'API keys' },
+  { path: '/providers', label: 'Providers' },
   { path: '/webhook', label: 'Webhook' },
 ] as const;
 

@@ -9,6 +9,7 @@ import { registerAuthPages, registerSignOut } from './pages/auth.js';
 import { registerCallPages } from './pages/calls.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerOverviewPage } from './pages/overview.js';
+import { registerProviderPages } from './pages/providers.js';
 import { registerTelephonyPages } from './pages/telephony.js';
 import { registerWebhookPages } from './pages/webhook.js';
 import {
@@ -115,6 +116,7 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerSignOut(signedIn, options);
     registerOverviewPage(signedIn, options);
     registerKeyPages(signedIn, options);
+    registerProviderPages(signedIn, options);
     registerCallPages(signedIn, options);
     registerAgentPages(signedIn, options);
     registerTelephonyPages(signedIn, options);
