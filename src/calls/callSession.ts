@@ -168,6 +168,7 @@ export class CallSession {
     if (!conversation) {
       // Never answered: the detector (in the WASM memory all calls share) still goes back.
       this.callVoice?.vad.close();
+      this.callVoice?.release();
       return {};
     }
     try {
@@ -187,6 +188,7 @@ export class CallSession {
       return {};
     } finally {
       this.callVoice?.vad.close();
+      this.callVoice?.release();
     }
   }
 
@@ -249,6 +251,8 @@ export class CallSession {
       if (ringing || (status !== 180 && status !== 183)) return;
       ringing = true;
       this.recordTransition('ringing');
+      // The greeting follows the answer: a voice that connects per reply connects while it rings.
+      this.callVoice?.tts.prepare?.(this.callVoice.ttsVoice ? { voice: this.callVoice.ttsVoice } : {});
     });
     outgoing.on('answered', ({ sdpAnswer }) => {
       this.onAnswered(rtp, sdpAnswer);

@@ -199,6 +199,8 @@ export class Conversation {
   private handleTurnEvent(event: TurnEvent): void {
     if (event.type === 'speech_start') {
       this.armSilenceTimer();
+      // A reply follows the turn: a voice that connects per reply connects now, not after it.
+      this.options.tts.prepare?.(this.options.ttsVoice ? { voice: this.options.ttsVoice } : {});
       // A machine's greeting running on does not cut the voicemail message being left.
       if (this.options.rtp.queuedMs > 0 && !this.voicemailHandled) {
         // Barge-in: the callee talks over the agent; its queued audio stops within a frame.

@@ -64,6 +64,8 @@ export interface CallVoice {
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
+  /** Closes what was made for this call alone (vendor adapters and their spare sockets). */
+  release(): void;
 }
 
 const listenOnlyScript: DialogScript = {
@@ -191,12 +193,13 @@ export class VoiceStack {
       ? renderTemplate(settings.voicemail.message, variables)
       : null;
     const providerFailures = new ProviderFailureLog();
+    const ownAdapters: TextToSpeech[] = [];
     return {
       brain,
       tts: new FallbackTextToSpeech(
         ttsChoices.map((choice) => ({
           provider: choice.provider,
-          tts: this.ttsFor(choice, accountKeys, logger),
+          tts: this.ttsFor(choice, accountKeys, logger, ownAdapters),
           ...(choice.voice ? { voice: choice.voice } : {}),
           ...(choice.provider === 'flite'
             ? {}
@@ -222,16 +225,29 @@ export class VoiceStack {
         message: voicemailMessage,
       },
       ...(realtime ? { realtime } : {}),
+      release: () => {
+        for (const adapter of ownAdapters.splice(0))
+          adapter
+            .close()
+            .catch((error: unknown) => logger.debug({ err: error }, 'a voice adapter did not close'));
+      },
     };
   }
 
-  private ttsFor(choice: TtsChoice, keys: AccountVendorKeys, logger: Logger): TextToSpeech {
+  private ttsFor(
+    choice: TtsChoice,
+    keys: AccountVendorKeys,
+    logger: Logger,
+    ownAdapters: TextToSpeech[],
+  ): TextToSpeech {
     if (choice.provider === 'flite') return this.offlineTts;
-    return vendorTextToSpeech(
+    const adapter = vendorTextToSpeech(
       choice,
       credentialFor(choice.provider, this.config, keys) as VendorCredential,
       logger,
     );
+    ownAdapters.push(adapter);
+    return adapter;
   }
 
   private sttFor(choice: SttChoice, keys: AccountVendorKeys, logger: Logger): SpeechToText {

@@ -42,6 +42,8 @@ export interface ElevenLabsConnection {
   chunksSent: number;
   closeCode: number | null;
   closedByClientAtChunk: number | null;
+  /** When the upgrade was accepted (Date.now()). */
+  openedAtMs: number;
 }
 
 export interface FakeElevenLabs {
@@ -101,6 +103,7 @@ export async function startFakeElevenLabs(
       chunksSent: 0,
       closeCode: null,
       closedByClientAtChunk: null,
+      openedAtMs: Date.now(),
     };
     connections.push(connection);
     let text = '';

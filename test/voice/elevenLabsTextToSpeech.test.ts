@@ -24,6 +24,14 @@ async function collect(audio: AsyncIterable<{ samples: Int16Array; sampleRateHz:
   return chunks;
 }
 
+async function until(check: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 const tts = (key = apiKey) =>
   new ElevenLabsTextToSpeech({ apiKey: key, baseUrl: fake?.baseUrl ?? '', language: 'en' });
 
@@ -55,6 +63,34 @@ describe('ElevenLabsTextToSpeech', () => {
       language_code: 'en',
     });
     expect(connection?.messages).toEqual([{ text: ' ' }, { text: `${text} `, flush: true }, { text: '' }]);
+  });
+
+  it("prepare opens the next reply's socket ahead; the reply uses it, close ends an unused one", async () => {
+    fake = await startFakeElevenLabs({
+      apiKey,
+      voiceIds: [voiceId],
+      firstAudioDelayMs: 0,
+      chunkIntervalMs: 0,
+    });
+    const adapter = tts();
+    adapter.prepare({ voice: voiceId });
+    await until(() => fake?.connections.length === 1);
+    // The handshake is done before the text exists; the reply sends its messages on that socket.
+    expect(fake.connections[0]?.messages).toEqual([]);
+    const text = 'Ready when you are.';
+    expect((await collect(adapter.synthesize(text, { voice: voiceId }))).length).toBeGreaterThan(0);
+    expect(fake.connections).toHaveLength(1);
+    expect(fake.connections[0]?.messages).toEqual([
+      { text: ' ' },
+      { text: `${text} `, flush: true },
+      { text: '' },
+    ]);
+    // The next spare: one that no reply took is closed with the adapter.
+    adapter.prepare({ voice: voiceId });
+    await until(() => fake?.connections.length === 2);
+    await adapter.close();
+    await until(() => fake?.connections[1]?.closeCode !== null);
+    expect(fake.connections[1]?.messages).toEqual([]);
   });
 
   it('a refused key is a ProviderError with status 401, without the key', async () => {

@@ -140,6 +140,8 @@ describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
     // before plays, so the agent's channel of the recording has no gap of the vendor's 600 ms.
     expect(call.transcript.filter((line) => line.role === 'agent')).toHaveLength(3);
     expect(longestAgentGapMs(call.recordingPath as string)).toBeLessThan(250);
+    // The greeting's socket was opened while the phone rang, before the call was answered.
+    expect(elevenLabs.connections[0]?.openedAtMs).toBeLessThan(Date.parse(call.inProgressAt as string));
     // The LLM got the rendered prompt.
     const chat = openAi.requests.find((request) => request.path.endsWith('/chat/completions'));
     expect(JSON.stringify(chat?.json)).toContain('You call Ann to confirm an appointment.');

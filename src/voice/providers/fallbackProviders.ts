@@ -141,6 +141,12 @@ export class FallbackTextToSpeech implements TextToSpeech {
     throw holdsVendor ? new StageExhaustedError('tts', lastError) : lastError;
   }
 
+  /** Warms the choice replies start at (the others are only for its failures). */
+  prepare(options: { voice?: string } = {}): void {
+    const choice = this.choices[this.#first] as TtsChoiceInUse;
+    choice.tts.prepare?.({ ...options, ...(choice.voice ? { voice: choice.voice } : {}) });
+  }
+
   async close(): Promise<void> {
     // The providers are the process's, shared by calls; the voice stack closes them.
   }

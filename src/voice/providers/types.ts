@@ -29,6 +29,12 @@ export interface TextToSpeech {
    * sentence for flite, per network read for HTTP servers), so playback can start early.
    */
   synthesize(text: string, options?: SynthesizeOptions): AsyncIterable<AudioChunk>;
+  /**
+   * A reply is likely soon (the call was answered, the callee started speaking): a provider that
+   * connects per reply may open its connection now, so the handshake is not on the reply's path.
+   * Best effort; providers without connections leave it out.
+   */
+  prepare?(options?: { voice?: string }): void;
   /** Releases workers, temporary files and connections. */
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../logger.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
-import { streamReplyOverSocket, webSocketBase } from './replySocket.js';
+import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
 export interface CartesiaTextToSpeechOptions {
   apiKey: string;
@@ -28,14 +28,28 @@ const defaultVoiceId = 'a0e99841-438c-4a64-b679-ae501e7d6091';
  * cancel for the context and closes the socket.
  */
 export class CartesiaTextToSpeech implements TextToSpeech {
-  constructor(private readonly options: CartesiaTextToSpeechOptions) {}
+  readonly #url: string;
+  readonly #headers: Record<string, string>;
+  readonly #warmer: SocketWarmer;
+
+  constructor(private readonly options: CartesiaTextToSpeechOptions) {
+    this.#url = `${webSocketBase(options.baseUrl, 'wss://api.cartesia.ai')}/tts/websocket`;
+    this.#headers = { Authorization: `Bearer ${options.apiKey}`, 'Cartesia-Version': cartesiaVersion };
+    this.#warmer = new SocketWarmer(this.#headers);
+  }
+
+  /** Opens the next reply's socket now (one per reply: an abort closes it). */
+  prepare(): void {
+    this.#warmer.warm(this.#url);
+  }
 
   synthesize(text: string, options: SynthesizeOptions = {}): AsyncIterable<AudioChunk> {
     const contextId = randomUUID();
     return streamReplyOverSocket({
       provider: 'cartesia',
-      url: `${webSocketBase(this.options.baseUrl, 'wss://api.cartesia.ai')}/tts/websocket`,
-      headers: { Authorization: `Bearer ${this.options.apiKey}`, 'Cartesia-Version': cartesiaVersion },
+      url: this.#url,
+      headers: this.#headers,
+      warmer: this.#warmer,
       signal: options.signal,
       openingMessages: [
         {
@@ -66,6 +80,7 @@ export class CartesiaTextToSpeech implements TextToSpeech {
   }
 
   async close(): Promise<void> {
-    // One socket per reply, closed with it.
+    // Each reply's socket closes with it; a spare opened ahead closes here.
+    this.#warmer.close();
   }
 }

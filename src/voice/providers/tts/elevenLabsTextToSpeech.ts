@@ -1,6 +1,6 @@
 import type { Logger } from '../../../logger.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
-import { streamReplyOverSocket, webSocketBase } from './replySocket.js';
+import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
 export interface ElevenLabsTextToSpeechOptions {
   apiKey: string;
@@ -26,20 +26,35 @@ const premadeVoiceId = '21m00Tcm4TlvDq8ikWAM';
  * they arrive until `isFinal`. One socket per reply keeps barge-in simple: aborting closes it.
  */
 export class ElevenLabsTextToSpeech implements TextToSpeech {
-  constructor(private readonly options: ElevenLabsTextToSpeechOptions) {}
+  readonly #warmer: SocketWarmer;
 
-  synthesize(text: string, options: SynthesizeOptions = {}): AsyncIterable<AudioChunk> {
-    const voiceId = options.voice ?? this.options.defaultVoiceId ?? premadeVoiceId;
+  constructor(private readonly options: ElevenLabsTextToSpeechOptions) {
+    this.#warmer = new SocketWarmer({ 'xi-api-key': options.apiKey });
+  }
+
+  /** The socket of a voice (the voice is in its path, the audio format in its query). */
+  #urlOf(voice: string | undefined): string {
+    const voiceId = voice ?? this.options.defaultVoiceId ?? premadeVoiceId;
     const query = new URLSearchParams({
       model_id: this.options.modelId ?? 'eleven_flash_v2_5',
       output_format: 'ulaw_8000',
       ...(this.options.language ? { language_code: this.options.language } : {}),
     });
     const base = webSocketBase(this.options.baseUrl, 'wss://api.elevenlabs.io');
+    return `${base}/v1/text-to-speech/${encodeURIComponent(voiceId)}/stream-input?${query}`;
+  }
+
+  /** Opens the next reply's socket now (one per reply: barge-in closes it). */
+  prepare(options: { voice?: string } = {}): void {
+    this.#warmer.warm(this.#urlOf(options.voice));
+  }
+
+  synthesize(text: string, options: SynthesizeOptions = {}): AsyncIterable<AudioChunk> {
     return streamReplyOverSocket({
       provider: 'elevenlabs',
-      url: `${base}/v1/text-to-speech/${encodeURIComponent(voiceId)}/stream-input?${query}`,
+      url: this.#urlOf(options.voice),
       headers: { 'xi-api-key': this.options.apiKey },
+      warmer: this.#warmer,
       signal: options.signal,
       openingMessages: [{ text: ' ' }, { text: `${text.trim()} `, flush: true }, { text: '' }],
       readMessage: (message) => {
@@ -57,6 +72,7 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
   }
 
   async close(): Promise<void> {
-    // One socket per reply, closed with it.
+    // Each reply's socket closes with it; a spare opened ahead closes here.
+    this.#warmer.close();
   }
 }

@@ -22,6 +22,53 @@ export interface ReplySocketOptions {
   readMessage: (message: Record<string, unknown>) => ReplyMessage;
   /** Sent (best effort) before the socket is dropped on an abort, e.g. a cancel of the context. */
   cancelMessage?: unknown;
+  /** Where a socket opened ahead of the reply may be waiting (see SocketWarmer). */
+  warmer?: SocketWarmer;
+}
+
+const isLive = (socket: WebSocket) =>
+  socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING;
+
+/**
+ * Sockets opened ahead of need, at most one per URL: a reply takes the one for its URL, so the
+ * TCP, TLS and upgrade round trips happened while the callee was still talking (or while the
+ * phone rang), not after. A spare the vendor refuses or closes is dropped quietly; the reply then
+ * opens its own and meets the refusal itself. `close()` ends the spares with the call.
+ */
+export class SocketWarmer {
+  readonly #spares = new Map<string, WebSocket>();
+  #closed = false;
+
+  constructor(private readonly headers: Record<string, string>) {}
+
+  warm(url: string): void {
+    const existing = this.#spares.get(url);
+    if (this.#closed || (existing && isLive(existing))) return;
+    const socket = new WebSocket(url, { headers: this.headers });
+    socket.on('error', () => undefined);
+    socket.on('unexpected-response', () => socket.terminate());
+    socket.on('close', () => {
+      if (this.#spares.get(url) === socket) this.#spares.delete(url);
+    });
+    this.#spares.set(url, socket);
+  }
+
+  /** The spare for `url` when it is open or opening; from then on it is the caller's. */
+  take(url: string): WebSocket | null {
+    const socket = this.#spares.get(url);
+    if (!socket) return null;
+    this.#spares.delete(url);
+    if (!isLive(socket)) return null;
+    socket.removeAllListeners('unexpected-response');
+    socket.removeAllListeners('close');
+    return socket;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const socket of this.#spares.values()) socket.terminate();
+    this.#spares.clear();
+  }
 }
 
 /** `ws://` and `wss://` for the http(s) base URLs an operator may give. */
@@ -40,7 +87,8 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
   const { provider, signal } = options;
   if (signal?.aborted) throw abortReason(signal);
   const reply = new AudioReplyQueue();
-  const socket = new WebSocket(options.url, { headers: options.headers });
+  const socket =
+    options.warmer?.take(options.url) ?? new WebSocket(options.url, { headers: options.headers });
   const onAbort = () => {
     reply.fail(signal ? abortReason(signal) : new Error('aborted'));
     if (options.cancelMessage !== undefined && socket.readyState === WebSocket.OPEN)
@@ -62,9 +110,11 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
   socket.on('error', (error) =>
     reply.fail(new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`)),
   );
-  socket.on('open', () => {
+  const sendOpening = () => {
     for (const message of options.openingMessages) socket.send(JSON.stringify(message));
-  });
+  };
+  if (socket.readyState === WebSocket.OPEN) sendOpening();
+  else socket.on('open', sendOpening);
   socket.on('message', (data, isBinary) => {
     let message: Record<string, unknown>;
     try {
