@@ -75,6 +75,7 @@ describe('GET /v1/openapi.json', () => {
         'listEvents',
         'ready',
         'resendEvent',
+        'testCredential',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );
