@@ -18,6 +18,7 @@ import {
   FvadDetectorFactory,
   PocketsphinxSpeechToText,
 } from '../dist/voice/providers/index.js';
+import { answerEachReply, synthesizeWhole } from './callee.mjs';
 
 const logger = pino({ level: 'silent' });
 const clock = new MediaClock({ logger });
@@ -55,18 +56,6 @@ const instantStt = {
   async close() {},
 };
 
-async function synthesized(tts, text) {
-  const parts = [];
-  for await (const chunk of tts.synthesize(text)) parts.push(chunk.samples);
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
 /** One agent conversation and a callee that says `calleeSpeech` after each agent reply. */
 async function conversationPair({ tts, stt, calleeSpeech, turns }) {
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
@@ -86,25 +75,7 @@ async function conversationPair({ tts, stt, calleeSpeech, turns }) {
     hangUp() {},
   });
   // The callee speaks once the agent's reply has finished arriving.
-  let heard = 0;
-  let quietFrames = 0;
-  let spoken = 0;
-  const done = new Promise((resolve) => {
-    // A stalled pair (a reply lost under overload) must not stall the whole run.
-    setTimeout(resolve, turns * 6_000).unref();
-    calleeRtp.on('audio', (samples) => {
-      let energy = 0;
-      for (const s of samples) energy += s * s;
-      if (energy / samples.length > 100_000) {
-        heard++;
-        quietFrames = 0;
-      } else if (heard > 0 && ++quietFrames === 10) {
-        heard = 0;
-        if (spoken++ >= turns) resolve();
-        else void calleeRtp.play(calleeSpeech);
-      }
-    });
-  });
+  const done = answerEachReply(calleeRtp, calleeSpeech, { turns, limitMs: turns * 6_000 });
   conversation.start();
   await done;
   const result = await conversation.finish();
@@ -127,7 +98,7 @@ async function measure(label, providers, { conversations, turns }) {
 
 const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger });
 const sphinx = await PocketsphinxSpeechToText.start({ processCount: 1, freeForm: false, logger });
-const yes = await synthesized(flite, 'yes that works');
+const yes = await synthesizeWhole(flite, 'yes that works');
 
 console.log(
   `bench:turn — Node ${process.version}; latency = end of the VAD silence window (600 ms) -> first agent RTP packet`,

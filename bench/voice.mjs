@@ -1,12 +1,12 @@
 // npm run bench:voice — the voice pipeline with streaming vendors, as fakes with stated latencies
-// in their own process: Deepgram answers the end-of-turn Finalize after 150 ms, ElevenLabs sends its
-// first audio 120 ms after the text. N concurrent conversations over loopback RTP, each callee
-// speaking after every agent reply. Per level: the agent's reply delay (end of the 600 ms
-// end-of-turn silence -> first agent RTP packet) p50/p95, the platform overhead (that delay minus
-// the vendors' 270 ms), CPU ms of this process per call-second and RSS per call.
-// No language model here: the script brain answers at once (bench:turn covers the LLM-free path,
-// an LLM fake with a paced token stream is still to come).
+// in their own process: Deepgram answers the end-of-turn Finalize after 150 ms, the language model's
+// first token comes 250 ms after the request and the next ones at 50 tokens/s, ElevenLabs sends its
+// first audio 120 ms after the text. N concurrent conversations over loopback RTP, the callees in a
+// process of their own, each speaking after every agent reply. Per level: the agent's reply delay
+// (end of the 600 ms end-of-turn silence -> first agent RTP packet) p50/p95, the platform overhead
+// (that delay minus the vendors' own share), CPU ms of this process per call-second and RSS per call.
 import { execFileSync, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import pino from 'pino';
 import {
   createOffer,
@@ -15,7 +15,7 @@ import {
   parseAnswer,
   RtpSession,
 } from '../dist/telephony/rtp/index.js';
-import { ScriptBrain } from '../dist/voice/brains/scriptBrain.js';
+import { LlmBrain } from '../dist/voice/brains/llmBrain.js';
 import { Conversation } from '../dist/voice/conversation.js';
 import {
   DeepgramSpeechToText,
@@ -24,10 +24,13 @@ import {
   FallbackTextToSpeech,
   FliteTextToSpeech,
   FvadDetectorFactory,
+  OpenAiChatClient,
   ProviderFailureLog,
 } from '../dist/voice/providers/index.js';
 
-const vendorLatencyMs = 150 + 120;
+// STT final 150 ms + first token 250 ms + 3 more tokens to the end of the first sentence at 50/s
+// (60 ms) + TTS first audio 120 ms: what the vendors alone take before the first reply audio.
+const vendorLatencyMs = 150 + 250 + 60 + 120;
 // esbuild comes with vitest (its own binary): the fakes are TypeScript, the bench runs on Node.
 execFileSync('node_modules/esbuild/bin/esbuild', [
   '--bundle',
@@ -48,27 +51,6 @@ const clock = new MediaClock({ logger });
 const ports = new PortAllocator({ minPort: 44000, maxPort: 45998 });
 const vadFactory = await FvadDetectorFactory.load();
 const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger });
-const loopScript = {
-  start: 'ask',
-  nodes: {
-    ask: {
-      say: 'Okay, thank you.',
-      listen: [{ phrases: ['yes that works'], next: 'ask' }],
-      otherwise: 'ask',
-    },
-  },
-};
-let calleeSpeech;
-{
-  const parts = [];
-  for await (const chunk of flite.synthesize('yes that works')) parts.push(chunk.samples);
-  calleeSpeech = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    calleeSpeech.set(part, offset);
-    offset += part.length;
-  }
-}
 
 const stt = new DeepgramSpeechToText({ apiKey: 'bench-deepgram', baseUrl: urls.deepgram });
 const tts = new ElevenLabsTextToSpeech({
@@ -77,15 +59,43 @@ const tts = new ElevenLabsTextToSpeech({
   defaultVoiceId: 'bench-voice',
 });
 
+// The callees run in a process of their own, as the far end of a call does.
+const callees = spawn(process.execPath, ['bench/voiceCallees.mjs'], { stdio: ['pipe', 'pipe', 'inherit'] });
+const calleeReplies = new Map();
+createInterface({ input: callees.stdout }).on('line', (line) => {
+  const message = JSON.parse(line);
+  calleeReplies.get(message.ready ? 'ready' : `${message.id}:${message.done ? 'done' : 'port'}`)?.(message);
+});
+const calleeSays = (key) => new Promise((resolve) => calleeReplies.set(key, resolve));
+await calleeSays('ready');
+let conversationsStarted = 0;
+
 async function conversationPair(turns) {
+  const id = conversationsStarted++;
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
-  const calleeRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
-  agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort })));
-  calleeRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort })));
+  const portSaid = calleeSays(`${id}:port`);
+  const doneSaid = calleeSays(`${id}:done`);
+  callees.stdin.write(
+    `${JSON.stringify({ id, agentPort: agentRtp.localPort, turns, limitMs: turns * 8_000 })}\n`,
+  );
+  const { calleePort } = await portSaid;
+  agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleePort })));
   const failures = new ProviderFailureLog();
   const conversation = new Conversation({
     rtp: agentRtp,
-    brain: new ScriptBrain(loopScript, {}, null),
+    brain: new LlmBrain(
+      new OpenAiChatClient({
+        endpoint: { baseUrl: urls.llm, apiKey: 'bench-llm' },
+        model: 'bench-model',
+        logger,
+      }),
+      {
+        systemPrompt: 'You confirm appointments. Be brief.',
+        firstMessage: 'Hello, this is the clinic calling about your appointment.',
+        extraction: [],
+        logger,
+      },
+    ),
     tts: new FallbackTextToSpeech([{ provider: 'elevenlabs', tts, firstAudioTimeoutMs: 3000 }], failures),
     stt: new FallbackSpeechToText([{ provider: 'deepgram', stt, finalTimeoutMs: 3000 }], failures),
     apologyTts: flite,
@@ -97,37 +107,18 @@ async function conversationPair(turns) {
     voicemail: { action: 'hang_up', message: null },
     hangUp() {},
   });
-  let heard = 0;
-  let quietFrames = 0;
-  let spoken = 0;
-  const done = new Promise((resolve) => {
-    setTimeout(resolve, turns * 8_000).unref();
-    calleeRtp.on('audio', (samples) => {
-      let energy = 0;
-      for (const s of samples) energy += s * s;
-      if (energy / samples.length > 100_000) {
-        heard++;
-        quietFrames = 0;
-      } else if (heard > 0 && ++quietFrames === 10) {
-        heard = 0;
-        if (spoken++ >= turns) resolve();
-        else void calleeRtp.play(calleeSpeech);
-      }
-    });
-  });
   conversation.start();
-  await done;
+  await doneSaid;
   const result = await conversation.finish();
   agentRtp.close();
-  calleeRtp.close();
   return { latencies: result.metrics.response_latencies_ms, failures: failures.failures.length };
 }
 
 console.log(
-  `bench:voice — Node ${process.version}; vendor fakes in their own process: Deepgram final ${vendorLatencyMs - 120} ms after Finalize, ElevenLabs first audio 120 ms`,
+  `bench:voice — Node ${process.version}; vendor fakes in their own process: Deepgram final 150 ms after Finalize, LLM first token 250 ms then 50 tokens/s, ElevenLabs first audio 120 ms; callees in their own process`,
 );
 console.log(
-  'reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - 270 ms',
+  `reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - ${vendorLatencyMs} ms (STT 150 + first token 250 + 3 tokens 60 + TTS 120)`,
 );
 for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',').map(Number)) {
   global.gc?.();
@@ -150,6 +141,7 @@ for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',')
   );
 }
 vendors.kill('SIGTERM');
+callees.stdin.end();
 await flite.close();
 clock.stop();
 process.exit(0);

@@ -127,8 +127,25 @@ describe('sentence splitting for streamed replies', () => {
     const splitter = new SentenceSplitter();
     expect(splitter.push('Hello Dr. Smith, your bill is 3.5 dollars')).toEqual([]);
     expect(splitter.push('. Is that ')).toEqual(['Hello Dr. Smith, your bill is 3.5 dollars.']);
-    expect(splitter.push('fine? Yes!')).toEqual(['Is that fine?']);
-    expect(splitter.flush()).toEqual(['Yes!']);
+    expect(splitter.push('fine? Yes!')).toEqual(['Is that fine?', 'Yes!']);
+    expect(splitter.flush()).toEqual([]);
+  });
+
+  it('gives a sentence as soon as its last token arrives, unless the end could go on', () => {
+    const splitter = new SentenceSplitter();
+    const tokens = ['Okay', ',', ' thank', ' you.', ' Your', ' total', ' is', ' 3.', '5', ' dollars', '.'];
+    const given = tokens.map((token) => splitter.push(token));
+    expect(given[3]).toEqual(['Okay, thank you.']);
+    expect(given[7]).toEqual([]); // "3." may be "3.5"
+    expect(given[10]).toEqual(['Your total is 3.5 dollars.']);
+    for (const open of ['Call Dr.', 'Ask J.', 'It is 4.']) {
+      const waiting = new SentenceSplitter();
+      expect(waiting.push(open)).toEqual([]);
+    }
+    const ellipsis = new SentenceSplitter();
+    expect(ellipsis.push('Well.')).toEqual(['Well.']);
+    expect(ellipsis.push('.. maybe')).toEqual([]);
+    expect(ellipsis.flush()).toEqual(['maybe']);
   });
 });
 

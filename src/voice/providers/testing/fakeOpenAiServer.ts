@@ -33,6 +33,8 @@ export interface FakeOpenAiScript {
   responseDelayMs?: number;
   /** Split every written body into pieces this large (odd sizes cut samples and lines in two). */
   writePieceBytes: number;
+  /** Pace a streamed completion: one chunk per this many ms (a model's token rate). */
+  chatDeltaIntervalMs?: number;
 }
 
 export interface FakeOpenAiServer {
@@ -161,8 +163,17 @@ export async function startFakeOpenAiServer(
         response.end(JSON.stringify({ text: script.transcriptionText }));
         return;
       case '/v1/chat/completions': {
+        // Token counts as servers report them: about 4 characters a token for the prompt.
+        const usage = {
+          prompt_tokens: Math.ceil(JSON.stringify(json.messages ?? []).length / 4),
+          completion_tokens:
+            json.stream === true
+              ? script.chatStreamDeltas.length
+              : Math.ceil(script.chatJsonContent.length / 4),
+        };
         if (json.stream === true) {
-          const events = script.chatStreamDeltas.map((step, index) => {
+          const wantsUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
+          const steps = script.chatStreamDeltas.map((step, index) => {
             const chunk = {
               id: 'chatcmpl-fake',
               object: 'chat.completion.chunk',
@@ -175,7 +186,23 @@ export async function startFakeOpenAiServer(
               ? `data: ${JSON.stringify(chunk)}\n\n`
               : `: keep-alive\r\ndata:${JSON.stringify(chunk)}\r\n\r\n`;
           });
+          // With stream_options.include_usage, one more chunk with no choices carries the counts.
+          const events = wantsUsage
+            ? [
+                ...steps,
+                `data: ${JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 0, model: json.model, choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } })}\n\n`,
+              ]
+            : steps;
           response.writeHead(200, { 'content-type': 'text/event-stream' });
+          if (script.chatDeltaIntervalMs !== undefined) {
+            for (const [index, event] of events.entries()) {
+              if (index > 0) await new Promise((resolve) => setTimeout(resolve, script.chatDeltaIntervalMs));
+              if (response.destroyed) return;
+              response.write(event);
+            }
+            response.end('data: [DONE]\n\n');
+            return;
+          }
           await writeInPieces(
             response,
             Buffer.from(`${events.join('')}data: [DONE]\n\n`),
@@ -195,6 +222,7 @@ export async function startFakeOpenAiServer(
                 finish_reason: 'stop',
               },
             ],
+            usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
           }),
         );
         return;

@@ -1,0 +1,37 @@
+// The benches' simulated callee: says `speech` each time the agent's reply has finished arriving
+// (10 quiet frames after loud ones), `turns` times, then resolves (or after a time limit, so one
+// stalled pair cannot stall a whole run).
+
+/** Concatenates a TTS's chunks for `text` into one buffer. */
+export async function synthesizeWhole(tts, text) {
+  const parts = [];
+  for await (const chunk of tts.synthesize(text)) parts.push(chunk.samples);
+  const whole = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.length;
+  }
+  return whole;
+}
+
+export function answerEachReply(calleeRtp, speech, { turns, limitMs }) {
+  let heard = 0;
+  let quietFrames = 0;
+  let spoken = 0;
+  return new Promise((resolve) => {
+    setTimeout(resolve, limitMs).unref();
+    calleeRtp.on('audio', (samples) => {
+      let energy = 0;
+      for (const s of samples) energy += s * s;
+      if (energy / samples.length > 100_000) {
+        heard++;
+        quietFrames = 0;
+      } else if (heard > 0 && ++quietFrames === 10) {
+        heard = 0;
+        if (spoken++ >= turns) resolve();
+        else void calleeRtp.play(speech);
+      }
+    });
+  });
+}
