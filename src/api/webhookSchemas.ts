@@ -35,6 +35,11 @@ export const callCompletedEventExample = {
     extracted_data: { confirmed: true },
     variables: { customer_name: 'Ann' },
     metrics: { response_latency_ms: { p50: 640, p95: 910 } },
+    cost: {
+      currency: 'USD',
+      total_usd: 0.0213,
+      by_stage: { stt: 0.0054, llm: 0.0009, tts: 0.015, telephony: 0 },
+    },
   },
 };
 
@@ -98,6 +103,19 @@ export const callCompletedEventSchema = {
               type: 'object',
               properties: { p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] } },
             },
+          },
+        },
+        cost: {
+          type: ['object', 'null'],
+          description:
+            "Extension: what the call cost in US dollars at the account's prices (over the service's " +
+            'defaults), in total and by stage (stt, llm, tts, realtime, telephony); the line items are in ' +
+            "the call record's `metrics.cost`. Null for a call that never reached a voice.",
+          required: ['currency', 'total_usd', 'by_stage'],
+          properties: {
+            currency: { type: 'string', enum: ['USD'] },
+            total_usd: { type: 'number' },
+            by_stage: { type: 'object', additionalProperties: { type: 'number' } },
           },
         },
       },

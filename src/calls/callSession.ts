@@ -4,6 +4,7 @@ import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.j
 import type { AnsweredBy } from '../domain/callStatus.js';
 import { isAppError } from '../domain/errors.js';
 import type { AgentRecord, CallFinish, CallRecord, TranscriptEntry } from '../domain/records.js';
+import { costOf, type Price } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -180,7 +181,7 @@ export class CallSession {
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,
-        metrics: result.metrics,
+        metrics: await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs),
         recordingPath,
       };
     } catch (error) {
@@ -322,6 +323,28 @@ export class CallSession {
       this.transcriptWrite = null;
     };
     this.transcriptWrite = writeLatest();
+  }
+
+  /**
+   * The call's metrics with what it used of each vendor and the line (`usage`), and what that cost
+   * at the account's prices over the service's defaults (`cost`).
+   */
+  private async withUsageAndCost(
+    metrics: Record<string, unknown>,
+    answeredMs: number,
+  ): Promise<Record<string, unknown>> {
+    const usage = this.callVoice?.usage;
+    if (!usage) return metrics;
+    const trunkId = this.route?.trunkId ?? null;
+    usage.add('telephony', trunkId ? 'trunk' : 'sandbox', trunkId, 'minutes', answeredMs / 60_000);
+    let prices: Price[] = [];
+    try {
+      prices = await this.context.store.prices.get(this.call.accountId);
+    } catch (error) {
+      this.log.warn({ err: error }, "could not read the account's prices; the defaults apply");
+    }
+    const entries = usage.entries();
+    return { ...metrics, usage: entries, cost: costOf(entries, prices) };
   }
 
   /** Stores an answered trunk call's SIP dialog, so a BYE can still end it should this process die. */

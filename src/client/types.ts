@@ -152,6 +152,12 @@ export interface CallCompletedEvent {
     extracted_data: Record<string, unknown>;
     variables: Record<string, VariableValue>;
     metrics: { response_latency_ms?: { p50: number | null; p95: number | null } };
+    /** Extension: what the call cost (US dollars), in total and by stage; null without a voice. */
+    cost?: {
+      currency: 'USD';
+      total_usd: number;
+      by_stage: Partial<Record<'stt' | 'llm' | 'tts' | 'realtime' | 'telephony', number>>;
+    } | null;
   };
 }
 

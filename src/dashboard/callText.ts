@@ -1,4 +1,5 @@
 import type { CallStatus, EndReason } from '../domain/callStatus.js';
+import type { CallCost } from '../domain/usage.js';
 import { type Html, html } from './html.js';
 
 /** How a call ended, in a sentence a person reads without the API reference. */
@@ -73,6 +74,8 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'barge_in_stop_ms',
     'dtmf_received',
     'provider_failures',
+    'usage',
+    'cost',
   ]);
   const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
   const perTurn = listOfNumbers(metrics.response_latencies_ms);
@@ -105,6 +108,7 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
 <tbody>${rows.map(([label, value, note]) => html`<tr><th scope="row">${label}</th><td>${value}</td><td class="muted">${note}</td></tr>`)}
 ${others.map(([name, value]) => html`<tr><th scope="row"><code>${name}</code></th><td>${typeof value === 'number' ? String(value) : JSON.stringify(value)}</td><td></td></tr>`)}
 </tbody></table></div>
+${isCost(metrics.cost) ? costTable(metrics.cost) : ''}
 ${
   failures.length === 0
     ? ''
@@ -113,4 +117,43 @@ ${
           html`<li>${String(failure.stage ?? '?')} · ${String(failure.provider ?? '?')}${failure.status ? html` · status ${String(failure.status)}` : ''}: ${String(failure.reason ?? '')}</li>`,
       )}</ul>`
 }`;
+}
+
+function isCost(value: unknown): value is CallCost {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as CallCost).total_usd === 'number' &&
+    Array.isArray((value as CallCost).lines)
+  );
+}
+
+const unitLabels: Record<string, string> = {
+  audio_seconds: 's of audio',
+  characters: 'characters',
+  input_tokens: 'tokens in',
+  output_tokens: 'tokens out',
+  input_audio_tokens: 'audio tokens in',
+  output_audio_tokens: 'audio tokens out',
+  minutes: 'min',
+};
+
+/** Dollars as a person reads them: cents to four places below a dollar. */
+export function usd(value: number | null): string {
+  if (value === null) return 'no price';
+  return value >= 1 ? `$${value.toFixed(2)}` : `$${value.toFixed(4)}`;
+}
+
+/** What the call used of each vendor and what it cost, line by line, with the total. */
+export function costTable(cost: CallCost): Html {
+  return html`<h3>Cost</h3>
+<div class="table-wrap"><table class="figures" data-testid="call-cost">
+<thead><tr><th scope="col">Stage</th><th scope="col">Provider</th><th scope="col">Used</th><th scope="col">Cost</th></tr></thead>
+<tbody>${cost.lines.map(
+    (line) =>
+      html`<tr><td>${line.stage}</td><td>${line.provider}${line.model ? html` <span class="muted">${line.model}</span>` : ''}</td><td>${String(Math.round(line.quantity * 10) / 10)} ${unitLabels[line.unit] ?? line.unit}</td><td>${usd(line.usd)}</td></tr>`,
+  )}
+<tr><th scope="row" colspan="3">Total</th><td><strong>${usd(cost.total_usd)}</strong></td></tr>
+</tbody></table></div>
+<p class="muted">At this account's prices where it set them, otherwise the defaults of ${cost.prices_as_of} (Providers → Prices).</p>`;
 }

@@ -1,4 +1,5 @@
 import type { CallRecord } from '../domain/records.js';
+import type { CallCost } from './usage.js';
 
 function durationSeconds(call: CallRecord): number | null {
   if (!call.inProgressAt || !call.endedAt) return null;
@@ -13,7 +14,9 @@ export function callCompletedEvent(
   call: CallRecord,
   event: { id: string; createdAt: string; recordingUrl: string | null },
 ) {
-  const latency = (call.metrics as { response_latency_ms?: unknown } | null)?.response_latency_ms;
+  const metrics = call.metrics as { response_latency_ms?: unknown; cost?: CallCost } | null;
+  const latency = metrics?.response_latency_ms;
+  const cost = metrics?.cost;
   return {
     type: 'call.completed' as const,
     id: event.id,
@@ -36,6 +39,8 @@ export function callCompletedEvent(
       extracted_data: call.extractedData,
       variables: call.variables ?? {},
       metrics: { response_latency_ms: latency ?? { p50: null, p95: null } },
+      // Extension: what the call cost, by stage (null for a call that never reached a voice).
+      cost: cost ? { currency: cost.currency, total_usd: cost.total_usd, by_stage: cost.by_stage } : null,
     },
   };
 }

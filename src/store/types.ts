@@ -25,6 +25,7 @@ import type {
   UserRecord,
   WebhookEndpointRecord,
 } from '../domain/records.js';
+import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 
 export interface CallListQuery {
@@ -139,6 +140,13 @@ export interface ProviderCredentialRepository {
   remove(accountId: string, id: string): Promise<boolean>;
 }
 
+export interface AccountPriceRepository {
+  /** The account's own prices, or an empty list when it has none. */
+  get(accountId: string): Promise<Price[]>;
+  /** Replaces the account's prices (already checked). */
+  set(accountId: string, prices: Price[]): Promise<void>;
+}
+
 export interface SandboxInviteRepository {
   record(entry: SandboxInviteRecord): Promise<void>;
   list(): Promise<SandboxInviteRecord[]>;
@@ -152,6 +160,7 @@ export interface Store {
   readonly calls: CallRepository;
   readonly trunks: TrunkRepository;
   readonly credentials: ProviderCredentialRepository;
+  readonly prices: AccountPriceRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;
@@ -286,7 +295,7 @@ export interface DashboardQueries {
   callMetricsSince(
     accountId: string,
     sinceIso: string,
-  ): Promise<{ id: string; endedAt: string; metrics: Record<string, unknown> }[]>;
+  ): Promise<{ id: string; agentId: string; endedAt: string; metrics: Record<string, unknown> }[]>;
   /** The id of the call's call.completed event, if it has been written. */
   eventIdForCall(accountId: string, callId: string): Promise<string | null>;
 }

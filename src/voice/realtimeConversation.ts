@@ -1,5 +1,6 @@
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
+import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
 import { BeepDetector } from './beepDetector.js';
@@ -29,6 +30,10 @@ export interface RealtimeConversationOptions {
   session: SpeechToSpeechOptions;
   /** The vendor's name for the call record's provider failures. */
   provider: string;
+  /** The session's model, for the usage report. */
+  model: string;
+  /** The call's usage, for its cost. */
+  usage: UsageMeter;
   /** Said first, word for word, when the agent has one. */
   firstMessage: string | null;
   /** A reply asked for (the greeting) that brings no audio within this fails the session. */
@@ -224,6 +229,14 @@ export class RealtimeConversation {
       case 'failed':
         this.fail(event.error);
         return;
+      case 'usage': {
+        const { usage, model } = this.options;
+        usage.add('realtime', 'openai', model, 'input_tokens', event.inputTextTokens);
+        usage.add('realtime', 'openai', model, 'input_audio_tokens', event.inputAudioTokens);
+        usage.add('realtime', 'openai', model, 'output_tokens', event.outputTextTokens);
+        usage.add('realtime', 'openai', model, 'output_audio_tokens', event.outputAudioTokens);
+        return;
+      }
     }
   }
 

@@ -8,6 +8,7 @@ import {
 } from '../domain/agentVoiceSettings.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { renderTemplate, type VariableValue } from '../domain/templates.js';
+import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { LlmBrain } from './brains/llmBrain.js';
@@ -45,6 +46,8 @@ export interface CallRealtimeVoice {
   speechToSpeech: SpeechToSpeech;
   session: SpeechToSpeechOptions;
   provider: string;
+  model: string;
+  usage: UsageMeter;
   firstMessage: string | null;
   firstAudioTimeoutMs: number;
 }
@@ -64,6 +67,8 @@ export interface CallVoice {
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
+  /** What the call used of each vendor, for its cost. */
+  usage: UsageMeter;
   /** Closes what was made for this call alone (vendor adapters and their spare sockets). */
   release(): void;
 }
@@ -144,6 +149,7 @@ export class VoiceStack {
     accountKeys: AccountVendorKeys = new Map(),
   ): CallVoice {
     const settings: AgentVoiceSettings = agentVoiceSettingsOf(agent.settings);
+    const usage = new UsageMeter();
     const variables = callVariables(agent, call);
     const firstMessageTemplate = call.firstMessage ?? agent.firstMessage;
     const firstMessage = firstMessageTemplate
@@ -163,6 +169,7 @@ export class VoiceStack {
         endpoint: openAiEndpoint(llmCredential),
         model: llmChoice?.model ?? this.config.llmModel,
         logger,
+        usage,
       });
       brain = new LlmBrain(chat, { systemPrompt, firstMessage, extraction: agent.extraction, logger });
       if (settings.realtime) {
@@ -180,6 +187,8 @@ export class VoiceStack {
             ...(choice.language ? { language: choice.language } : {}),
           },
           provider: `${choice.provider}-realtime`,
+          model: choice.model ?? 'gpt-realtime',
+          usage,
           firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
         };
@@ -201,24 +210,29 @@ export class VoiceStack {
           provider: choice.provider,
           tts: this.ttsFor(choice, accountKeys, logger, ownAdapters),
           ...(choice.voice ? { voice: choice.voice } : {}),
+          ...(choice.model ? { model: choice.model } : {}),
           ...(choice.provider === 'flite'
             ? {}
             : { firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs }),
         })),
         providerFailures,
+        usage,
       ),
       stt: new FallbackSpeechToText(
         sttChoices.map((choice) => ({
           provider: choice.provider,
           stt: this.sttFor(choice, accountKeys, logger),
+          ...(choice.model ? { model: choice.model } : {}),
           ...(choice.provider === 'pocketsphinx'
             ? {}
             : { finalTimeoutMs: this.config.vendorFinalTranscriptTimeoutMs }),
         })),
         providerFailures,
+        usage,
       ),
       apologyTts: this.offlineTts,
       providerFailures,
+      usage,
       vad: this.vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
       voicemail: {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),

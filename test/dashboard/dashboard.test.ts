@@ -221,7 +221,25 @@ describe('dashboard in chromium', () => {
       /\d+ ms/,
     );
     expect(await figures.textContent()).not.toContain('{');
+    // What it used and cost: the offline engines and the sandbox, priced at nothing.
+    const cost = page.getByTestId('call-cost');
+    expect(await cost.locator('tr', { hasText: 'pocketsphinx' }).textContent()).toMatch(
+      /s of audio\s*\$0\.0000/,
+    );
+    expect(await cost.locator('tr', { hasText: 'flite' }).textContent()).toMatch(/\d+ characters/);
+    expect(await cost.locator('tr', { hasText: 'Total' }).textContent()).toContain('$0.0000');
     await shot(page, 'call-ended');
+    // The overview adds the calls' costs up per day and per agent.
+    await page.goto(`${service.url}/`);
+    expect(
+      await page
+        .getByTestId('cost-per-agent')
+        .locator('tr', { hasText: 'Appointment confirmation' })
+        .textContent(),
+    ).toMatch(/\$0\.0000/);
+    expect(await page.getByTestId('cost-per-day').textContent()).toContain(
+      new Date().toISOString().slice(0, 10),
+    );
 
     // A call that stays on the line: the greeting shows up while it is in progress; then hang up.
     const listening = await createAgent(service.store, account.id, {

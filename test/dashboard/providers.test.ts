@@ -48,7 +48,7 @@ afterAll(async () => {
 async function addKey(name: string, apiKey: string): Promise<void> {
   await page.getByRole('link', { name: 'Providers' }).click();
   await page.getByLabel(/^Name/).fill(name);
-  await page.getByLabel('Provider').selectOption('elevenlabs');
+  await page.locator('#credential-provider').selectOption('elevenlabs');
   await page.getByLabel(/^API key/).fill(apiKey);
   await page.getByLabel(/^Base URL/).fill(elevenLabs.baseUrl.replace(/^ws:/, 'http:'));
   await page.getByRole('button', { name: 'Add key' }).click();
@@ -88,6 +88,30 @@ describe('Settings → Providers', () => {
     expect((await service.store.credentials.list(accountId)).map((credential) => credential.name)).toEqual([
       'eleven-main',
     ]);
+  });
+
+  it('sets the account’s own prices over the defaults; a bad table is refused with the entry named', async () => {
+    await page.getByRole('link', { name: 'Providers' }).click();
+    const own = [
+      { stage: 'tts', provider: 'elevenlabs', model: null, unit: 'characters', usd: 0.03, per: 1000 },
+    ];
+    await page.getByLabel(/^Your prices/).fill(JSON.stringify(own));
+    await page.getByRole('button', { name: 'Save prices' }).click();
+    await expect
+      .poll(() => page.getByRole('status').first().textContent())
+      .toContain('Your prices are saved');
+    expect(await service.store.prices.get(accountId)).toEqual(own);
+    expect(await page.getByTestId('prices').locator('tr', { hasText: 'yours' }).textContent()).toMatch(
+      /elevenlabs.*\$0\.03 per 1000 characters/,
+    );
+    await page
+      .getByLabel(/^Your prices/)
+      .fill('[{"stage":"tts","provider":"elevenlabs","unit":"words","usd":1}]');
+    await page.getByRole('button', { name: 'Save prices' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toMatch(/prices\[0\]\.unit must be one of/);
+    expect(await service.store.prices.get(accountId)).toEqual(own);
   });
 
   it('a bad key or address is refused with the reason, and nothing is stored', async () => {

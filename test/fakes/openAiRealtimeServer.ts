@@ -243,7 +243,24 @@ export function attachFakeRealtime(
         return;
       }
       record.status = 'completed';
-      send({ type: 'response.done', event_id: id('event'), response: { ...response, status: 'completed' } });
+      // Token counts as the reference gives them: about 10 audio tokens a second of audio out.
+      const outputAudioTokens = Math.ceil(reply.text.length * 0.6);
+      const inputAudioTokens = Math.ceil(connection.appendedMs / 100);
+      send({
+        type: 'response.done',
+        event_id: id('event'),
+        response: {
+          ...response,
+          status: 'completed',
+          usage: {
+            total_tokens: inputAudioTokens + 120 + outputAudioTokens + reply.text.length,
+            input_tokens: inputAudioTokens + 120,
+            output_tokens: outputAudioTokens + reply.text.length,
+            input_token_details: { audio_tokens: inputAudioTokens, text_tokens: 120, cached_tokens: 0 },
+            output_token_details: { audio_tokens: outputAudioTokens, text_tokens: reply.text.length },
+          },
+        },
+      });
     }
 
     function hear(audioBase64: string): void {

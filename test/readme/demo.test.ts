@@ -32,7 +32,7 @@ describe('npm run demo', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code, output).toBe(0);
     expect(output).toMatch(/signature verified/);
-    expect(output).toMatch(/^\s+0\.0 s\s+agent\s+Hello Ann, this is Bright Smile Dental/m);
+    expect(output).toMatch(/^\s+0\.\d s\s+agent\s+Hello Ann, this is Bright Smile Dental/m);
     expect(output).toMatch(/^\s+\d+\.\d s\s+callee\s+\S/m);
     expect(output).toMatch(/^Status: completed \/ agent_hangup/m);
     expect(output).toMatch(/✓ demo complete/);

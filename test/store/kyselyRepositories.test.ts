@@ -164,7 +164,12 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
       (await store.dashboard.listCalls(account.id, { status: 'queued', limit: 10 })).map((call) => call.id),
     ).toEqual([latest, early]);
     expect(await store.dashboard.callMetricsSince(account.id, '2030-01-01T00:00:00.000Z')).toEqual([
-      { id: late, endedAt: '2030-01-02T00:31:00.000Z', metrics: { turnLatencyMs: [120, 180] } },
+      {
+        id: late,
+        agentId: agent.id,
+        endedAt: '2030-01-02T00:31:00.000Z',
+        metrics: { turnLatencyMs: [120, 180] },
+      },
     ]);
     expect(await store.dashboard.eventIdForCall(account.id, late)).toMatch(/^evt_/);
     expect(await store.dashboard.eventIdForCall(account.id, early)).toBeNull();

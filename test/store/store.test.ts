@@ -406,6 +406,34 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(await store.credentials.list(account.id)).toEqual([]);
   });
 
+  it("an account's prices: none at first, replaced whole, kept apart from other accounts'", async () => {
+    expect(await store.prices.get(account.id)).toEqual([]);
+    const prices = [
+      {
+        stage: 'tts' as const,
+        provider: 'elevenlabs',
+        model: null,
+        unit: 'characters' as const,
+        usd: 0.03,
+        per: 1000,
+      },
+      {
+        stage: 'telephony' as const,
+        provider: 'trunk',
+        model: 'carrier-a',
+        unit: 'minutes' as const,
+        usd: 0.01,
+        per: 1,
+      },
+    ];
+    await store.prices.set(account.id, prices);
+    expect(await store.prices.get(account.id)).toEqual(prices);
+    await store.prices.set(account.id, prices.slice(1));
+    expect(await store.prices.get(account.id)).toEqual(prices.slice(1));
+    const other = await store.accounts.create({ name: 'priced apart' });
+    expect(await store.prices.get(other.id)).toEqual([]);
+  });
+
   it('first-run sign-up and service secrets are decided once, even when raced', async () => {
     const other = await handle.openAnother();
     const users = await Promise.all(

@@ -150,6 +150,18 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
       'Hello Ann, this is the clinic calling about Tuesday.',
     );
     expect(connection.appendedMs).toBeGreaterThan(1000);
+    // The session's token counts (response.done usage) priced as realtime tokens.
+    const usage = (call.metrics as { usage: { stage: string; unit: string; quantity: number }[] }).usage;
+    const realtimeTokens = usage.filter((entry) => entry.stage === 'realtime');
+    expect(realtimeTokens.map((entry) => entry.unit).sort()).toEqual([
+      'input_audio_tokens',
+      'input_tokens',
+      'output_audio_tokens',
+      'output_tokens',
+    ]);
+    expect(
+      (call.metrics as { cost: { by_stage: { realtime: number } } }).cost.by_stage.realtime,
+    ).toBeGreaterThan(0);
   });
 
   it('a session the vendor refuses: the offline apology, then failed/provider_error', async () => {

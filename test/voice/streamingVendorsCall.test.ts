@@ -142,6 +142,32 @@ describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
     expect(longestAgentGapMs(call.recordingPath as string)).toBeLessThan(250);
     // The greeting's socket was opened while the phone rang, before the call was answered.
     expect(elevenLabs.connections[0]?.openedAtMs).toBeLessThan(Date.parse(call.inProgressAt as string));
+    // What each vendor was used for, in its billing unit, and what that cost.
+    const metrics = call.metrics as {
+      usage: { stage: string; provider: string; model: string | null; unit: string; quantity: number }[];
+      cost: { total_usd: number; by_stage: Record<string, number>; lines: { usd: number | null }[] };
+    };
+    const used = (stage: string, unit: string) =>
+      metrics.usage.find((entry) => entry.stage === stage && entry.unit === unit);
+    const spoken = call.transcript.filter((line) => line.role === 'agent').map((line) => line.text);
+    expect(used('tts', 'characters')).toMatchObject({
+      provider: 'elevenlabs',
+      quantity: spoken.reduce((sum, text) => sum + text.length, 0),
+    });
+    // The fake counts a token per streamed chunk (3) and 4 characters a token of the extraction's JSON (5).
+    expect(used('llm', 'output_tokens')).toMatchObject({
+      provider: 'openai',
+      model: 'test-model',
+      quantity: 8,
+    });
+    expect(used('llm', 'input_tokens')?.quantity).toBeGreaterThan(10);
+    expect(used('telephony', 'minutes')).toMatchObject({ provider: 'sandbox' });
+    const ttsUsd = ((used('tts', 'characters')?.quantity ?? 0) / 1000) * 0.05;
+    expect(metrics.cost.by_stage.tts).toBeCloseTo(ttsUsd, 5);
+    expect(metrics.cost.total_usd).toBeCloseTo(
+      metrics.cost.lines.reduce((sum, line) => sum + (line.usd ?? 0), 0),
+      5,
+    );
     // The LLM got the rendered prompt.
     const chat = openAi.requests.find((request) => request.path.endsWith('/chat/completions'));
     expect(JSON.stringify(chat?.json)).toContain('You call Ann to confirm an appointment.');

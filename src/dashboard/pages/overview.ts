@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { terminalStatuses } from '../../domain/callStatus.js';
+import { usd } from '../callText.js';
 import { latencyLine, stackedBars } from '../charts.js';
 import { type DashboardOptions, sendPage, viewerOf } from '../context.js';
-import { html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { page } from '../layout.js';
 
 const chartDays = 14;
@@ -32,6 +33,51 @@ export function responseLatencyMs(metrics: Record<string, unknown>): number | nu
   return null;
 }
 
+/** A call's total cost from its metrics, or null when it has none. */
+function costOfCall(metrics: Record<string, unknown>): number | null {
+  const total = (metrics.cost as { total_usd?: unknown } | undefined)?.total_usd;
+  return typeof total === 'number' && Number.isFinite(total) ? total : null;
+}
+
+/** What the calls cost, per day and per agent (the days and agents with priced calls). */
+function costSection(
+  calls: { agentId: string; endedAt: string; metrics: Record<string, unknown> }[],
+  agentNames: Map<string, string>,
+): Html {
+  const byDay = new Map<string, { calls: number; usd: number }>();
+  const byAgent = new Map<string, { calls: number; usd: number }>();
+  for (const call of calls) {
+    const cost = costOfCall(call.metrics);
+    if (cost === null) continue;
+    for (const [map, key] of [
+      [byDay, call.endedAt.slice(0, 10)],
+      [byAgent, call.agentId],
+    ] as const) {
+      const sum = map.get(key) ?? { calls: 0, usd: 0 };
+      sum.calls++;
+      sum.usd += cost;
+      map.set(key, sum);
+    }
+  }
+  const total = [...byDay.values()].reduce((sum, day) => sum + day.usd, 0);
+  const rows = (map: Map<string, { calls: number; usd: number }>, label: (key: string) => string | Html) =>
+    [...map.entries()].map(
+      ([key, sum]) =>
+        html`<tr><th scope="row">${label(key)}</th><td>${sum.calls}</td><td>${usd(sum.usd)}</td></tr>`,
+    );
+  return html`<section aria-labelledby="cost-title"><h2 id="cost-title">Cost (last ${chartDays} days, UTC)</h2>
+${
+  byDay.size === 0
+    ? html`<p class="muted">No priced call yet: a call's cost is worked out when it ends.</p>`
+    : html`<p>${usd(total)} over the calls that ended in these days (prices: <a href="/providers">Providers</a>).</p>
+<div class="table-wrap"><table data-testid="cost-per-day"><thead><tr><th scope="col">Day</th><th scope="col">Calls</th><th scope="col">Cost</th></tr></thead>
+<tbody>${rows(byDay, (day) => day)}</tbody></table></div>
+<div class="table-wrap"><table data-testid="cost-per-agent"><thead><tr><th scope="col">Agent</th><th scope="col">Calls</th><th scope="col">Cost</th></tr></thead>
+<tbody>${rows(byAgent, (agentId) => html`<a href="/agents/${agentId}">${agentNames.get(agentId) ?? agentId}</a>`)}</tbody></table></div>`
+}
+</section>`;
+}
+
 export function registerOverviewPage(app: FastifyInstance, options: DashboardOptions): void {
   app.get('/', async (request, reply) => {
     const viewer = viewerOf(request);
@@ -42,10 +88,11 @@ export function registerOverviewPage(app: FastifyInstance, options: DashboardOpt
       days.push(new Date(today.getTime() - back * 86_400_000).toISOString().slice(0, 10));
     }
     const sinceIso = `${days[0]}T00:00:00.000Z`;
-    const [perDay, withMetrics, counts] = await Promise.all([
+    const [perDay, withMetrics, counts, agents] = await Promise.all([
       options.store.dashboard.callsPerDay(accountId, sinceIso),
       options.store.dashboard.callMetricsSince(accountId, sinceIso),
       options.store.calls.countByStatus(accountId),
+      options.store.agents.list(accountId),
     ]);
     const statuses = [...terminalStatuses];
     const series: Record<string, number[]> = Object.fromEntries(
@@ -83,6 +130,7 @@ ${
 <p class="muted">${latency.length} call(s); median ${[...latency].sort((a, b) => a.value - b.value)[Math.floor(latency.length / 2)]?.value ?? 0} ms.</p>`
 }
 </section>
+${costSection(withMetrics, new Map(agents.map((agent) => [agent.id, agent.name])))}
 <p><a href="/calls">All calls</a> · <a href="/agents">Agents</a> · <a href="/keys">API keys</a></p>`;
     return sendPage(reply, page(viewer, '/', 'Overview', body));
   });

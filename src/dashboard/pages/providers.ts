@@ -8,6 +8,7 @@ import {
 import { credentialProviders } from '../../domain/agentVoiceSettings.js';
 import { AppError } from '../../domain/errors.js';
 import type { ProviderCredentialRecord } from '../../domain/records.js';
+import { checkPrices, defaultPrices, defaultPricesDate, type Price } from '../../domain/usage.js';
 import type { SecretBox } from '../../secrets/secretBox.js';
 import {
   type DashboardOptions,
@@ -80,8 +81,42 @@ function addForm(viewer: Viewer, canSeal: boolean): Html {
 </form>`;
 }
 
+const priceExample = JSON.stringify(
+  [
+    { stage: 'tts', provider: 'elevenlabs', model: null, unit: 'characters', usd: 0.03, per: 1000 },
+    { stage: 'telephony', provider: 'trunk', model: null, unit: 'minutes', usd: 0.009, per: 1 },
+  ],
+  null,
+  1,
+);
+
+function priceRows(prices: readonly Price[], source: string): Html[] {
+  return prices.map(
+    (price) =>
+      html`<tr><td>${price.stage}</td><td>${price.provider}${price.model ? html` <span class="muted">${price.model}</span>` : ''}</td><td>$${String(price.usd)} per ${String(price.per)} ${price.unit}</td><td class="muted">${source}</td></tr>`,
+  );
+}
+
+/** The prices calls are costed at (the account's first, then the defaults) and the form to set them. */
+function pricesSection(viewer: Viewer, own: Price[]): Html {
+  return html`<h2 id="prices-title">Prices</h2>
+<p>Each call's usage (audio seconds, characters, tokens, minutes) is priced with these to give its cost,
+shown on the call and sent in its <code>call.completed</code> event. Your own prices come first; the
+defaults are vendors' public list prices of ${defaultPricesDate}.</p>
+<div class="table-wrap"><table class="responsive" data-testid="prices">
+<thead><tr><th scope="col">Stage</th><th scope="col">Provider</th><th scope="col">Price</th><th scope="col">Source</th></tr></thead>
+<tbody>${priceRows(own, 'yours')}${priceRows(defaultPrices, 'default')}</tbody></table></div>
+<form method="post" action="/providers/prices" class="stack" aria-labelledby="prices-title">
+  ${csrfField(viewer.session.csrfToken)}
+  <label for="prices-json">Your prices (JSON list; empty for none) <span class="hint">stage, provider, model (null: every model; for a trunk its id), unit, usd per "per" units</span>
+    <textarea id="prices-json" name="prices" rows="8" class="mono" placeholder="${priceExample}">${own.length ? JSON.stringify(own, null, 1) : ''}</textarea></label>
+  <button type="submit">Save prices</button>
+</form>`;
+}
+
 async function providersPage(options: DashboardOptions, viewer: Viewer, extra: Html, notice?: string) {
   const credentials = await options.store.credentials.list(viewer.account.id);
+  const prices = await options.store.prices.get(viewer.account.id);
   return page(
     viewer,
     '/providers',
@@ -92,7 +127,8 @@ provider of each stage). Calls use them before the service's keys.</p>
 <h2>Keys</h2>
 ${credentialsTable(viewer, credentials)}
 <h2 id="add-title">Add a key</h2>
-${addForm(viewer, options.secretBox !== null)}`,
+${addForm(viewer, options.secretBox !== null)}
+${pricesSection(viewer, prices)}`,
     notice,
   );
 }
@@ -101,6 +137,7 @@ export function registerProviderPages(app: FastifyInstance, options: DashboardOp
   const notices: Record<string, string> = {
     added: 'The key is stored, sealed. Test it to see that the vendor accepts it.',
     removed: 'The key is deleted: calls no longer use it.',
+    prices: 'Your prices are saved: calls that end from now on are costed with them.',
   };
   const allowPrivate = () => ({ allowPrivate: options.providerAllowPrivate === true });
 
@@ -130,6 +167,22 @@ export function registerProviderPages(app: FastifyInstance, options: DashboardOp
       'dashboard stored a vendor key',
     );
     return redirectTo(reply, '/providers?notice=added');
+  });
+
+  app.post('/providers/prices', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const text = field(formOf(request), 'prices').trim();
+    let parsed: unknown = [];
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new AppError('validation_error', 'the prices are not valid JSON');
+      }
+    }
+    await options.store.prices.set(viewer.account.id, checkPrices(parsed));
+    request.log.info({ accountId: viewer.account.id }, 'dashboard saved the account prices');
+    return redirectTo(reply, '/providers?notice=prices');
   });
 
   app.post<{ Params: { id: string } }>('/providers/:id/test', async (request, reply) => {

@@ -232,18 +232,18 @@ export class KyselyDashboardQueries implements DashboardQueries {
   async callMetricsSince(
     accountId: string,
     sinceIso: string,
-  ): Promise<{ id: string; endedAt: string; metrics: Record<string, unknown> }[]> {
+  ): Promise<{ id: string; agentId: string; endedAt: string; metrics: Record<string, unknown> }[]> {
     const columns = this.queries.dialect.columns;
     const rows = await this.queries.db
       .selectFrom('calls')
-      .select(['id', 'ended_at', 'metrics'])
+      .select(['id', 'agent_id', 'ended_at', 'metrics'])
       .where('account_id', '=', accountId)
       .where('ended_at', '>=', sinceIso)
       .where('metrics', 'is not', null)
       .orderBy('ended_at')
       .limit(5000)
       .execute();
-    const out: { id: string; endedAt: string; metrics: Record<string, unknown> }[] = [];
+    const out: { id: string; agentId: string; endedAt: string; metrics: Record<string, unknown> }[] = [];
     for (const row of rows) {
       let metrics: unknown;
       try {
@@ -254,6 +254,7 @@ export class KyselyDashboardQueries implements DashboardQueries {
       if (metrics && typeof metrics === 'object' && !Array.isArray(metrics)) {
         out.push({
           id: row.id,
+          agentId: row.agent_id,
           endedAt: columns.time(row.ended_at),
           metrics: metrics as Record<string, unknown>,
         });

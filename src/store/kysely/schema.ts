@@ -106,6 +106,13 @@ export interface ProviderCredentialsTable {
   created_at: TimeColumn;
 }
 
+/** An account's own price table (JSON list of prices), overriding the service's defaults. */
+export interface AccountPricesTable {
+  account_id: string;
+  prices: string;
+  updated_at: TimeColumn;
+}
+
 export interface SandboxInvitesTable {
   id: Generated<number>;
   sip_call_id: string;
@@ -173,6 +180,7 @@ export interface Database {
   phone_numbers: PhoneNumbersTable;
   trunks: TrunksTable;
   provider_credentials: ProviderCredentialsTable;
+  account_prices: AccountPricesTable;
   sandbox_invites: SandboxInvitesTable;
   users: UsersTable;
   sessions: SessionsTable;

@@ -257,4 +257,16 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       );
     `,
   },
+  {
+    version: 8,
+    name: 'account prices',
+    sql: `
+      -- An account's own prices per vendor, model and unit (JSON), over the service's defaults.
+      CREATE TABLE account_prices (
+        account_id text PRIMARY KEY REFERENCES accounts (id),
+        prices text NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
+import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
 import { PostgresCalls } from './calls.js';
@@ -62,6 +63,7 @@ export class PostgresStore implements Store {
   readonly calls: PostgresCalls;
   readonly trunks: KyselyTrunks;
   readonly credentials: KyselyCredentials;
+  readonly prices: KyselyPrices;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -85,6 +87,7 @@ export class PostgresStore implements Store {
     this.calls = new PostgresCalls(pool, queue);
     this.trunks = new KyselyTrunks(queries);
     this.credentials = new KyselyCredentials(queries);
+    this.prices = new KyselyPrices(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

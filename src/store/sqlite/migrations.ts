@@ -234,4 +234,16 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       );
     `,
   },
+  {
+    version: 8,
+    name: 'account prices',
+    sql: `
+      -- An account's own prices per vendor, model and unit (JSON), over the service's defaults.
+      CREATE TABLE account_prices (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        prices TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
+import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
 import { SqliteCalls } from './calls.js';
@@ -64,6 +65,7 @@ export class SqliteStore implements Store {
   readonly calls: SqliteCalls;
   readonly trunks: KyselyTrunks;
   readonly credentials: KyselyCredentials;
+  readonly prices: KyselyPrices;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -89,6 +91,7 @@ export class SqliteStore implements Store {
     this.calls = new SqliteCalls(db, this.committer, this.queue);
     this.trunks = new KyselyTrunks(queries);
     this.credentials = new KyselyCredentials(queries);
+    this.prices = new KyselyPrices(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -1,13 +1,15 @@
+import type { UsageMeter } from '../../domain/usage.js';
 import { abortReason, ProviderError } from './providerError.js';
-import type {
-  AudioChunk,
-  FinalTranscript,
-  PartialTranscript,
-  SpeechToText,
-  SpeechToTextSession,
-  SpeechToTextSessionOptions,
-  SynthesizeOptions,
-  TextToSpeech,
+import {
+  type AudioChunk,
+  type FinalTranscript,
+  type PartialTranscript,
+  type SpeechToText,
+  type SpeechToTextSession,
+  type SpeechToTextSessionOptions,
+  type SynthesizeOptions,
+  type TextToSpeech,
+  telephoneSampleRateHz,
 } from './types.js';
 
 /**
@@ -74,6 +76,8 @@ export interface TtsChoiceInUse {
   provider: string;
   tts: TextToSpeech;
   voice?: string;
+  /** For the usage report (and its price). */
+  model?: string;
   /** A vendor's first audio must arrive within this; none for the offline engine (its own limits). */
   firstAudioTimeoutMs?: number;
 }
@@ -88,6 +92,8 @@ export class FallbackTextToSpeech implements TextToSpeech {
   constructor(
     private readonly choices: TtsChoiceInUse[],
     private readonly failures: ProviderFailureLog,
+    /** Counts the characters each provider spoke, for the call's usage and cost. */
+    private readonly usage: UsageMeter | null = null,
   ) {
     if (choices.length === 0) throw new Error('FallbackTextToSpeech needs at least one provider');
   }
@@ -119,7 +125,11 @@ export class FallbackTextToSpeech implements TextToSpeech {
           ...(choice.voice ? { voice: choice.voice } : {}),
         });
         for await (const chunk of iterator) {
-          if (!yielded) clearTimeout(timer);
+          if (!yielded) {
+            clearTimeout(timer);
+            // The vendor has the text (and bills it) once it speaks, barge-in or not.
+            this.usage?.add('tts', choice.provider, choice.model ?? null, 'characters', text.trim().length);
+          }
           yielded = true;
           yield chunk;
         }
@@ -155,6 +165,8 @@ export class FallbackTextToSpeech implements TextToSpeech {
 export interface SttChoiceInUse {
   provider: string;
   stt: SpeechToText;
+  /** For the usage report (and its price). */
+  model?: string;
   /** A vendor's final transcript must arrive this soon after `finish()`; none for the offline engine. */
   finalTimeoutMs?: number;
 }
@@ -171,8 +183,15 @@ export class FallbackSpeechToText implements SpeechToText {
   constructor(
     private readonly choices: SttChoiceInUse[],
     private readonly failures: ProviderFailureLog,
+    /** Counts the seconds of audio each provider recognised, for the call's usage and cost. */
+    private readonly usage: UsageMeter | null = null,
   ) {
     if (choices.length === 0) throw new Error('FallbackSpeechToText needs at least one provider');
+  }
+
+  noteAudio(index: number, seconds: number): void {
+    const choice = this.choiceAt(index);
+    this.usage?.add('stt', choice.provider, choice.model ?? null, 'audio_seconds', seconds);
   }
 
   /**
@@ -270,12 +289,17 @@ class FallbackSession implements SpeechToTextSession {
       if (!session) throw new ProviderError('stt', 'no speech-to-text session is open');
       try {
         const { provider, finalTimeoutMs } = this.owner.choiceAt(this.#index);
-        if (finalTimeoutMs === undefined) return await session.finish();
-        return await withTimeout(
-          session.finish(),
-          finalTimeoutMs,
-          () => new ProviderError(provider, `no final transcript within ${finalTimeoutMs} ms`),
-        );
+        const final =
+          finalTimeoutMs === undefined
+            ? await session.finish()
+            : await withTimeout(
+                session.finish(),
+                finalTimeoutMs,
+                () => new ProviderError(provider, `no final transcript within ${finalTimeoutMs} ms`),
+              );
+        const samples = this.#audio.reduce((sum, part) => sum + part.length, 0);
+        this.owner.noteAudio(this.#index, samples / telephoneSampleRateHz);
+        return final;
       } catch (error) {
         session.close();
         this.#session = null;

@@ -1,3 +1,4 @@
+import type { UsageMeter } from '../../../domain/usage.js';
 import type { Logger } from '../../../logger.js';
 import {
   type OpenAiCompatibleEndpoint,
@@ -60,6 +61,14 @@ export interface OpenAiChatClientOptions {
   endpoint: OpenAiCompatibleEndpoint;
   model: string;
   logger?: Logger;
+  /** Counts the tokens the server reports, for the call's usage and cost. */
+  usage?: UsageMeter;
+}
+
+/** The token counts a server reports (`usage`, on the last chunk of a stream). */
+interface ReportedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
 }
 
 const providerName = 'openai-chat';
@@ -119,6 +128,7 @@ interface StreamChunk {
     finish_reason?: string | null;
   }>;
   error?: { message?: string };
+  usage?: ReportedUsage | null;
 }
 
 /** Chat completions from an OpenAI-compatible server: streamed with tool calls, or as JSON. */
@@ -126,11 +136,19 @@ export class OpenAiChatClient {
   readonly #endpoint: OpenAiCompatibleEndpoint;
   readonly #model: string;
   readonly #logger: Logger | undefined;
+  readonly #usage: UsageMeter | undefined;
 
   constructor(options: OpenAiChatClientOptions) {
     this.#endpoint = options.endpoint;
     this.#model = options.model;
     this.#logger = options.logger;
+    this.#usage = options.usage;
+  }
+
+  #noteUsage(reported: ReportedUsage | null | undefined): void {
+    if (!reported) return;
+    this.#usage?.add('llm', 'openai', this.#model, 'input_tokens', reported.prompt_tokens ?? 0);
+    this.#usage?.add('llm', 'openai', this.#model, 'output_tokens', reported.completion_tokens ?? 0);
   }
 
   /**
@@ -142,6 +160,8 @@ export class OpenAiChatClient {
       model: this.#model,
       messages: request.messages.map(toWireMessage),
       stream: true,
+      // The token counts come on a last chunk of their own (OpenAI, Azure, Groq, vLLM, Ollama…).
+      stream_options: { include_usage: true },
     };
     if (request.tools && request.tools.length > 0) body.tools = request.tools.map(toWireTool);
     if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -175,6 +195,7 @@ export class OpenAiChatClient {
       }
       if (chunk.error)
         throw new ProviderError(providerName, `stream failed: ${chunk.error.message ?? 'unknown error'}`);
+      this.#noteUsage(chunk.usage);
       const choice = chunk.choices?.[0];
       if (!choice) continue;
       const content = choice.delta?.content;
@@ -221,7 +242,11 @@ export class OpenAiChatClient {
       path: '/chat/completions',
       body: JSON.stringify(body),
       signal: request.signal,
-    })) as { choices?: Array<{ message?: { content?: string | null; refusal?: string | null } }> };
+    })) as {
+      choices?: Array<{ message?: { content?: string | null; refusal?: string | null } }>;
+      usage?: ReportedUsage;
+    };
+    this.#noteUsage(answer.usage);
     const message = answer.choices?.[0]?.message;
     if (message?.refusal) throw new ProviderError(providerName, `the model refused: ${message.refusal}`);
     if (typeof message?.content !== 'string')

@@ -264,7 +264,19 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
           text,
         }));
         this.partialWords.clear();
-        return [...cut, { type: 'response_done' }];
+        const usage = response.usage;
+        const used: SpeechToSpeechEvent[] = usage
+          ? [
+              {
+                type: 'usage',
+                inputTextTokens: usage.input_token_details?.text_tokens ?? 0,
+                inputAudioTokens: usage.input_token_details?.audio_tokens ?? 0,
+                outputTextTokens: usage.output_token_details?.text_tokens ?? 0,
+                outputAudioTokens: usage.output_token_details?.audio_tokens ?? 0,
+              },
+            ]
+          : [];
+        return [...cut, ...used, { type: 'response_done' }];
       }
       case 'error':
         if (harmlessErrorCodes.has(event.error.code ?? '')) {

@@ -35,6 +35,14 @@ export type SpeechToSpeechEvent =
   | { type: 'agent_transcript'; itemId: string; text: string }
   | { type: 'tool_call'; callId: string; name: string; arguments: string }
   | { type: 'response_done' }
+  /** What a response used, in the vendor's billing units (tokens). */
+  | {
+      type: 'usage';
+      inputTextTokens: number;
+      inputAudioTokens: number;
+      outputTextTokens: number;
+      outputAudioTokens: number;
+    }
   /** The session cannot go on (refused, closed, an error the vendor counts as fatal). */
   | { type: 'failed'; error: ProviderError };
 
