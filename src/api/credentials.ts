@@ -39,6 +39,12 @@ const createCredentialRequestSchema = {
   },
 } as const;
 
+const credentialIdParams = {
+  type: 'object',
+  required: ['credential_id'],
+  properties: { credential_id: { type: 'string', maxLength: 100, description: 'The id or the name.' } },
+} as const;
+
 function authOf(request: { auth: AuthContext | null }): AuthContext {
   if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
   return request.auth;
@@ -129,11 +135,7 @@ export function registerCredentialRoutes(
         summary: 'Delete a voice-vendor key (extension)',
         operationId: 'deleteCredential',
         tags: ['credentials'],
-        params: {
-          type: 'object',
-          required: ['credential_id'],
-          properties: { credential_id: { type: 'string', maxLength: 100 } },
-        },
+        params: credentialIdParams,
         response: {
           200: {
             type: 'object',
@@ -161,11 +163,7 @@ export function registerCredentialRoutes(
           "vendor's error. 200 either way; `ok` says which.",
         operationId: 'testCredential',
         tags: ['credentials'],
-        params: {
-          type: 'object',
-          required: ['credential_id'],
-          properties: { credential_id: { type: 'string', maxLength: 100 } },
-        },
+        params: credentialIdParams,
         response: {
           200: {
             type: 'object',

@@ -30,6 +30,12 @@ export interface DashboardOptions {
   providerAllowPrivate?: boolean;
 }
 
+/** The process's key for the secrets the dashboard seals and opens; a clear 503 without one. */
+export function secretBoxOf(options: DashboardOptions): SecretBox {
+  if (!options.secretBox) throw new AppError('unavailable', 'No secret key is loaded in this process.');
+  return options.secretBox;
+}
+
 /** The signed-in person on a dashboard request. */
 export interface Viewer {
   user: UserRecord;

@@ -74,6 +74,46 @@ export function heardPart(text: string, fraction: number): string {
   return words.slice(0, Math.floor(words.length * Math.max(0, fraction))).join(' ');
 }
 
+/**
+ * What a conversation produced, once it is over: the extracted data (a failed extraction is logged
+ * and leaves it empty) and the call's figures. Shared by the stage pipeline and the
+ * speech-to-speech loop.
+ */
+export async function conversationResult(parts: {
+  brain: AgentBrain;
+  logger: Logger;
+  transcript: TranscriptEntry[];
+  answeredBy: AnsweredBy;
+  recorder: CallRecorder;
+  latenciesMs: readonly number[];
+  bargeIns: number;
+  bargeInStopsMs: number[];
+  dtmfReceived: string;
+  providerFailures: ProviderFailureLog;
+}): Promise<ConversationResult> {
+  const sorted = [...parts.latenciesMs].sort((a, b) => a - b);
+  let extractedData: Record<string, unknown> = {};
+  try {
+    extractedData = await parts.brain.extract(parts.transcript);
+  } catch (error) {
+    parts.logger.warn({ err: error }, 'extraction failed');
+  }
+  return {
+    transcript: parts.transcript,
+    answeredBy: parts.answeredBy,
+    extractedData,
+    recorder: parts.recorder,
+    metrics: {
+      response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
+      response_latencies_ms: sorted.map((value) => Math.round(value)),
+      barge_ins: parts.bargeIns,
+      barge_in_stop_ms: parts.bargeInStopsMs,
+      dtmf_received: parts.dtmfReceived,
+      provider_failures: providerFailureMetrics(parts.providerFailures),
+    },
+  };
+}
+
 /** The call's provider failures as its metrics list them (no credentials, ever). */
 export function providerFailureMetrics(log: ProviderFailureLog): Record<string, unknown>[] {
   return log.failures.map((failure) => ({
@@ -142,27 +182,18 @@ export class Conversation {
     const pending = this.stt;
     this.stt = null;
     if (pending) void pending.session.then((session) => session.close()).catch(() => undefined);
-    const sorted = [...this.latenciesMs].sort((a, b) => a - b);
-    let extractedData: Record<string, unknown> = {};
-    try {
-      extractedData = await brain.extract(this.transcript);
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'extraction failed');
-    }
-    return {
+    return conversationResult({
+      brain,
+      logger: this.options.logger,
       transcript: this.transcript,
       answeredBy: this.answeredBy,
-      extractedData,
       recorder: this.recorder,
-      metrics: {
-        response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
-        response_latencies_ms: sorted.map((value) => Math.round(value)),
-        barge_ins: this.bargeIns,
-        barge_in_stop_ms: this.bargeInStopsMs,
-        dtmf_received: this.dtmfReceived,
-        provider_failures: providerFailureMetrics(this.options.providerFailures),
-      },
-    };
+      latenciesMs: this.latenciesMs,
+      bargeIns: this.bargeIns,
+      bargeInStopsMs: this.bargeInStopsMs,
+      dtmfReceived: this.dtmfReceived,
+      providerFailures: this.options.providerFailures,
+    });
   }
 
   private nowMs(): number {

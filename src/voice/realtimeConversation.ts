@@ -9,10 +9,9 @@ import { CallRecorder } from './callRecorder.js';
 import {
   type AgentEnding,
   type ConversationResult,
+  conversationResult,
   heardPart,
-  percentile,
   providerApology,
-  providerFailureMetrics,
 } from './conversation.js';
 import {
   ProviderError,
@@ -137,27 +136,18 @@ export class RealtimeConversation {
     if (this.replyTimer) clearTimeout(this.replyTimer);
     this.session?.close();
     await this.settleItems();
-    const sorted = [...this.latenciesMs].sort((a, b) => a - b);
-    let extractedData: Record<string, unknown> = {};
-    try {
-      extractedData = await this.options.brain.extract(this.transcript);
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'extraction failed');
-    }
-    return {
+    return conversationResult({
+      brain: this.options.brain,
+      logger: this.options.logger,
       transcript: this.transcript,
       answeredBy: this.answeredBy,
-      extractedData,
       recorder: this.recorder,
-      metrics: {
-        response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
-        response_latencies_ms: sorted.map((value) => Math.round(value)),
-        barge_ins: this.bargeIns,
-        barge_in_stop_ms: [],
-        dtmf_received: '',
-        provider_failures: providerFailureMetrics(this.options.providerFailures),
-      },
-    };
+      latenciesMs: this.latenciesMs,
+      bargeIns: this.bargeIns,
+      bargeInStopsMs: [],
+      dtmfReceived: '',
+      providerFailures: this.options.providerFailures,
+    });
   }
 
   private nowMs(): number {

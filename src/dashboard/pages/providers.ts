@@ -9,12 +9,12 @@ import { credentialProviders } from '../../domain/agentVoiceSettings.js';
 import { AppError } from '../../domain/errors.js';
 import type { ProviderCredentialRecord } from '../../domain/records.js';
 import { checkPrices, defaultPrices, defaultPricesDate, type Price } from '../../domain/usage.js';
-import type { SecretBox } from '../../secrets/secretBox.js';
 import {
   type DashboardOptions,
   field,
   formOf,
   redirectTo,
+  secretBoxOf,
   sendPage,
   type Viewer,
   viewerOf,
@@ -29,11 +29,6 @@ const providerUses: Record<(typeof credentialProviders)[number], string> = {
   cartesia: 'Cartesia: text-to-speech',
   openai: 'OpenAI or compatible: language model, speech, Realtime',
 };
-
-function secretBoxOf(options: DashboardOptions): SecretBox {
-  if (!options.secretBox) throw new AppError('unavailable', 'No secret key is loaded in this process.');
-  return options.secretBox;
-}
 
 function credentialsTable(viewer: Viewer, credentials: ProviderCredentialRecord[]): Html {
   if (credentials.length === 0)

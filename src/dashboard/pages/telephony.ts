@@ -9,6 +9,7 @@ import {
   field,
   formOf,
   redirectTo,
+  secretBoxOf,
   sendPage,
   type Viewer,
   viewerOf,
@@ -133,7 +134,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
 
   app.post('/trunks', async (request, reply) => {
     const viewer = viewerOf(request);
-    if (!options.secretBox) throw new AppError('unavailable', 'No secret key is loaded in this process.');
+    const secretBox = secretBoxOf(options);
     const form = formOf(request);
     const optional = (name: string) => {
       const value = field(form, name).trim();
@@ -144,7 +145,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
     const fromDomain = optional('from_domain');
     await addTrunk(
       options.store,
-      options.secretBox,
+      secretBox,
       viewer.account.id,
       {
         name: field(form, 'name'),

@@ -9,13 +9,12 @@ import {
   setWebhookEndpoint,
   showEvent,
 } from '../../admin/webhooks.js';
-import { AppError } from '../../domain/errors.js';
-import type { SecretBox } from '../../secrets/secretBox.js';
 import {
   type DashboardOptions,
   field,
   formOf,
   redirectTo,
+  secretBoxOf,
   sendPage,
   type Viewer,
   viewerOf,
@@ -30,12 +29,6 @@ const notices: Record<string, string> = {
   disabled: 'Endpoint disabled: events wait until you enable it again.',
   resent: 'Event queued to be sent again.',
 };
-
-/** Webhook secrets are sealed in the store: the page opens them with the process's key. */
-function secretBoxOf(options: DashboardOptions): SecretBox {
-  if (!options.secretBox) throw new AppError('unavailable', 'No secret key is loaded in this process.');
-  return options.secretBox;
-}
 
 function endpointSection(
   viewer: Viewer,
