@@ -21,7 +21,7 @@ import { AppError } from './errors.js';
  */
 
 export const sttProviders = ['pocketsphinx', 'openai', 'deepgram'] as const;
-export const ttsProviders = ['flite', 'openai', 'elevenlabs', 'cartesia'] as const;
+export const ttsProviders = ['flite', 'openai', 'elevenlabs', 'cartesia', 'deepgram'] as const;
 /** `openai`: any OpenAI-compatible chat endpoint (OpenAI, Groq, Together, vLLM, Ollama…). */
 export const llmProviders = ['openai'] as const;
 /** The vendors an account can store its own key for (the offline engines need none). */

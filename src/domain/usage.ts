@@ -54,6 +54,7 @@ export const defaultPrices: readonly Price[] = [
   { stage: 'tts', provider: 'elevenlabs', model: null, unit: 'characters', usd: 0.05, per: 1000 },
   { stage: 'tts', provider: 'cartesia', model: null, unit: 'characters', usd: 0.04, per: 1000 },
   { stage: 'tts', provider: 'openai', model: null, unit: 'characters', usd: 0.015, per: 1000 },
+  { stage: 'tts', provider: 'deepgram', model: null, unit: 'characters', usd: 0.03, per: 1000 },
   { stage: 'llm', provider: 'openai', model: null, unit: 'input_tokens', usd: 0.15, per: 1_000_000 },
   { stage: 'llm', provider: 'openai', model: null, unit: 'output_tokens', usd: 0.6, per: 1_000_000 },
   { stage: 'realtime', provider: 'openai', model: null, unit: 'input_tokens', usd: 4, per: 1_000_000 },

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import {
   CartesiaTextToSpeech,
   DeepgramSpeechToText,
+  DeepgramTextToSpeech,
   ElevenLabsTextToSpeech,
   type OpenAiCompatibleEndpoint,
   OpenAiRealtimeSpeechToSpeech,
@@ -97,6 +98,13 @@ export function vendorTextToSpeech(
         baseUrl: credential.baseUrl,
         ...(choice.model ? { modelId: choice.model } : {}),
         ...language,
+        logger,
+      });
+    case 'deepgram':
+      return new DeepgramTextToSpeech({
+        apiKey: credential.apiKey,
+        baseUrl: credential.baseUrl,
+        ...(choice.model ? { model: choice.model } : {}),
         logger,
       });
     default:

@@ -32,6 +32,7 @@ export {
   type PocketsphinxSpeechToTextOptions,
 } from './stt/pocketsphinxSpeechToText.js';
 export { CartesiaTextToSpeech, type CartesiaTextToSpeechOptions } from './tts/cartesiaTextToSpeech.js';
+export { DeepgramTextToSpeech, type DeepgramTextToSpeechOptions } from './tts/deepgramTextToSpeech.js';
 export { ElevenLabsTextToSpeech, type ElevenLabsTextToSpeechOptions } from './tts/elevenLabsTextToSpeech.js';
 export {
   FliteTextToSpeech,

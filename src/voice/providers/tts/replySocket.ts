@@ -24,6 +24,8 @@ export interface ReplySocketOptions {
   cancelMessage?: unknown;
   /** Where a socket opened ahead of the reply may be waiting (see SocketWarmer). */
   warmer?: SocketWarmer;
+  /** Binary frames are the audio itself (8 kHz μ-law), not base64 in JSON. */
+  binaryAudio?: boolean;
 }
 
 const isLive = (socket: WebSocket) =>
@@ -116,6 +118,12 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
   if (socket.readyState === WebSocket.OPEN) sendOpening();
   else socket.on('open', sendOpening);
   socket.on('message', (data, isBinary) => {
+    if (isBinary && options.binaryAudio) {
+      // The vendor's audio as raw 8 kHz μ-law frames (Deepgram Aura).
+      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+      if (bytes.length > 0) reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
+      return;
+    }
     let message: Record<string, unknown>;
     try {
       if (isBinary) throw new Error('binary frame');
