@@ -56,7 +56,10 @@ export class DeepgramTextToSpeech implements TextToSpeech {
         if (message.type === 'Flushed') return { kind: 'end' };
         if (message.type === 'Warning')
           this.options.logger?.warn(
-            { code: String(message.code ?? ''), description: String(message.description ?? '').slice(0, 200) },
+            {
+              code: String(message.code ?? ''),
+              description: String(message.description ?? '').slice(0, 200),
+            },
             'deepgram aura warning',
           );
         if (message.type === 'Error' || message.err_code !== undefined)

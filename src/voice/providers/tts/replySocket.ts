@@ -120,8 +120,11 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
   socket.on('message', (data, isBinary) => {
     if (isBinary && options.binaryAudio) {
       // The vendor's audio as raw 8 kHz μ-law frames (Deepgram Aura).
-      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
-      if (bytes.length > 0) reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
+      const bytes = Buffer.isBuffer(data)
+        ? data
+        : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]);
+      if (bytes.length > 0)
+        reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
       return;
     }
     let message: Record<string, unknown>;
