@@ -21,6 +21,7 @@ import {
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import { endCallTool, RealtimeConversation } from '../../src/voice/realtimeConversation.js';
 import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
+import { freeEvenUdpPort } from '../sipp/harness.js';
 
 /**
  * Barge-in on a speech-to-speech call, over real RTP on loopback: the agent's long greeting plays,
@@ -62,7 +63,8 @@ afterAll(async () => {
 
 describe('a callee who talks over a speech-to-speech agent', () => {
   it('stops the agent, truncates its item to what was played, and keeps the heard words', async () => {
-    const ports = new PortAllocator({ minPort: 47600, maxPort: 47698 });
+    const base = await freeEvenUdpPort();
+    const ports = new PortAllocator({ minPort: base, maxPort: base + 64 });
     const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
     const calleeRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
     agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort })));
