@@ -2,7 +2,8 @@
 // in their own process: Deepgram answers the end-of-turn Finalize after 150 ms, the language model's
 // first token comes 250 ms after the request and the next ones at 50 tokens/s, ElevenLabs sends its
 // first audio 120 ms after the text. N concurrent conversations over loopback RTP, the callees in a
-// process of their own, each speaking after every agent reply. Per level: the agent's reply delay
+// process of their own, each speaking after every agent reply; the calls start spread over 2 s
+// (BENCH_START_SPREAD_MS; 0 starts them together, so that every turn ends at the same instant). Per level: the agent's reply delay
 // (end of the 600 ms end-of-turn silence -> first agent RTP packet) p50/p95, the platform overhead
 // (that delay minus the vendors' own share), CPU ms of this process per call-second and RSS per call.
 import { execFileSync, spawn } from 'node:child_process';
@@ -31,6 +32,7 @@ import {
 // STT final 150 ms + first token 250 ms + 3 more tokens to the end of the first sentence at 50/s
 // (60 ms) + TTS first audio 120 ms: what the vendors alone take before the first reply audio.
 const vendorLatencyMs = 150 + 250 + 60 + 120;
+const startSpreadMs = Number(process.env.BENCH_START_SPREAD_MS ?? 2000);
 // esbuild comes with vitest (its own binary): the fakes are TypeScript, the bench runs on Node.
 execFileSync('node_modules/esbuild/bin/esbuild', [
   '--bundle',
@@ -129,7 +131,14 @@ for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',')
   }, 200);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const results = await Promise.all(Array.from({ length: conversations }, () => conversationPair(4)));
+  // Calls start spread over the first 2 s, as calls placed one after another do, not in the same
+  // millisecond (which would make every turn of every call end at once, in lockstep).
+  const results = await Promise.all(
+    Array.from({ length: conversations }, async (_, index) => {
+      await new Promise((resolve) => setTimeout(resolve, (index * startSpreadMs) / conversations));
+      return conversationPair(4);
+    }),
+  );
   const wallS = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
