@@ -122,6 +122,10 @@ console.log(
 console.log(
   `reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - ${vendorLatencyMs} ms (STT 150 + first token 250 + 3 tokens 60 + TTS 120)`,
 );
+// A warm-up, not counted: the first calls of a process compile the hot paths and fill the pools of
+// the HTTP and socket clients once, which is no call's cost.
+await Promise.all(Array.from({ length: 5 }, () => conversationPair(1)));
+console.log('warm-up: 5 conversations of 1 turn (not counted)');
 for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',').map(Number)) {
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
