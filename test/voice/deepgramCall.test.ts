@@ -6,13 +6,14 @@ import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { type FakeCartesia, startFakeCartesia } from '../fakes/cartesiaServer.js';
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { postCall, request } from '../helpers/http.js';
 
 /**
  * A whole sandbox call whose agent hears through Deepgram (issue 14): the callee's RTP audio
  * streams to a fake of Deepgram's live protocol as it is spoken, the transcript it answers drives
  * the example appointment script, and the call completes with its extracted data. A second agent
- * whose Deepgram key is refused falls back to the offline recogniser and still completes.
+ * whose Deepgram key is refused falls back to the offline recogniser and still completes. The keys
+ * are the account's own, added through POST /v1/credentials.
  */
 
 let fake: FakeDeepgram;
@@ -28,15 +29,25 @@ const script = JSON.parse(
 beforeAll(async () => {
   fake = await startFakeDeepgram({ apiKey: 'dg-service-key-0001', transcripts: ['Yes, that works.'] });
   cartesia = await startFakeCartesia({ apiKey: 'sk_car_service_0001', voiceIds: [cartesiaVoice] });
+  // The account's own keys, added through the API; the service has none of its own.
   service = await startFullService({
-    CALLWRIGHT_DEEPGRAM_API_KEY: 'dg-service-key-0001',
-    CALLWRIGHT_DEEPGRAM_BASE_URL: fake.baseUrl,
-    CALLWRIGHT_CARTESIA_API_KEY: 'sk_car_service_0001',
-    CALLWRIGHT_CARTESIA_BASE_URL: cartesia.baseUrl,
+    CALLWRIGHT_SERVICE_VENDOR_KEYS: 'false',
+    CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: 'true',
   });
   const account = await service.store.accounts.create({ name: 'deepgram' });
   accountId = account.id;
   key = (await createApiKey(service.store, account.id, 'deepgram')).key;
+  for (const [provider, apiKey, baseUrl] of [
+    ['deepgram', 'dg-service-key-0001', fake.baseUrl],
+    ['cartesia', 'sk_car_service_0001', cartesia.baseUrl],
+  ] as const) {
+    const created = await request(`${service.url}/v1/credentials`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `${provider}-own`, provider, api_key: apiKey, base_url: baseUrl }),
+    });
+    expect(created.status).toBe(200);
+  }
   await addPhoneNumber(service.store, account.id, '+15550009999');
 });
 

@@ -10,13 +10,14 @@ import {
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { type FakeElevenLabs, startFakeElevenLabs } from '../fakes/elevenLabsStreamInputServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { postCall, request } from '../helpers/http.js';
 
 /**
  * Issue 14's first combination, end to end on the sandbox: an llm agent that hears through Deepgram
  * (live, μ-law), thinks with an OpenAI-compatible chat model (streamed, with a tool call to end the
  * call) and speaks through ElevenLabs (stream-input, μ-law) — each vendor a fake of its documented
- * wire protocol — chosen per agent in its settings. The fake model confirms and ends the call in its
+ * wire protocol — chosen per agent in its settings, with the account's own keys added through
+ * POST /v1/credentials (the service's keys switched off). The fake model confirms and ends the call in its
  * first reply, so what Deepgram hears here is whatever the callee says meanwhile; a conversation
  * that turns on Deepgram's transcript is test/voice/deepgramCall.test.ts.
  */
@@ -35,7 +36,7 @@ beforeAll(async () => {
     // A slow first byte, as real vendors have: it must not become dead air between sentences.
     startFakeElevenLabs({ apiKey: 'xi-key-0001', voiceIds: [voiceId], firstAudioDelayMs: 600 }),
     startFakeOpenAiServer({
-      apiKey: 'sk-llm',
+      apiKey: 'sk-llm-0001',
       speechSamples: new Int16Array(0),
       speechSampleRateHz: 8000,
       transcriptionText: '',
@@ -54,16 +55,25 @@ beforeAll(async () => {
       chatJsonContent: '{"confirmed":true}',
     }),
   ]);
+  // The account's own keys, added through the API; the service has none of its own.
   service = await startFullService({
-    CALLWRIGHT_DEEPGRAM_API_KEY: 'dg-key-0001',
-    CALLWRIGHT_DEEPGRAM_BASE_URL: deepgram.baseUrl,
-    CALLWRIGHT_ELEVENLABS_API_KEY: 'xi-key-0001',
-    CALLWRIGHT_ELEVENLABS_BASE_URL: elevenLabs.baseUrl,
-    CALLWRIGHT_OPENAI_BASE_URL: openAi.baseUrl,
-    CALLWRIGHT_OPENAI_API_KEY: 'sk-llm',
+    CALLWRIGHT_SERVICE_VENDOR_KEYS: 'false',
+    CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: 'true',
   });
   const account = await service.store.accounts.create({ name: 'vendors' });
   key = (await createApiKey(service.store, account.id, 'vendors')).key;
+  for (const [provider, apiKey, baseUrl] of [
+    ['deepgram', 'dg-key-0001', deepgram.baseUrl],
+    ['elevenlabs', 'xi-key-0001', elevenLabs.baseUrl],
+    ['openai', 'sk-llm-0001', openAi.baseUrl],
+  ] as const) {
+    const created = await request(`${service.url}/v1/credentials`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `${provider}-own`, provider, api_key: apiKey, base_url: baseUrl }),
+    });
+    expect(created.status).toBe(200);
+  }
   agentId = (
     await createAgent(service.store, account.id, {
       name: 'Streaming vendors',
