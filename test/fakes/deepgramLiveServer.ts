@@ -33,6 +33,8 @@ export interface DeepgramScript {
   hang: boolean;
   /** After this many audio frames, close with 1008 DATA-0000. */
   closeAfterFrames: number | null;
+  /** The next `streams` streams drop (1011 NET-0000, as a network fault) after `frames` audio frames. */
+  dropStreams: { streams: number; frames: number } | null;
   /** Nothing received for this long closes with 1011 NET-0001 (Deepgram: 10 s). */
   idleCloseMs: number;
 }
@@ -104,6 +106,7 @@ export async function startFakeDeepgram(
     finalizeDelayMs: 0,
     hang: false,
     closeAfterFrames: null,
+    dropStreams: null,
     idleCloseMs: 10_000,
     ...script,
   };
@@ -152,6 +155,8 @@ export async function startFakeDeepgram(
       closeCode: null,
     };
     connections.push(connection);
+    const drop = fullScript.dropStreams && fullScript.dropStreams.streams > 0 ? fullScript.dropStreams : null;
+    if (drop) drop.streams--;
     let amplitudeSum = 0;
     let sampleCount = 0;
     let speechMs = 0;
@@ -175,6 +180,12 @@ export async function startFakeDeepgram(
         connection.audioFrames++;
         if (fullScript.closeAfterFrames !== null && connection.audioFrames >= fullScript.closeAfterFrames) {
           socket.close(1008, 'DATA-0000');
+          return;
+        }
+        if (drop && connection.audioFrames >= drop.frames) {
+          // The utterance was never answered: the stream that hears it again gets its transcript.
+          if (drawn) utterances = Math.max(0, utterances - 1);
+          socket.close(1011, 'NET-0000');
           return;
         }
         const samples = decodeG711('PCMU', new Uint8Array(data as Buffer));

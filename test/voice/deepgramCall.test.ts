@@ -104,6 +104,36 @@ describe('a sandbox call heard through Deepgram', () => {
     expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
   });
 
+  it('a stream that drops mid-utterance is opened again once, and hears the whole utterance', async () => {
+    const before = fake.connections.length;
+    fake.script.dropStreams = { streams: 1, frames: 20 };
+    try {
+      const call = await converse({ stt: { provider: 'deepgram' } });
+      expect(call).toMatchObject({
+        status: 'completed',
+        endReason: 'agent_hangup',
+        extractedData: { confirmed: true },
+      });
+      expect(call.transcript.map((line) => line.role)).toEqual(['agent', 'callee', 'agent']);
+      expect(call.transcript[1]?.text).toBe('Yes, that works.');
+      // The drop is on record; no apology, no fallback.
+      const failures = (
+        call.metrics as { provider_failures: { stage: string; provider: string; reason: string }[] }
+      ).provider_failures;
+      expect(failures).toEqual([expect.objectContaining({ stage: 'stt', provider: 'deepgram' })]);
+      expect(failures[0]?.reason).toMatch(/1011/);
+      const used = fake.connections.slice(before);
+      expect(used.some((connection) => connection.closeCode === 1011)).toBe(true);
+      // The new stream was given the utterance from its start, not just what came after the drop.
+      const reopened = used.find((connection) =>
+        connection.controls.some((control) => control.type === 'Finalize'),
+      );
+      expect(reopened?.audioFrames).toBeGreaterThan(20);
+    } finally {
+      fake.script.dropStreams = null;
+    }
+  });
+
   it('falls back to the offline recogniser when Deepgram refuses, and says so in the metrics', async () => {
     fake.script.apiKey = 'a-key-the-service-does-not-have';
     try {

@@ -12,6 +12,21 @@ import {
   telephoneSampleRateHz,
 } from './types.js';
 
+/** A vendor that said nothing in time: skipped for the next choice, never reconnected to. */
+export class VendorTimeoutError extends ProviderError {}
+
+/**
+ * Worth one more stream to the same vendor: a connection that dropped or broke (no HTTP status, not
+ * a timeout). A refusal (401, 403, 400…) or a vendor that hangs goes to the next choice instead.
+ */
+function worthReconnecting(error: unknown): boolean {
+  return (
+    error instanceof ProviderError &&
+    !(error instanceof VendorTimeoutError) &&
+    error.providerStatus === undefined
+  );
+}
+
 /**
  * A call's providers for one stage, in the order the agent chose them: a vendor that refuses,
  * errors or says nothing in time is skipped for the next. Each failure is reported (stage,
@@ -116,7 +131,7 @@ export class FallbackTextToSpeech implements TextToSpeech {
           ? undefined
           : setTimeout(() => {
               timedOut = true;
-              attempt.abort(new ProviderError(choice.provider, `no audio within ${limitMs} ms`));
+              attempt.abort(new VendorTimeoutError(choice.provider, `no audio within ${limitMs} ms`));
             }, limitMs);
       let yielded = false;
       try {
@@ -239,6 +254,7 @@ class FallbackSession implements SpeechToTextSession {
   #index = -1;
   #session: SpeechToTextSession | null = null;
   #closed = false;
+  #reconnected = false;
 
   constructor(
     private readonly owner: FallbackSpeechToText,
@@ -295,7 +311,7 @@ class FallbackSession implements SpeechToTextSession {
             : await withTimeout(
                 session.finish(),
                 finalTimeoutMs,
-                () => new ProviderError(provider, `no final transcript within ${finalTimeoutMs} ms`),
+                () => new VendorTimeoutError(provider, `no final transcript within ${finalTimeoutMs} ms`),
               );
         const samples = this.#audio.reduce((sum, part) => sum + part.length, 0);
         this.owner.noteAudio(this.#index, samples / telephoneSampleRateHz);
@@ -305,6 +321,12 @@ class FallbackSession implements SpeechToTextSession {
         this.#session = null;
         if (this.#closed) throw error;
         this.owner.noteFailure(this.#index, error);
+        if (!this.#reconnected && worthReconnecting(error)) {
+          // A dropped stream: one new stream to the same vendor hears the whole utterance again.
+          this.#reconnected = true;
+          await this.open(this.#index);
+          continue;
+        }
         const next = this.owner.skipPast(this.#index);
         if (next < 0) throw this.owner.holdsVendor ? new StageExhaustedError('stt', error) : error;
         // The next provider hears the whole utterance again.
