@@ -74,6 +74,7 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'barge_in_stop_ms',
     'dtmf_received',
     'provider_failures',
+    'turns_ended_by_recognizer',
     'usage',
     'cost',
   ]);
@@ -95,6 +96,11 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
       'Barge-ins',
       String(numberOrNull(metrics.barge_ins) ?? 0),
       stops.length ? `agent audio stopped after ${stops.map((value) => `${value} ms`).join(', ')}` : '',
+    ],
+    [
+      'Turns ended by the recogniser',
+      String(numberOrNull(metrics.turns_ended_by_recognizer) ?? 0),
+      'the speech recogniser heard the end of speech before the agent’s own silence window was over',
     ],
     [
       'Keys pressed (DTMF)',

@@ -60,6 +60,8 @@ interface SpokenLine {
 }
 
 const preRollFrames = 15;
+/** Silence that ends a turn once the recogniser says the speech is over (its own endpointing waited too). */
+const recognizerEndSilenceMs = 200;
 const silentFrame = new Int16Array(160);
 
 export function percentile(sorted: number[], quantile: number): number | null {
@@ -90,6 +92,8 @@ export async function conversationResult(parts: {
   bargeInStopsMs: number[];
   dtmfReceived: string;
   providerFailures: ProviderFailureLog;
+  /** Turns the recogniser's end-of-speech signal ended before the silence window; absent: none. */
+  turnsEndedByRecognizer?: number;
 }): Promise<ConversationResult> {
   const sorted = [...parts.latenciesMs].sort((a, b) => a - b);
   let extractedData: Record<string, unknown> = {};
@@ -110,6 +114,7 @@ export async function conversationResult(parts: {
       barge_in_stop_ms: parts.bargeInStopsMs,
       dtmf_received: parts.dtmfReceived,
       provider_failures: providerFailureMetrics(parts.providerFailures),
+      turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
     },
   };
 }
@@ -143,6 +148,9 @@ export class Conversation {
   private turnEndedAtMs: number | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private bargeIns = 0;
+  private readonly silenceWindowMs: number;
+  /** Turns that ended on the recogniser's end-of-speech signal, before the full silence window. */
+  private turnsEndedByRecognizer = 0;
   /** For each barge-in: from the start of the callee's speech to the agent's audio being cut. */
   private readonly bargeInStopsMs: number[] = [];
   private dtmfReceived = '';
@@ -155,8 +163,9 @@ export class Conversation {
 
   constructor(private readonly options: ConversationOptions) {
     this.recorder = new CallRecorder(options.maxDurationMs);
+    this.silenceWindowMs = options.endOfTurnSilenceMs ?? 600;
     this.turns = new AudioTurnDetector(options.vad, {
-      silenceWindowMs: options.endOfTurnSilenceMs ?? 600,
+      silenceWindowMs: this.silenceWindowMs,
       minSpeechDurationMs: 100,
     });
   }
@@ -193,6 +202,7 @@ export class Conversation {
       bargeInStopsMs: this.bargeInStopsMs,
       dtmfReceived: this.dtmfReceived,
       providerFailures: this.options.providerFailures,
+      turnsEndedByRecognizer: this.turnsEndedByRecognizer,
     });
   }
 
@@ -247,6 +257,22 @@ export class Conversation {
       const session = this.options.stt.startSession(phrases ? { phrases } : {});
       const withPreRoll = session.then((opened) => {
         for (const frame of frames) opened.pushAudio(frame);
+        // The recogniser heard the end of speech: the turn need not wait out the whole window —
+        // unless it then hears more words (its next hypothesis is longer than the one it ended on).
+        let endedOn: string | null = null;
+        let latest = '';
+        opened.onPartial((partial) => {
+          latest = partial.text;
+          if (endedOn !== null && latest.length > endedOn.length && this.stt?.session === withPreRoll) {
+            endedOn = null;
+            this.turns.cancelEarlyEnd();
+          }
+        });
+        opened.onEndOfSpeech?.(() => {
+          if (this.stt?.session !== withPreRoll) return;
+          endedOn = latest;
+          this.turns.allowEarlyEnd(recognizerEndSilenceMs);
+        });
         return opened;
       });
       this.stt = { session: withPreRoll, speechStartMs: this.nowMs() - frames.length * 20 };
@@ -256,6 +282,7 @@ export class Conversation {
     const current = this.stt;
     this.stt = null;
     if (!current) return;
+    if (event.detectedAtMs - event.speechEndMs < this.silenceWindowMs) this.turnsEndedByRecognizer++;
     this.turnEndedAtMs = performance.now();
     const endMs = this.nowMs();
     void current.session

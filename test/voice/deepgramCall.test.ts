@@ -101,6 +101,8 @@ describe('a sandbox call heard through Deepgram', () => {
     expect(heard?.query.get('encoding')).toBe('mulaw');
     expect(heard?.query.get('language')).toBe('en-US');
     expect(heard?.audioFrames).toBeGreaterThan(25);
+    // Deepgram's speech_final (its 300 ms endpointing) ended the turn before the 600 ms window.
+    expect((call.metrics as { turns_ended_by_recognizer: number }).turns_ended_by_recognizer).toBe(1);
     expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
   });
 

@@ -251,6 +251,7 @@ export class FallbackSpeechToText implements SpeechToText {
 class FallbackSession implements SpeechToTextSession {
   readonly #audio: Int16Array[] = [];
   readonly #partialListeners: ((partial: PartialTranscript) => void)[] = [];
+  readonly #endOfSpeechListeners: (() => void)[] = [];
   #index = -1;
   #session: SpeechToTextSession | null = null;
   #closed = false;
@@ -276,6 +277,9 @@ class FallbackSession implements SpeechToTextSession {
         session.onPartial((partial) => {
           for (const listener of this.#partialListeners) listener(partial);
         });
+        session.onEndOfSpeech?.(() => {
+          for (const listener of this.#endOfSpeechListeners) listener();
+        });
         for (const samples of this.#audio) session.pushAudio(samples);
         this.#index = index;
         this.#session = session;
@@ -297,6 +301,10 @@ class FallbackSession implements SpeechToTextSession {
 
   onPartial(listener: (partial: PartialTranscript) => void): void {
     this.#partialListeners.push(listener);
+  }
+
+  onEndOfSpeech(listener: () => void): void {
+    this.#endOfSpeechListeners.push(listener);
   }
 
   async finish(): Promise<FinalTranscript> {

@@ -72,6 +72,12 @@ export interface SpeechToTextSession {
   pushAudio(samples: Int16Array): void;
   /** Called whenever the hypothesis changes (providers that cannot stream never call it). */
   onPartial(listener: (partial: PartialTranscript) => void): void;
+  /**
+   * Called when the vendor judges that the callee has finished speaking (Deepgram's `speech_final`,
+   * after its endpointing silence) — a cue the turn logic may act on before its own silence window.
+   * Providers without such a signal leave it out.
+   */
+  onEndOfSpeech?(listener: () => void): void;
   /** Ends the utterance and resolves with the final result. */
   finish(): Promise<FinalTranscript>;
   /** Abandons the session and frees its resources; safe to call more than once. */

@@ -101,6 +101,7 @@ type V1Socket = Awaited<ReturnType<DeepgramClient['listen']['v1']['connect']>>;
 class DeepgramSession implements SpeechToTextSession {
   readonly #finals: { text: string; confidence: number }[] = [];
   readonly #partialListeners: ((partial: PartialTranscript) => void)[] = [];
+  readonly #endOfSpeechListeners: (() => void)[] = [];
   #finalized: { resolve: () => void; reject: (error: Error) => void } | null = null;
   #failure: ProviderError | null = null;
   #closed = false;
@@ -148,6 +149,9 @@ class DeepgramSession implements SpeechToTextSession {
     if (results.is_final) {
       if (text) this.#finals.push({ text, confidence: best?.confidence ?? 0 });
       if (results.from_finalize) this.#finalized?.resolve();
+      // Deepgram's endpointing heard the end of speech after words: the callee has finished.
+      else if (results.speech_final && this.#finals.length > 0)
+        for (const listener of this.#endOfSpeechListeners) listener();
       return;
     }
     const partial = [...this.#finals.map((entry) => entry.text), text].filter(Boolean).join(' ');
@@ -172,6 +176,10 @@ class DeepgramSession implements SpeechToTextSession {
 
   onPartial(listener: (partial: PartialTranscript) => void): void {
     this.#partialListeners.push(listener);
+  }
+
+  onEndOfSpeech(listener: () => void): void {
+    this.#endOfSpeechListeners.push(listener);
   }
 
   async finish(): Promise<FinalTranscript> {

@@ -37,6 +37,24 @@ describe('EndOfTurnDetector', () => {
     expect(detector.isSpeaking).toBe(false);
   });
 
+  it('ends the turn after a shorter silence once told the speech is over, unless that is taken back', () => {
+    const detector = new EndOfTurnDetector(options);
+    run(detector, 'SSSS.');
+    detector.allowEarlyEnd(40);
+    detector.cancelEarlyEnd(); // the recogniser heard more words
+    expect(run(detector, 'SSS...')).toEqual([]);
+    detector.allowEarlyEnd(40);
+    // The frame detector's tail of the last word does not matter; 40 ms of silence after it end the
+    // turn, not the 100 ms window.
+    expect(run(detector, 'SS..')).toEqual([
+      { type: 'speech_end', speechStartMs: 0, speechEndMs: 260, detectedAtMs: 300 },
+    ]);
+    detector.allowEarlyEnd(40); // between turns it means nothing
+    expect(run(detector, 'SSS....')).toEqual([
+      { type: 'speech_start', speechStartMs: 300, detectedAtMs: 360 },
+    ]);
+  });
+
   it('finds a second turn after the first ended', () => {
     const detector = new EndOfTurnDetector({ frameDurationMs: 10, silenceWindowMs: 600 });
     const pattern = `${'S'.repeat(50)}${'.'.repeat(60)}${'.'.repeat(40)}${'S'.repeat(30)}${'.'.repeat(60)}`;

@@ -35,6 +35,8 @@ export class EndOfTurnDetector {
   #turnStartFrame = -1;
   /** First silent frame after the latest speech, while speaking; -1 while speech continues. */
   #silenceStartFrame = -1;
+  /** A shorter window for this turn, once something else says the speech is over; null: none. */
+  #earlyWindowMs: number | null = null;
 
   constructor(options: EndOfTurnOptions) {
     if (!(options.frameDurationMs > 0)) throw new RangeError('frameDurationMs must be positive');
@@ -46,6 +48,21 @@ export class EndOfTurnDetector {
   /** True between speech_start and speech_end. */
   get isSpeaking(): boolean {
     return this.#speaking;
+  }
+
+  /**
+   * The recogniser says the callee has finished: this turn ends after `silenceMs` of silence instead
+   * of the full window (at once when that much has passed). The frame detector's own speech does
+   * not cancel it (it hears the tail of the last word, a breath); the recogniser hearing more words
+   * does (`cancelEarlyEnd`).
+   */
+  allowEarlyEnd(silenceMs: number): void {
+    if (this.#speaking) this.#earlyWindowMs = Math.min(silenceMs, this.silenceWindowMs);
+  }
+
+  /** The recogniser hears more words after all: the turn waits out the whole window again. */
+  cancelEarlyEnd(): void {
+    this.#earlyWindowMs = null;
   }
 
   /** Takes the next frame's decision; returns the event it causes, if any. */
@@ -78,8 +95,9 @@ export class EndOfTurnDetector {
     }
     if (this.#silenceStartFrame < 0) this.#silenceStartFrame = frame;
     const silenceDurationMs = (frame + 1 - this.#silenceStartFrame) * this.frameDurationMs;
-    if (silenceDurationMs < this.silenceWindowMs) return undefined;
+    if (silenceDurationMs < (this.#earlyWindowMs ?? this.silenceWindowMs)) return undefined;
     this.#speaking = false;
+    this.#earlyWindowMs = null;
     this.#speechRunStartFrame = -1;
     return {
       type: 'speech_end',
@@ -96,6 +114,7 @@ export class EndOfTurnDetector {
     this.#speechRunStartFrame = -1;
     this.#turnStartFrame = -1;
     this.#silenceStartFrame = -1;
+    this.#earlyWindowMs = null;
   }
 }
 
@@ -117,6 +136,15 @@ export class AudioTurnDetector {
 
   get isSpeaking(): boolean {
     return this.#turns.isSpeaking;
+  }
+
+  /** See EndOfTurnDetector.allowEarlyEnd. */
+  allowEarlyEnd(silenceMs: number): void {
+    this.#turns.allowEarlyEnd(silenceMs);
+  }
+
+  cancelEarlyEnd(): void {
+    this.#turns.cancelEarlyEnd();
   }
 
   pushAudio(samples: Int16Array): TurnEvent[] {
