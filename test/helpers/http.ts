@@ -117,3 +117,20 @@ export function rawPost(
   ];
   return rawHttp(baseUrl, `${lines.join('\r\n')}\r\n\r\n${body}`);
 }
+
+/** Adds the account's own vendor keys through POST /v1/credentials, each named `<provider>-own`. */
+export async function addOwnCredentials(
+  baseUrl: string,
+  apiKey: string,
+  credentials: readonly (readonly [provider: string, key: string, vendorBaseUrl: string])[],
+): Promise<void> {
+  for (const [provider, key, vendorBaseUrl] of credentials) {
+    const created = await request(`${baseUrl}/v1/credentials`, {
+      method: 'POST',
+      headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `${provider}-own`, provider, api_key: key, base_url: vendorBaseUrl }),
+    });
+    if (created.status !== 200)
+      throw new Error(`adding the ${provider} key: ${created.status} ${created.text}`);
+  }
+}

@@ -6,7 +6,7 @@ import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { type FakeCartesia, startFakeCartesia } from '../fakes/cartesiaServer.js';
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall, request } from '../helpers/http.js';
+import { addOwnCredentials, postCall } from '../helpers/http.js';
 
 /**
  * A whole sandbox call whose agent hears through Deepgram (issue 14): the callee's RTP audio
@@ -37,17 +37,10 @@ beforeAll(async () => {
   const account = await service.store.accounts.create({ name: 'deepgram' });
   accountId = account.id;
   key = (await createApiKey(service.store, account.id, 'deepgram')).key;
-  for (const [provider, apiKey, baseUrl] of [
+  await addOwnCredentials(service.url, key, [
     ['deepgram', 'dg-service-key-0001', fake.baseUrl],
     ['cartesia', 'sk_car_service_0001', cartesia.baseUrl],
-  ] as const) {
-    const created = await request(`${service.url}/v1/credentials`, {
-      method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: `${provider}-own`, provider, api_key: apiKey, base_url: baseUrl }),
-    });
-    expect(created.status).toBe(200);
-  }
+  ]);
   await addPhoneNumber(service.store, account.id, '+15550009999');
 });
 

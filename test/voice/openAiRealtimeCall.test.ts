@@ -10,7 +10,7 @@ import {
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall, request } from '../helpers/http.js';
+import { addOwnCredentials, postCall } from '../helpers/http.js';
 
 /**
  * Issue 14's speech-to-speech combination on the sandbox: an llm agent whose settings name an
@@ -57,17 +57,7 @@ beforeAll(async () => {
   accountId = account.id;
   key = (await createApiKey(service.store, account.id, 'realtime')).key;
   await addPhoneNumber(service.store, account.id, '+15550009999');
-  const created = await request(`${service.url}/v1/credentials`, {
-    method: 'POST',
-    headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      name: 'openai-own',
-      provider: 'openai',
-      api_key: ownKey,
-      base_url: openAi.baseUrl,
-    }),
-  });
-  expect(created.status).toBe(200);
+  await addOwnCredentials(service.url, key, [['openai', ownKey, openAi.baseUrl]]);
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import {
 import { type FakeDeepgram, startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { type FakeElevenLabs, startFakeElevenLabs } from '../fakes/elevenLabsStreamInputServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall, request } from '../helpers/http.js';
+import { addOwnCredentials, postCall } from '../helpers/http.js';
 
 /**
  * Issue 14's first combination, end to end on the sandbox: an llm agent that hears through Deepgram
@@ -62,18 +62,11 @@ beforeAll(async () => {
   });
   const account = await service.store.accounts.create({ name: 'vendors' });
   key = (await createApiKey(service.store, account.id, 'vendors')).key;
-  for (const [provider, apiKey, baseUrl] of [
+  await addOwnCredentials(service.url, key, [
     ['deepgram', 'dg-key-0001', deepgram.baseUrl],
     ['elevenlabs', 'xi-key-0001', elevenLabs.baseUrl],
     ['openai', 'sk-llm-0001', openAi.baseUrl],
-  ] as const) {
-    const created = await request(`${service.url}/v1/credentials`, {
-      method: 'POST',
-      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: `${provider}-own`, provider, api_key: apiKey, base_url: baseUrl }),
-    });
-    expect(created.status).toBe(200);
-  }
+  ]);
   agentId = (
     await createAgent(service.store, account.id, {
       name: 'Streaming vendors',
