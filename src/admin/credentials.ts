@@ -127,7 +127,7 @@ export function describeCredential(credential: ProviderCredentialRecord) {
 
 /**
  * The account's keys for a call, opened, by provider (the first by name when an account has two for
- * one provider). Only the voice stack receives them, and only for the call being placed.
+ * one provider) and by `provider/name` (for a stage that names its credential). Only the voice stack receives them, and only for the call being placed.
  */
 export async function accountVendorKeys(
   store: Store,
@@ -136,11 +136,10 @@ export async function accountVendorKeys(
 ): Promise<Map<string, { apiKey: string; baseUrl: string | null }>> {
   const keys = new Map<string, { apiKey: string; baseUrl: string | null }>();
   for (const credential of await store.credentials.list(accountId)) {
-    if (keys.has(credential.provider)) continue;
-    keys.set(credential.provider, {
-      apiKey: secretBox.open(credential.apiKeyCiphertext),
-      baseUrl: credential.baseUrl,
-    });
+    const opened = { apiKey: secretBox.open(credential.apiKeyCiphertext), baseUrl: credential.baseUrl };
+    // By name, for an agent stage that names its credential; by provider, the first by name.
+    keys.set(`${credential.provider}/${credential.name}`, opened);
+    if (!keys.has(credential.provider)) keys.set(credential.provider, opened);
   }
   return keys;
 }

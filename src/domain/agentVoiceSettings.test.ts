@@ -47,6 +47,8 @@ describe('checkAgentVoiceSettings', () => {
     [{ voicemail: { action: 'sing' } }, /settings\.voicemail\.action/],
     [[], /the settings are a JSON object/],
     [{ realtime: {} }, /settings\.realtime\.provider is required/],
+    [{ llm: { credential: 'has space' } }, /settings\.llm\.credential must be the name/],
+    [{ tts: { provider: 'flite', credential: 'x' } }, /the offline engine flite takes no credential/],
     [{ realtime: { provider: 'gemini' } }, /settings\.realtime\.provider must be one of openai/],
     [
       { realtime: { provider: 'openai', options: { turn_detection: 'push' } } },
@@ -113,5 +115,25 @@ describe('a speech-to-speech agent', () => {
     expect(() => checkAgentVoiceSettings({ realtime: { provider: 'openai' } }, 'script')).toThrow(
       /settings\.realtime needs the llm brain/,
     );
+  });
+});
+
+describe('a stage that names the account credential it uses', () => {
+  it('keeps the name, for every stage and fallback', () => {
+    const settings = checkAgentVoiceSettings(
+      {
+        llm: { provider: 'openai', credential: 'groq', model: 'llama-3.3-70b-versatile' },
+        tts: {
+          provider: 'elevenlabs',
+          credential: 'eleven-eu',
+          fallback: [{ provider: 'cartesia', credential: 'car' }],
+        },
+      },
+      'llm',
+    );
+    expect(settings.llm).toEqual([
+      { provider: 'openai', credential: 'groq', model: 'llama-3.3-70b-versatile' },
+    ]);
+    expect(settings.tts.map((choice) => choice.credential)).toEqual(['eleven-eu', 'car']);
   });
 });

@@ -44,6 +44,8 @@ export type VendorOptions = Record<string, string | number | boolean>;
 
 export interface SttChoice {
   provider: SttProvider;
+  /** The name of one of the account's credentials for the provider (its key and base URL). */
+  credential?: string;
   model?: string;
   language?: string;
   options?: VendorOptions;
@@ -51,6 +53,7 @@ export interface SttChoice {
 
 export interface TtsChoice {
   provider: TtsProvider;
+  credential?: string;
   model?: string;
   voice?: string;
   language?: string;
@@ -59,12 +62,15 @@ export interface TtsChoice {
 
 export interface LlmChoice {
   provider: LlmProvider;
+  /** E.g. the account's credential whose base URL is Groq's, Together's or an Azure deployment. */
+  credential?: string;
   model?: string;
   options?: VendorOptions;
 }
 
 export interface RealtimeChoice {
   provider: RealtimeProvider;
+  credential?: string;
   model?: string;
   voice?: string;
   language?: string;
@@ -144,6 +150,16 @@ function optionalOptions(where: string, value: unknown): VendorOptions | undefin
   return value as VendorOptions;
 }
 
+/** The name of one of the account's credentials; offline engines take none. */
+function optionalCredential(where: string, value: unknown, provider: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(value))
+    refuse(`${where}.credential must be the name of one of the account's credentials`);
+  if (provider === 'flite' || provider === 'pocketsphinx')
+    refuse(`${where}.credential: the offline engine ${provider} takes no credential`);
+  return value;
+}
+
 function providerOf<P extends string>(where: string, value: unknown, known: readonly P[], offline: P): P {
   if (value === undefined) return offline;
   if (typeof value !== 'string' || !(known as readonly string[]).includes(value))
@@ -171,13 +187,15 @@ function chain<T>(where: string, raw: unknown, parseOne: (where: string, value: 
 }
 
 function parseStt(where: string, value: Raw): SttChoice {
-  onlyKnownFields(where, value, ['provider', 'model', 'language', 'options', 'fallback']);
+  onlyKnownFields(where, value, ['provider', 'credential', 'model', 'language', 'options', 'fallback']);
   const choice: SttChoice = { provider: providerOf(where, value.provider, sttProviders, 'pocketsphinx') };
+  const credential = optionalCredential(where, value.credential, choice.provider);
   const model = optionalText(`${where}.model`, value.model);
   const language = optionalLanguage(`${where}.language`, value.language);
   const options = optionalOptions(`${where}.options`, value.options);
   return {
     ...choice,
+    ...(credential ? { credential } : {}),
     ...(model ? { model } : {}),
     ...(language ? { language } : {}),
     ...(options ? { options } : {}),
@@ -185,8 +203,17 @@ function parseStt(where: string, value: Raw): SttChoice {
 }
 
 function parseTts(where: string, value: Raw): TtsChoice {
-  onlyKnownFields(where, value, ['provider', 'model', 'voice', 'language', 'options', 'fallback']);
+  onlyKnownFields(where, value, [
+    'provider',
+    'credential',
+    'model',
+    'voice',
+    'language',
+    'options',
+    'fallback',
+  ]);
   const provider = providerOf(where, value.provider, ttsProviders, 'flite');
+  const credential = optionalCredential(where, value.credential, provider);
   const model = optionalText(`${where}.model`, value.model);
   const voice = optionalText(`${where}.voice`, value.voice);
   if (provider === 'flite' && voice !== undefined && !(fliteVoiceNames as readonly string[]).includes(voice))
@@ -197,6 +224,7 @@ function parseTts(where: string, value: Raw): TtsChoice {
   const options = optionalOptions(`${where}.options`, value.options);
   return {
     provider,
+    ...(credential ? { credential } : {}),
     ...(model ? { model } : {}),
     ...(voice ? { voice } : {}),
     ...(language ? { language } : {}),
@@ -205,20 +233,27 @@ function parseTts(where: string, value: Raw): TtsChoice {
 }
 
 function parseLlm(where: string, value: Raw): LlmChoice {
-  onlyKnownFields(where, value, ['provider', 'model', 'options', 'fallback']);
+  onlyKnownFields(where, value, ['provider', 'credential', 'model', 'options', 'fallback']);
   const provider = providerOf(where, value.provider, llmProviders, 'openai');
+  const credential = optionalCredential(where, value.credential, provider);
   const model = optionalText(`${where}.model`, value.model);
   const options = optionalOptions(`${where}.options`, value.options);
-  return { provider, ...(model ? { model } : {}), ...(options ? { options } : {}) };
+  return {
+    provider,
+    ...(credential ? { credential } : {}),
+    ...(model ? { model } : {}),
+    ...(options ? { options } : {}),
+  };
 }
 
 function parseRealtime(raw: unknown): RealtimeChoice | null {
   if (raw === undefined || raw === null) return null;
   const where = 'settings.realtime';
   if (!isObject(raw)) refuse(`${where} must be an object`);
-  onlyKnownFields(where, raw, ['provider', 'model', 'voice', 'language', 'options']);
+  onlyKnownFields(where, raw, ['provider', 'credential', 'model', 'voice', 'language', 'options']);
   if (raw.provider === undefined) refuse(`${where}.provider is required (${realtimeProviders.join(', ')})`);
   const provider = providerOf(where, raw.provider, realtimeProviders, 'openai');
+  const credential = optionalCredential(where, raw.credential, provider);
   const model = optionalText(`${where}.model`, raw.model);
   const voice = optionalText(`${where}.voice`, raw.voice);
   if (voice !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(voice))
@@ -231,6 +266,7 @@ function parseRealtime(raw: unknown): RealtimeChoice | null {
   return {
     provider,
     turnDetection: turnDetection as RealtimeTurnDetection,
+    ...(credential ? { credential } : {}),
     ...(model ? { model } : {}),
     ...(voice ? { voice } : {}),
     ...(language ? { language } : {}),

@@ -16,7 +16,10 @@ import {
   type TextToSpeech,
 } from './providers/index.js';
 
-/** The vendor keys of the account whose call is being placed (bring your own key), by provider. */
+/**
+ * The vendor keys of the account whose call is being placed (bring your own key): by provider (its
+ * first credential) and by `provider/name`.
+ */
 export type AccountVendorKeys = ReadonlyMap<string, VendorCredential>;
 
 const settingOf: Record<string, string> = {
@@ -34,7 +37,10 @@ export function credentialFor(
   provider: string,
   config: VoiceConfig,
   accountKeys: AccountVendorKeys,
+  /** The account credential the agent's stage names; only that one then. */
+  name?: string,
 ): VendorCredential | null {
+  if (name !== undefined) return accountKeys.get(`${provider}/${name}`) ?? null;
   const own = accountKeys.get(provider);
   if (own) return own;
   if (!config.serviceVendorKeys) return null;
@@ -59,9 +65,11 @@ export function missingCredential(
   provider: string,
   config: VoiceConfig,
   accountKeys: AccountVendorKeys,
+  name?: string,
 ): string | null {
   if (provider === 'flite' || provider === 'pocketsphinx') return null;
-  if (credentialFor(provider, config, accountKeys)) return null;
+  if (credentialFor(provider, config, accountKeys, name)) return null;
+  if (name !== undefined) return `the account has no ${provider} credential named ${name}`;
   return config.serviceVendorKeys
     ? `no account credential and ${settingOf[provider] ?? 'no service key'} is not set`
     : 'no account credential (service-wide keys are switched off)';

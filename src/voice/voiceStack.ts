@@ -118,14 +118,14 @@ export class VoiceStack {
   }
 
   /** The choices of a stage this call can use, in order; a ProviderError naming what is missing. */
-  private usable<T extends { provider: string }>(
+  private usable<T extends { provider: string; credential?: string }>(
     stage: string,
     choices: T[],
     keys: AccountVendorKeys,
   ): [T, ...T[]] {
     const missing: string[] = [];
     const usable = choices.filter((choice) => {
-      const why = missingCredential(choice.provider, this.config, keys);
+      const why = missingCredential(choice.provider, this.config, keys, choice.credential);
       if (why !== null) missing.push(`${choice.provider}: ${why}`);
       return why === null;
     });
@@ -161,7 +161,12 @@ export class VoiceStack {
     let realtime: CallRealtimeVoice | undefined;
     if (agent.brain === 'llm') {
       const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm, accountKeys);
-      const llmCredential = credentialFor('openai', this.config, accountKeys) as VendorCredential;
+      const llmCredential = credentialFor(
+        'openai',
+        this.config,
+        accountKeys,
+        llmChoice?.credential,
+      ) as VendorCredential;
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
@@ -177,7 +182,7 @@ export class VoiceStack {
         realtime = {
           speechToSpeech: vendorSpeechToSpeech(
             choice,
-            credentialFor(choice.provider, this.config, accountKeys) as VendorCredential,
+            credentialFor(choice.provider, this.config, accountKeys, choice.credential) as VendorCredential,
             logger,
           ),
           session: {
@@ -257,7 +262,7 @@ export class VoiceStack {
     if (choice.provider === 'flite') return this.offlineTts;
     const adapter = vendorTextToSpeech(
       choice,
-      credentialFor(choice.provider, this.config, keys) as VendorCredential,
+      credentialFor(choice.provider, this.config, keys, choice.credential) as VendorCredential,
       logger,
     );
     ownAdapters.push(adapter);
@@ -268,7 +273,7 @@ export class VoiceStack {
     if (choice.provider === 'pocketsphinx') return this.offlineStt;
     return vendorSpeechToText(
       choice,
-      credentialFor(choice.provider, this.config, keys) as VendorCredential,
+      credentialFor(choice.provider, this.config, keys, choice.credential) as VendorCredential,
       logger,
     );
   }
