@@ -62,7 +62,11 @@ export class CallCreationBatcher {
       // A connection lost during COMMIT leaves the outcome unknown: retry alone once to find out.
       const lostCommit = isConnectionLoss(error);
       if (batch.length > 1 || (lostCommit && !afterLostCommit)) {
-        for (const item of batch) void this.commit([item], lostCommit);
+        // One after another, in the order they came: of two creations with one id, the first wins
+        // (concurrent retries raced, and the later one could take the id).
+        void (async () => {
+          for (const item of batch) await this.commit([item], lostCommit);
+        })();
         return;
       }
       const item = batch[0] as PendingCreation;
