@@ -1,10 +1,17 @@
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
-import type { RtpSession } from '../telephony/rtp/index.js';
+import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
+import {
+  type AgentEnding,
+  type ConversationResult,
+  conversationResult,
+  heardPart,
+  providerApology,
+} from './conversationResult.js';
 import {
   AudioTurnDetector,
   ProviderError,
@@ -17,10 +24,11 @@ import {
   type VoiceActivityDetector,
 } from './providers/index.js';
 
-export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail' | 'provider_error';
-
-/** Said in the offline voice when every provider of a stage has failed, before hanging up. */
-export const providerApology = 'Sorry, we are having technical difficulties. We will call you back. Goodbye.';
+export {
+  type AgentEnding,
+  type ConversationResult,
+  providerApology,
+} from './conversationResult.js';
 
 export interface ConversationOptions {
   rtp: RtpSession;
@@ -45,14 +53,6 @@ export interface ConversationOptions {
   onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
-export interface ConversationResult {
-  transcript: TranscriptEntry[];
-  answeredBy: AnsweredBy;
-  extractedData: Record<string, unknown>;
-  metrics: Record<string, unknown>;
-  recorder: CallRecorder;
-}
-
 /** A sentence of the agent's as the callee heard it. */
 interface SpokenLine {
   said: string;
@@ -63,72 +63,6 @@ const preRollFrames = 15;
 /** Silence that ends a turn once the recogniser says the speech is over (its own endpointing waited too). */
 const recognizerEndSilenceMs = 200;
 const silentFrame = new Int16Array(160);
-
-export function percentile(sorted: number[], quantile: number): number | null {
-  if (sorted.length === 0) return null;
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] as number);
-}
-
-/** The words of `text` the callee heard when `fraction` of its audio was played. */
-export function heardPart(text: string, fraction: number): string {
-  if (fraction >= 0.999) return text;
-  const words = text.split(/\s+/);
-  return words.slice(0, Math.floor(words.length * Math.max(0, fraction))).join(' ');
-}
-
-/**
- * What a conversation produced, once it is over: the extracted data (a failed extraction is logged
- * and leaves it empty) and the call's figures. Shared by the stage pipeline and the
- * speech-to-speech loop.
- */
-export async function conversationResult(parts: {
-  brain: AgentBrain;
-  logger: Logger;
-  transcript: TranscriptEntry[];
-  answeredBy: AnsweredBy;
-  recorder: CallRecorder;
-  latenciesMs: readonly number[];
-  bargeIns: number;
-  bargeInStopsMs: number[];
-  dtmfReceived: string;
-  providerFailures: ProviderFailureLog;
-  /** Turns the recogniser's end-of-speech signal ended before the silence window; absent: none. */
-  turnsEndedByRecognizer?: number;
-}): Promise<ConversationResult> {
-  const sorted = [...parts.latenciesMs].sort((a, b) => a - b);
-  let extractedData: Record<string, unknown> = {};
-  try {
-    extractedData = await parts.brain.extract(parts.transcript);
-  } catch (error) {
-    parts.logger.warn({ err: error }, 'extraction failed');
-  }
-  return {
-    transcript: parts.transcript,
-    answeredBy: parts.answeredBy,
-    extractedData,
-    recorder: parts.recorder,
-    metrics: {
-      response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
-      response_latencies_ms: sorted.map((value) => Math.round(value)),
-      barge_ins: parts.bargeIns,
-      barge_in_stop_ms: parts.bargeInStopsMs,
-      dtmf_received: parts.dtmfReceived,
-      provider_failures: providerFailureMetrics(parts.providerFailures),
-      turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
-    },
-  };
-}
-
-/** The call's provider failures as its metrics list them (no credentials, ever). */
-export function providerFailureMetrics(log: ProviderFailureLog): Record<string, unknown>[] {
-  return log.failures.map((failure) => ({
-    stage: failure.stage,
-    provider: failure.provider,
-    status: failure.status,
-    reason: failure.reason,
-    at_ms: failure.atMs,
-  }));
-}
 
 /**
  * The voice pipeline of one answered call: received frames → VAD and end-of-turn → STT → brain →
@@ -446,7 +380,7 @@ export class Conversation {
   ): Promise<{ played: Promise<SpokenLine> }> {
     const { rtp } = this.options;
     let startMs: number | null = null;
-    const plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[] = [];
+    const plays: Promise<PlaybackResult>[] = [];
     try {
       for await (const chunk of tts.synthesize(text, { signal, ...(voice ? { voice } : {}) })) {
         if (signal.aborted) break;
@@ -466,7 +400,7 @@ export class Conversation {
   private async lineOf(
     text: string,
     startMs: number | null,
-    plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[],
+    plays: Promise<PlaybackResult>[],
     signal: AbortSignal,
   ): Promise<SpokenLine> {
     const results = await Promise.all(plays);

@@ -2,7 +2,7 @@ import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
-import type { RtpSession } from '../telephony/rtp/index.js';
+import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
@@ -12,7 +12,7 @@ import {
   conversationResult,
   heardPart,
   providerApology,
-} from './conversation.js';
+} from './conversationResult.js';
 import {
   ProviderError,
   type ProviderFailureLog,
@@ -23,20 +23,24 @@ import {
   type TextToSpeech,
 } from './providers/index.js';
 
-export interface RealtimeConversationOptions {
-  rtp: RtpSession;
+/** The speech-to-speech session a call is to hold, as the voice stack plans it from the agent. */
+export interface RealtimeSessionPlan {
   speechToSpeech: SpeechToSpeech;
   session: SpeechToSpeechOptions;
   /** The vendor's name for the call record's provider failures. */
   provider: string;
   /** The session's model, for the usage report. */
   model: string;
-  /** The call's usage, for its cost. */
-  usage: UsageMeter;
   /** Said first, word for word, when the agent has one. */
   firstMessage: string | null;
   /** A reply asked for (the greeting) that brings no audio within this fails the session. */
   firstAudioTimeoutMs: number;
+}
+
+export interface RealtimeConversationOptions extends RealtimeSessionPlan {
+  rtp: RtpSession;
+  /** The call's usage, for its cost. */
+  usage: UsageMeter;
   /** Only for the extraction at the end; the session does the talking. */
   brain: AgentBrain;
   logger: Logger;
@@ -55,7 +59,7 @@ interface AgentItem {
   startMs: number;
   /** Audio handed to RTP so far, in ms. */
   sentMs: number;
-  plays: Promise<{ playedMs: number; durationMs: number; interrupted: boolean }>[];
+  plays: Promise<PlaybackResult>[];
   text: string | null;
   /** Set when a barge-in cut it: what had been played, in ms. */
   cutAtMs: number | null;

@@ -24,13 +24,11 @@ import {
   PocketsphinxSpeechToText,
   ProviderError,
   ProviderFailureLog,
-  type SpeechToSpeech,
-  type SpeechToSpeechOptions,
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
-import { endCallTool } from './realtimeConversation.js';
+import { endCallTool, type RealtimeSessionPlan } from './realtimeConversation.js';
 import {
   type AccountVendorKeys,
   credentialFor,
@@ -42,15 +40,7 @@ import {
 } from './vendorAdapters.js';
 
 /** A speech-to-speech session that holds the whole conversation in place of stt, llm and tts. */
-export interface CallRealtimeVoice {
-  speechToSpeech: SpeechToSpeech;
-  session: SpeechToSpeechOptions;
-  provider: string;
-  model: string;
-  usage: UsageMeter;
-  firstMessage: string | null;
-  firstAudioTimeoutMs: number;
-}
+export type CallRealtimeVoice = RealtimeSessionPlan;
 
 export interface CallVoice {
   brain: AgentBrain;
@@ -193,7 +183,6 @@ export class VoiceStack {
           },
           provider: `${choice.provider}-realtime`,
           model: choice.model ?? 'gpt-realtime',
-          usage,
           firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
         };

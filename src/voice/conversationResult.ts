@@ -1,0 +1,89 @@
+import type { AnsweredBy } from '../domain/callStatus.js';
+import type { TranscriptEntry } from '../domain/records.js';
+import type { Logger } from '../logger.js';
+import type { AgentBrain } from './brains/types.js';
+import type { CallRecorder } from './callRecorder.js';
+import type { ProviderFailureLog } from './providers/index.js';
+
+/**
+ * What the two conversation loops (the stage pipeline and the speech-to-speech session) share:
+ * how a call ends from the agent's side, the apology, and the result and figures of a call.
+ */
+export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail' | 'provider_error';
+
+/** Said in the offline voice when every provider of a stage has failed, before hanging up. */
+export const providerApology = 'Sorry, we are having technical difficulties. We will call you back. Goodbye.';
+
+export interface ConversationResult {
+  transcript: TranscriptEntry[];
+  answeredBy: AnsweredBy;
+  extractedData: Record<string, unknown>;
+  metrics: Record<string, unknown>;
+  recorder: CallRecorder;
+}
+
+export function percentile(sorted: number[], quantile: number): number | null {
+  if (sorted.length === 0) return null;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] as number);
+}
+
+/** The words of `text` the callee heard when `fraction` of its audio was played. */
+export function heardPart(text: string, fraction: number): string {
+  if (fraction >= 0.999) return text;
+  const words = text.split(/\s+/);
+  return words.slice(0, Math.floor(words.length * Math.max(0, fraction))).join(' ');
+}
+
+/**
+ * What a conversation produced, once it is over: the extracted data (a failed extraction is logged
+ * and leaves it empty) and the call's figures. Shared by the stage pipeline and the
+ * speech-to-speech loop.
+ */
+export async function conversationResult(parts: {
+  brain: AgentBrain;
+  logger: Logger;
+  transcript: TranscriptEntry[];
+  answeredBy: AnsweredBy;
+  recorder: CallRecorder;
+  latenciesMs: readonly number[];
+  bargeIns: number;
+  bargeInStopsMs: number[];
+  dtmfReceived: string;
+  providerFailures: ProviderFailureLog;
+  /** Turns the recogniser's end-of-speech signal ended before the silence window; absent: none. */
+  turnsEndedByRecognizer?: number;
+}): Promise<ConversationResult> {
+  const sorted = [...parts.latenciesMs].sort((a, b) => a - b);
+  let extractedData: Record<string, unknown> = {};
+  try {
+    extractedData = await parts.brain.extract(parts.transcript);
+  } catch (error) {
+    parts.logger.warn({ err: error }, 'extraction failed');
+  }
+  return {
+    transcript: parts.transcript,
+    answeredBy: parts.answeredBy,
+    extractedData,
+    recorder: parts.recorder,
+    metrics: {
+      response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },
+      response_latencies_ms: sorted.map((value) => Math.round(value)),
+      barge_ins: parts.bargeIns,
+      barge_in_stop_ms: parts.bargeInStopsMs,
+      dtmf_received: parts.dtmfReceived,
+      provider_failures: providerFailureMetrics(parts.providerFailures),
+      turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
+    },
+  };
+}
+
+/** The call's provider failures as its metrics list them (no credentials, ever). */
+export function providerFailureMetrics(log: ProviderFailureLog): Record<string, unknown>[] {
+  return log.failures.map((failure) => ({
+    stage: failure.stage,
+    provider: failure.provider,
+    status: failure.status,
+    reason: failure.reason,
+    at_ms: failure.atMs,
+  }));
+}
