@@ -175,9 +175,12 @@ describe('serve for a person and for a log collector', () => {
       },
     );
     try {
+      // The setup token is announced once the store has been asked for users, after the block.
       await until(
-        'the start-up block',
-        () => /Ctrl-C here stops the service/.test(running.output()),
+        'the start-up block and the setup token',
+        () =>
+          /Ctrl-C here stops the service/.test(running.output()) &&
+          /No dashboard user yet/.test(running.output()),
         running,
       );
       const text = running.output();
