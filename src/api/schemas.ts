@@ -86,6 +86,11 @@ export const transcriptSchema = {
       text: { type: 'string' },
       start_ms: { type: 'integer', description: 'Milliseconds from the answer.' },
       end_ms: { type: 'integer' },
+      event: {
+        type: 'string',
+        enum: ['dtmf'],
+        description: 'Present on a timed event rather than speech: `dtmf` (the text is the key pressed).',
+      },
     },
   },
 } as const;

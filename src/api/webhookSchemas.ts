@@ -101,7 +101,42 @@ export const callCompletedEventSchema = {
           properties: {
             response_latency_ms: {
               type: 'object',
+              description:
+                'Voice-to-voice over the call’s turns: the end of the callee’s speech → the first agent sample they can hear.',
               properties: { p50: { type: ['number', 'null'] }, p95: { type: ['number', 'null'] } },
+            },
+            turns: {
+              type: 'array',
+              description:
+                'Extension: each callee turn’s latency waterfall, in ms after the callee stopped speaking (null: the stage did not happen).',
+              items: {
+                type: 'object',
+                required: [
+                  'turn',
+                  'callee_speech_end_ms',
+                  'end_of_turn_ms',
+                  'voice_to_voice_ms',
+                  'interrupted',
+                ],
+                properties: {
+                  turn: { type: 'integer' },
+                  callee_speech_end_ms: { type: 'integer', description: 'Milliseconds from the answer.' },
+                  end_of_turn: {
+                    type: 'string',
+                    enum: ['complete', 'unfinished', 'unknown', 'max_utterance'],
+                  },
+                  end_of_turn_ms: { type: 'integer' },
+                  stt_final_ms: { type: ['integer', 'null'] },
+                  llm_first_token_ms: { type: ['integer', 'null'] },
+                  first_sentence_ms: { type: ['integer', 'null'] },
+                  tts_first_audio_ms: { type: ['integer', 'null'] },
+                  first_rtp_ms: { type: ['integer', 'null'] },
+                  first_audible_ms: { type: ['integer', 'null'] },
+                  voice_to_voice_ms: { type: ['integer', 'null'] },
+                  interrupted: { type: 'boolean' },
+                  interrupted_at_ms: { type: ['integer', 'null'] },
+                },
+              },
             },
           },
         },

@@ -20,6 +20,7 @@ import {
   RtpSession,
 } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import { SpeechPrefetch } from '../voice/agentSpeaker.js';
 import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
@@ -82,6 +83,8 @@ export class CallSession {
   private answeredBy: AnsweredBy | null = null;
   private maxDurationTimer: NodeJS.Timeout | null = null;
   private callVoice: CallVoice | null = null;
+  /** The greeting, synthesised while the phone rings. */
+  private prefetch: SpeechPrefetch | null = null;
   private conversation: Conversation | RealtimeConversation | null = null;
   private pendingTranscript: TranscriptEntry[] | null = null;
   private transcriptWrite: Promise<void> | null = null;
@@ -246,6 +249,7 @@ export class CallSession {
       sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
     });
     this.outgoing = outgoing;
+    this.prefetchGreeting();
 
     let ringing = false;
     outgoing.on('provisional', ({ status }) => {
@@ -264,6 +268,20 @@ export class CallSession {
     if (outcome.kind === 'failed') return endingOfFailure(outcome.failure, this.localEnding);
     if (this.localEnding) return this.localEnding;
     return outcome.ended.by === 'remote' ? { kind: 'callee_hangup' } : { kind: 'agent_hangup' };
+  }
+
+  /**
+   * Synthesises the agent's opening line as the INVITE leaves, so that its first RTP packet follows
+   * the 200 OK at once whatever the voice's first-byte time. (An unanswered call costs the vendor
+   * characters of one greeting.)
+   */
+  private prefetchGreeting(): void {
+    const voice = this.callVoice;
+    if (!voice || voice.realtime || voice.turnTaking.waitForCallee) return;
+    const greeting = voice.brain.greeting();
+    if (!greeting) return;
+    this.prefetch = new SpeechPrefetch(voice.tts, voice.ttsVoice, this.log);
+    this.prefetch.prefetch(greeting);
   }
 
   private onAnswered(rtp: RtpSession, sdpAnswer: string): void {
@@ -301,7 +319,7 @@ export class CallSession {
     const { realtime, ...stages } = this.callVoice;
     this.conversation = realtime
       ? new RealtimeConversation({ ...shared, ...stages, ...realtime })
-      : new Conversation({ ...shared, ...stages });
+      : new Conversation({ ...shared, ...stages, ...(this.prefetch ? { prefetch: this.prefetch } : {}) });
     this.conversation.start();
   }
 

@@ -1,4 +1,5 @@
-import { AppError } from './errors.js';
+import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
+import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
 
 /**
  * An agent's voice settings (the `settings` of the agent record): which speech recogniser, language
@@ -91,6 +92,8 @@ export interface AgentVoiceSettings {
   /** A speech-to-speech session in place of stt, llm and tts; null when the agent uses the stages. */
   realtime: RealtimeChoice | null;
   voicemail: VoicemailChoice;
+  /** When the agent speaks and stops (settings.turn_taking); the defaults when not given. */
+  turnTaking: TurnTakingSettings;
 }
 
 export const voiceSettingsLimits = {
@@ -100,22 +103,7 @@ export const voiceSettingsLimits = {
   voicemailMessageMaxChars: 2_000,
 } as const;
 
-type Raw = Record<string, unknown>;
-
-function refuse(message: string): never {
-  throw new AppError('validation_error', message);
-}
-
-function isObject(value: unknown): value is Raw {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function onlyKnownFields(where: string, value: Raw, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key))
-      refuse(`${where}.${key.slice(0, 60)} is not a setting (known: ${known.join(', ')})`);
-  }
-}
+type Raw = RawSettings;
 
 function optionalText(where: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -297,7 +285,7 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
  */
 export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'): AgentVoiceSettings {
   if (!isObject(raw)) refuse('the settings are a JSON object');
-  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail']);
+  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail', 'turn_taking']);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
   const llm = chain('settings.llm', raw.llm, parseLlm);
@@ -312,6 +300,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     llm: llm.length > 0 ? llm : [{ provider: 'openai' }],
     realtime,
     voicemail: parseVoicemail(raw.voicemail),
+    turnTaking: checkTurnTaking(raw.turn_taking),
   };
 }
 
@@ -342,11 +331,18 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   } catch {
     // an unreadable voicemail setting: hang up on voicemail, as without one
   }
+  let turnTaking: TurnTakingSettings = { ...defaultTurnTaking };
+  try {
+    turnTaking = checkTurnTaking(parts.turn_taking);
+  } catch {
+    // unreadable turn-taking settings: the defaults
+  }
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
     llm: orElse(() => chain('settings.llm', parts.llm, parseLlm), { provider: 'openai' as const }),
     realtime,
     voicemail,
+    turnTaking,
   };
 }

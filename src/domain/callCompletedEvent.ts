@@ -14,8 +14,9 @@ export function callCompletedEvent(
   call: CallRecord,
   event: { id: string; createdAt: string; recordingUrl: string | null },
 ) {
-  const metrics = call.metrics as { response_latency_ms?: unknown; cost?: CallCost } | null;
+  const metrics = call.metrics as { response_latency_ms?: unknown; turns?: unknown; cost?: CallCost } | null;
   const latency = metrics?.response_latency_ms;
+  const turns = metrics?.turns;
   const cost = metrics?.cost;
   return {
     type: 'call.completed' as const,
@@ -38,7 +39,11 @@ export function callCompletedEvent(
       recording_url: event.recordingUrl,
       extracted_data: call.extractedData,
       variables: call.variables ?? {},
-      metrics: { response_latency_ms: latency ?? { p50: null, p95: null } },
+      metrics: {
+        response_latency_ms: latency ?? { p50: null, p95: null },
+        // Extension: each turn's latency waterfall (absent for a call without turns of the pipeline).
+        ...(Array.isArray(turns) ? { turns } : {}),
+      },
       // Extension: what the call cost, by stage (null for a call that never reached a voice).
       cost: cost ? { currency: cost.currency, total_usd: cost.total_usd, by_stage: cost.by_stage } : null,
     },

@@ -106,6 +106,8 @@ export interface TranscriptEntry {
   text: string;
   start_ms: number;
   end_ms: number;
+  /** Not speech but a timed event of this side: `dtmf` (text: the key pressed). */
+  event?: 'dtmf';
 }
 
 export interface CallRecord {

@@ -1,15 +1,17 @@
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
+import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
-import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
+import type { RtpSession } from '../telephony/rtp/index.js';
+import { AgentSpeaker, type SpeechPrefetch, type SpokenLine } from './agentSpeaker.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
+import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import {
   type AgentEnding,
   type ConversationResult,
   conversationResult,
-  heardPart,
   providerApology,
 } from './conversationResult.js';
 import {
@@ -17,12 +19,12 @@ import {
   ProviderError,
   type ProviderFailureLog,
   type SpeechToText,
-  type SpeechToTextSession,
   StageExhaustedError,
   type TextToSpeech,
   type TurnEvent,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import { lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
 
 export {
   type AgentEnding,
@@ -40,8 +42,10 @@ export interface ConversationOptions {
   logger: Logger;
   silenceTimeoutMs: number;
   maxDurationMs: number;
-  /** Silence after speech that ends the callee's turn. */
-  endOfTurnSilenceMs?: number;
+  /** How the agent takes turns (end-of-turn waits, interruptions, greeting, quiet line). */
+  turnTaking?: TurnTakingSettings;
+  /** Speech synthesised before the answer (the greeting), spoken without waiting for the voice. */
+  prefetch?: SpeechPrefetch;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
   /** The offline voice, for the apology when every provider of a stage has failed. */
   apologyTts: TextToSpeech;
@@ -53,21 +57,28 @@ export interface ConversationOptions {
   onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
-/** A sentence of the agent's as the callee heard it. */
-interface SpokenLine {
-  said: string;
-  interrupted: boolean;
+interface Response {
+  controller: AbortController;
+  /** The sentence being said may not be cut (`interruptible: false`). */
+  interruptible: boolean;
+  /** Cut by the callee: the brain's remaining actions are still read for a pending hang-up. */
+  cutByCallee: boolean;
 }
 
 const preRollFrames = 15;
-/** Silence that ends a turn once the recogniser says the speech is over (its own endpointing waited too). */
-const recognizerEndSilenceMs = 200;
+/** How long a callee's words still in recognition when the call ends may take to be written down. */
+const lastWordsTimeoutMs = 3_000;
+/** With wait_for_callee: the agent speaks first after this much silence from a callee who says nothing. */
+const waitForCalleeMaxMs = 4_000;
 const silentFrame = new Int16Array(160);
 
 /**
- * The voice pipeline of one answered call: received frames → VAD and end-of-turn → STT → brain →
- * TTS → paced RTP, with barge-in (callee speech clears the agent's queued audio at once), DTMF to
- * the brain, answering-machine beeps, the silence timeout, the recording and the transcript.
+ * The voice pipeline of one answered call: received frames → VAD and adaptive end of turn → STT
+ * → brain → TTS → paced RTP. Interruptions: speech over the agent that lasts the agent's minimum
+ * cuts its audio at once (queued RTP flushed) and cancels the reply, shorter sounds (a backchannel,
+ * a cough) do not, and the agent never starts a sentence over a callee who is talking. Also: DTMF,
+ * answering-machine beeps, "are you still there?", the recording, the transcript and each turn's
+ * latency waterfall.
  */
 export class Conversation {
   private readonly recorder: CallRecorder;
@@ -75,33 +86,53 @@ export class Conversation {
   private readonly beeps = new BeepDetector();
   private readonly transcript: TranscriptEntry[] = [];
   private readonly preRoll: Int16Array[] = [];
-  private readonly latenciesMs: number[] = [];
-  private stt: { session: Promise<SpeechToTextSession>; speechStartMs: number } | null = null;
-  private response: AbortController | null = null;
+  private readonly timeline = new TurnTimeline();
+  private readonly speaker: AgentSpeaker;
+  private readonly settings: TurnTakingSettings;
+  private utterance: CalleeUtterance | null = null;
+  /** Recognitions of ended turns still running: the call's end waits for them (the last words). */
+  private readonly recognitions = new Set<Promise<void>>();
+  private response: Response | null = null;
   private answeredBy: AnsweredBy = 'unknown';
-  private turnEndedAtMs: number | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
+  private stillThereAsked = 0;
   private bargeIns = 0;
-  private readonly silenceWindowMs: number;
-  /** Turns that ended on the recogniser's end-of-speech signal, before the full silence window. */
+  private backchannels = 0;
   private turnsEndedByRecognizer = 0;
-  /** For each barge-in: from the start of the callee's speech to the agent's audio being cut. */
+  /** For each barge-in: from the decision to interrupt to the agent's audio being cut. */
   private readonly bargeInStopsMs: number[] = [];
+  /** For each barge-in: from the start of the callee's speech to the decision. */
+  private readonly bargeInDecisionsMs: number[] = [];
+  /** What a barge-in cut of the agent's reply: resumed when the "interruption" was only a sound. */
+  private unheard: { heard: string; rest: string } | null = null;
+  private greeted = false;
   private dtmfReceived = '';
   private ended = false;
   private voicemailHandled = false;
   private apologizing = false;
+  private lastFramePerfMs = performance.now();
+  private lastAudibleCalleeMs = -1;
   private readonly onAudio = (samples: Int16Array, kind: string) => this.handleCalleeFrame(samples, kind);
   private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
   private readonly onDtmf = ({ digit }: { digit: string }) => this.handleDtmf(digit);
 
   constructor(private readonly options: ConversationOptions) {
+    this.settings = options.turnTaking ?? defaultTurnTaking;
     this.recorder = new CallRecorder(options.maxDurationMs);
-    this.silenceWindowMs = options.endOfTurnSilenceMs ?? 600;
     this.turns = new AudioTurnDetector(options.vad, {
-      silenceWindowMs: this.silenceWindowMs,
+      silenceWindowMs: this.settings.waitMs,
       minSpeechDurationMs: 100,
     });
+    this.speaker = new AgentSpeaker({
+      rtp: options.rtp,
+      tts: options.tts,
+      voice: options.ttsVoice,
+      logger: options.logger,
+      nowMs: () => this.nowMs(),
+      addLine: (line) => this.addTranscriptLine(line),
+      ...(options.prefetch ? { prefetch: options.prefetch } : {}),
+    });
+    options.brain.onFirstToken = () => this.timeline.mark('llm_first_token', this.nowMs());
   }
 
   start(): void {
@@ -109,43 +140,76 @@ export class Conversation {
     rtp.on('audio', this.onAudio);
     rtp.on('outgoingAudio', this.onOutgoing);
     rtp.on('dtmf', this.onDtmf);
-    this.respond((signal) => this.options.brain.start(signal));
+    if (this.settings.waitForCallee) {
+      // The callee's "hello?" opens the call; a callee who says nothing is greeted anyway.
+      setTimeout(() => this.greet(), waitForCalleeMaxMs).unref();
+    } else this.greet();
     this.armSilenceTimer();
+  }
+
+  private greet(): void {
+    if (this.greeted || this.ended) return;
+    this.greeted = true;
+    this.respond((signal) => this.options.brain.start(signal));
   }
 
   /** Stops listening and speaking (the call has ended) and gathers what the call produced. */
   async finish(): Promise<ConversationResult> {
-    this.ended = true;
     const { rtp, brain } = this.options;
+    // The callee's words up to the hang-up are recognised and kept, not dropped with the line.
+    const inFlight = this.utterance;
+    this.utterance = null;
+    if (inFlight) this.recognize(inFlight, this.nowMs(), { respond: false });
+    this.ended = true;
     rtp.off('audio', this.onAudio);
     rtp.off('outgoingAudio', this.onOutgoing);
     rtp.off('dtmf', this.onDtmf);
-    this.response?.abort();
+    this.response?.controller.abort();
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
-    const pending = this.stt;
-    this.stt = null;
-    if (pending) void pending.session.then((session) => session.close()).catch(() => undefined);
+    if (this.recognitions.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.recognitions]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, lastWordsTimeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    this.transcript.sort((a, b) => a.start_ms - b.start_ms);
     return conversationResult({
       brain,
       logger: this.options.logger,
       transcript: this.transcript,
       answeredBy: this.answeredBy,
       recorder: this.recorder,
-      latenciesMs: this.latenciesMs,
+      timeline: this.timeline,
       bargeIns: this.bargeIns,
       bargeInStopsMs: this.bargeInStopsMs,
+      extraMetrics: {
+        barge_in_decision_ms: this.bargeInDecisionsMs,
+        backchannels_ignored: this.backchannels,
+        still_there_prompts: this.stillThereAsked,
+      },
       dtmfReceived: this.dtmfReceived,
       providerFailures: this.options.providerFailures,
       turnsEndedByRecognizer: this.turnsEndedByRecognizer,
     });
   }
 
+  /** The call's clock (ms from the answer), between frames too. */
   private nowMs(): number {
-    return this.recorder.elapsedMs;
+    return this.recorder.elapsedMs + Math.min(20, performance.now() - this.lastFramePerfMs);
+  }
+
+  private agentActive(): boolean {
+    return this.response !== null || this.options.rtp.queuedMs > 0;
   }
 
   private handleCalleeFrame(samples: Int16Array, kind: string): void {
     if (this.ended) return;
+    this.lastFramePerfMs = performance.now();
+    const frameStartMs = this.recorder.elapsedMs;
     this.recorder.addCalleeFrame(samples);
     // Concealed gaps reach VAD and STT as silence; the shared zero frame is never written to.
     const frame =
@@ -154,103 +218,174 @@ export class Conversation {
         : samples.length === silentFrame.length
           ? silentFrame
           : new Int16Array(samples.length);
+    if (kind !== 'silence') {
+      const lastLoud = lastAudibleIndex(frame);
+      if (lastLoud >= 0) this.lastAudibleCalleeMs = frameStartMs + (lastLoud + 1) / 8;
+    }
     if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(frame)) this.handleBeep();
-    if (this.stt) void this.stt.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
+    const utterance = this.utterance;
+    if (utterance) utterance.pushAudio(frame);
     else {
       this.preRoll.push(frame);
       if (this.preRoll.length > preRollFrames) this.preRoll.shift();
     }
     for (const event of this.turns.pushAudio(frame)) this.handleTurnEvent(event);
+    const current = this.utterance;
+    if (!current) return;
+    if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
+    if (this.turns.turnElapsedMs >= this.settings.maxUtteranceMs) {
+      // A monologue or a noise that never pauses: the agent takes the turn.
+      current.endedBy = 'max_utterance';
+      const forced = this.turns.forceEnd();
+      if (forced) this.handleTurnEvent(forced);
+    }
+  }
+
+  /** Speech over the agent: an interruption once it has lasted the minimum, else a backchannel. */
+  private considerInterruption(utterance: CalleeUtterance): void {
+    if (!this.agentActive()) {
+      // The agent finished while the callee spoke: the speech is simply their turn.
+      utterance.overlapped = false;
+      this.speaker.releaseHold();
+      return;
+    }
+    const response = this.response;
+    if (!this.settings.interruptionsEnabled || (response && !response.interruptible)) return;
+    if (this.turns.voicedMs < this.settings.interruptionMinSpeechMs) return;
+    utterance.bargedIn = true;
+    this.bargeIns++;
+    const decidedAtMs = this.nowMs();
+    this.bargeInDecisionsMs.push(Math.round(decidedAtMs - utterance.speechStartMs));
+    if (response) {
+      response.cutByCallee = true;
+      response.controller.abort();
+    }
+    this.options.rtp.clear();
+    this.speaker.releaseHold();
+    // The queue is cleared now; the next send slot (at most one 20 ms frame later) sends nothing.
+    this.bargeInStopsMs.push(20);
+    this.timeline.interrupted(decidedAtMs);
   }
 
   private handleAgentFrame(samples: Int16Array): void {
     this.recorder.addAgentFrame(samples);
-    if (this.turnEndedAtMs !== null) {
-      this.latenciesMs.push(performance.now() - this.turnEndedAtMs);
-      this.turnEndedAtMs = null;
-    }
+    this.timeline.agentFrame(samples, Math.max(0, this.recorder.elapsedMs - 20));
   }
 
   private handleTurnEvent(event: TurnEvent): void {
     if (event.type === 'speech_start') {
       this.armSilenceTimer();
+      this.stillThereAsked = 0;
       // A reply follows the turn: a voice that connects per reply connects now, not after it.
       this.options.tts.prepare?.(this.options.ttsVoice ? { voice: this.options.ttsVoice } : {});
       // A machine's greeting running on does not cut the voicemail message being left.
-      if (this.options.rtp.queuedMs > 0 && !this.voicemailHandled) {
-        // Barge-in: the callee talks over the agent; its queued audio stops within a frame.
-        this.bargeIns++;
-        this.response?.abort();
-        this.options.rtp.clear();
-        // The cut takes effect at the next send slot, at most one 20 ms frame later.
-        this.bargeInStopsMs.push(this.nowMs() - event.speechStartMs + 20);
-      }
+      const overlapped = this.agentActive() && !this.voicemailHandled;
+      if (overlapped) this.speaker.holdNewSpeech();
       const frames = [...this.preRoll];
       this.preRoll.length = 0;
       const phrases = this.options.brain.expectedPhrases();
-      const session = this.options.stt.startSession(phrases ? { phrases } : {});
-      const withPreRoll = session.then((opened) => {
-        for (const frame of frames) opened.pushAudio(frame);
-        // The recogniser heard the end of speech: the turn need not wait out the whole window —
-        // unless it then hears more words (its next hypothesis is longer than the one it ended on).
-        let endedOn: string | null = null;
-        let latest = '';
-        opened.onPartial((partial) => {
-          latest = partial.text;
-          if (endedOn !== null && latest.length > endedOn.length && this.stt?.session === withPreRoll) {
-            endedOn = null;
-            this.turns.cancelEarlyEnd();
-          }
-        });
-        opened.onEndOfSpeech?.(() => {
-          if (this.stt?.session !== withPreRoll) return;
-          endedOn = latest;
-          this.turns.allowEarlyEnd(recognizerEndSilenceMs);
-        });
-        return opened;
+      const utterance = new CalleeUtterance({
+        stt: this.options.stt,
+        phrases,
+        preRoll: frames,
+        speechStartMs: this.nowMs() - frames.length * 20,
+        overlapped,
+        settings: this.settings,
+        setTurnWindow: (silenceMs) => {
+          if (this.utterance === utterance) this.turns.setTurnWindow(silenceMs);
+        },
+        logger: this.options.logger,
       });
-      this.stt = { session: withPreRoll, speechStartMs: this.nowMs() - frames.length * 20 };
-      withPreRoll.catch((error: unknown) => this.options.logger.warn({ err: error }, 'STT session failed'));
+      this.utterance = utterance;
       return;
     }
-    const current = this.stt;
-    this.stt = null;
-    if (!current) return;
-    if (event.detectedAtMs - event.speechEndMs < this.silenceWindowMs) this.turnsEndedByRecognizer++;
-    this.turnEndedAtMs = performance.now();
-    const endMs = this.nowMs();
-    void current.session
-      .then(async (session) => {
-        try {
-          return await session.finish();
-        } finally {
-          session.close();
-        }
-      })
+    const utterance = this.utterance;
+    this.utterance = null;
+    if (!utterance) return;
+    if (utterance.overlapped && !utterance.bargedIn && this.agentActive()) {
+      // A backchannel ("mhm", "okay"), a cough or a passage that may not be cut: the agent goes on.
+      this.backchannels++;
+      this.speaker.releaseHold();
+      utterance.discard();
+      return;
+    }
+    this.speaker.releaseHold();
+    if (utterance.recognizerEnded) this.turnsEndedByRecognizer++;
+    // The moment the callee stopped: the last audible sample before the VAD's end of speech.
+    const speechEndMs =
+      this.lastAudibleCalleeMs > event.speechStartMs && this.lastAudibleCalleeMs <= event.speechEndMs + 20
+        ? Math.min(this.lastAudibleCalleeMs, event.speechEndMs + 20)
+        : event.speechEndMs;
+    this.timeline.turnEnded(speechEndMs, event.detectedAtMs, utterance.endedBy ?? utterance.shape);
+    this.recognize(utterance, event.detectedAtMs, { respond: true });
+  }
+
+  /** Finishes the utterance's recognition; writes what was heard; answers it unless the call ended. */
+  private recognize(utterance: CalleeUtterance, endMs: number, { respond }: { respond: boolean }): void {
+    const recognition = utterance
+      .finish()
       .then((heard) => {
-        if (this.ended) return;
+        this.timeline.mark('stt_final', this.nowMs());
         const text = heard.text.trim();
         if (text) {
           if (this.answeredBy === 'unknown') this.answeredBy = 'human';
-          this.addTranscriptLine({ role: 'callee', text, start_ms: current.speechStartMs, end_ms: endMs });
+          this.addTranscriptLine({
+            role: 'callee',
+            text,
+            start_ms: Math.round(utterance.speechStartMs),
+            end_ms: Math.round(endMs),
+          });
         }
+        if (!respond || this.ended) return;
         this.armSilenceTimer();
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).
         if (this.voicemailHandled) return;
+        if (!this.greeted) {
+          this.greet();
+          return;
+        }
+        const unheard = this.unheard;
+        this.unheard = null;
+        if (!text && utterance.bargedIn && unheard) {
+          // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
+          this.resume(unheard);
+          return;
+        }
         const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
-        this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal));
+        this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal), 'agent_hangup', true);
       })
       .catch((error: unknown) => {
         this.options.logger.warn({ err: error }, 'recognition failed');
         // A vendor chain with nothing left ends the call; an offline engine's failure loses one turn.
-        if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
-      });
+        if (respond && error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
+      })
+      .finally(() => this.recognitions.delete(recognition));
+    this.recognitions.add(recognition);
+  }
+
+  private resume(unheard: { heard: string; rest: string }): void {
+    const { brain } = this.options;
+    this.respond(async function* () {
+      yield { type: 'say', text: unheard.rest } satisfies BrainAction;
+    });
+    // The model's history keeps the whole reply again once it has been said.
+    void this.speakingDone().then((line) => {
+      if (line && !line.interrupted) brain.noteSaid([unheard.heard, unheard.rest].filter(Boolean).join(' '));
+    });
+  }
+
+  private lastLine: Promise<SpokenLine | null> = Promise.resolve(null);
+
+  private speakingDone(): Promise<SpokenLine | null> {
+    return this.lastLine;
   }
 
   private handleDtmf(digit: string): void {
     if (this.ended) return;
     this.dtmfReceived += digit;
+    const atMs = Math.round(this.nowMs());
+    this.addTranscriptLine({ role: 'callee', text: digit, start_ms: atMs, end_ms: atMs, event: 'dtmf' });
     this.armSilenceTimer();
     this.respond((signal) => this.options.brain.onDtmf(digit, signal));
   }
@@ -261,7 +396,7 @@ export class Conversation {
     const { voicemail } = this.options;
     this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
     if (voicemail.action === 'hang_up' || !voicemail.message) {
-      this.response?.abort();
+      this.response?.controller.abort();
       this.options.hangUp('voicemail');
       return;
     }
@@ -275,38 +410,63 @@ export class Conversation {
   /**
    * Runs one response, aborting the one before it. Sentences are synthesised as soon as the brain
    * gives them, while the ones before still play, so the audio stream stays full (no dead air of a
-   * TTS first-byte time between sentences); a DTMF send or a hang-up waits for what is queued.
+   * TTS first-byte time between sentences); a DTMF send or a hang-up waits for what is queued. A
+   * reply the callee cut is still read to its end for a hang-up it holds (a barge-in during the
+   * goodbye still ends the call), and what the callee heard of it goes to the brain.
    */
   private respond(
     actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
     endingReason: AgentEnding = 'agent_hangup',
+    toCalleeTurn = false,
   ): void {
     if (this.apologizing) return;
-    this.response?.abort();
-    const controller = new AbortController();
-    this.response = controller;
+    this.response?.controller.abort();
+    const response: Response = { controller: new AbortController(), interruptible: true, cutByCallee: false };
+    const { signal } = response.controller;
+    this.response = response;
     const spoken: Promise<SpokenLine>[] = [];
+    let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
+    this.lastLine = new Promise((resolve) => {
+      finishedSpeaking = resolve;
+    });
     void (async () => {
       let speaking = false;
+      let first = toCalleeTurn;
       try {
-        for await (const action of actions(controller.signal)) {
-          if (controller.signal.aborted || this.ended) return;
+        for await (const action of actions(signal)) {
+          if (this.ended) return;
+          if (signal.aborted) {
+            if (!response.cutByCallee) return;
+            if (action.type !== 'end_call') continue;
+            await Promise.all(spoken);
+            if (!this.ended) this.options.hangUp(endingReason);
+            return;
+          }
           if (action.type === 'say') {
+            response.interruptible = action.interruptible !== false;
             speaking = true;
-            spoken.push((await this.queueSpeech(action.text, controller.signal)).played);
+            if (first) this.timeline.mark('first_sentence', this.nowMs());
+            const queued = await this.speaker.queue(action.text, signal, {
+              trimLeadingSilence: spoken.length === 0,
+              onFirstAudio: first ? () => this.timeline.mark('tts_first_audio', this.nowMs()) : undefined,
+            });
+            first = false;
+            spoken.push(queued.played);
             speaking = false;
             continue;
           }
           await Promise.all(spoken);
-          if (controller.signal.aborted || this.ended) return;
-          if (action.type === 'send_dtmf') await this.options.rtp.sendDtmf(action.digits);
-          else {
+          if (this.ended) return;
+          if (action.type === 'end_call') {
+            // Said and heard (or cut by the callee): the call ends either way.
             this.options.hangUp(endingReason);
             return;
           }
+          if (signal.aborted) continue;
+          await this.options.rtp.sendDtmf(action.digits);
         }
       } catch (error) {
-        if (controller.signal.aborted) return;
+        if (signal.aborted) return;
         this.options.logger.warn({ err: error }, 'agent response failed');
         if (speaking) {
           if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
@@ -317,15 +477,23 @@ export class Conversation {
         }
       } finally {
         const lines = await Promise.all(spoken);
+        finishedSpeaking(lines.at(-1) ?? null);
         // After a barge-in the brain remembers what the callee heard of the whole reply.
-        if (lines.some((line) => line.interrupted))
-          this.options.brain.noteSaid(
-            lines
-              .map((line) => line.said)
-              .filter(Boolean)
-              .join(' '),
-          );
-        if (this.response === controller) this.response = null;
+        if (lines.some((line) => line.interrupted)) {
+          const heard = lines
+            .map((line) => line.said)
+            .filter(Boolean)
+            .join(' ');
+          this.options.brain.noteSaid(heard);
+          const rest = lines
+            .map((line) =>
+              line.interrupted ? line.text.split(/\s+/).slice(wordCount(line.said)).join(' ') : '',
+            )
+            .filter(Boolean)
+            .join(' ');
+          if (response.cutByCallee && rest) this.unheard = { heard, rest };
+        }
+        if (this.response === response) this.response = null;
         this.armSilenceTimer();
       }
     })();
@@ -342,82 +510,22 @@ export class Conversation {
       { provider: error.provider },
       'a voice stage has no working provider; apologising',
     );
-    this.response?.abort();
+    this.response?.controller.abort();
     this.options.rtp.clear();
     const controller = new AbortController();
-    this.response = controller;
+    this.response = { controller, interruptible: false, cutByCallee: false };
     void (async () => {
       try {
-        await this.say(providerApology, controller.signal, this.options.apologyTts, 'kal');
+        await this.speaker.say(providerApology, controller.signal, {
+          tts: this.options.apologyTts,
+          voice: 'kal',
+        });
       } catch (apologyError) {
         this.options.logger.warn({ err: apologyError }, 'the apology could not be said');
       } finally {
         this.options.hangUp('provider_error');
       }
     })();
-  }
-
-  /** Speaks `text` and waits until it has been played (or cut). */
-  private async say(
-    text: string,
-    signal: AbortSignal,
-    tts = this.options.tts,
-    voice = this.options.ttsVoice,
-  ): Promise<void> {
-    await (await this.queueSpeech(text, signal, tts, voice)).played;
-  }
-
-  /**
-   * Synthesises `text` into the outgoing queue; resolves once its audio is all queued, with a
-   * promise of the line as played — written to the transcript then, cut to the words heard. (The
-   * promise is wrapped: an async function's result would otherwise wait for it.)
-   */
-  private async queueSpeech(
-    text: string,
-    signal: AbortSignal,
-    tts = this.options.tts,
-    voice = this.options.ttsVoice,
-  ): Promise<{ played: Promise<SpokenLine> }> {
-    const { rtp } = this.options;
-    let startMs: number | null = null;
-    const plays: Promise<PlaybackResult>[] = [];
-    try {
-      for await (const chunk of tts.synthesize(text, { signal, ...(voice ? { voice } : {}) })) {
-        if (signal.aborted) break;
-        startMs ??= this.nowMs() + rtp.queuedMs;
-        plays.push(rtp.play(chunk.samples));
-      }
-    } catch (error) {
-      if (!signal.aborted) {
-        // What was queued of the sentence still plays; the caller handles the failure.
-        void this.lineOf(text, startMs, plays, signal);
-        throw error;
-      }
-    }
-    return { played: this.lineOf(text, startMs, plays, signal) };
-  }
-
-  private async lineOf(
-    text: string,
-    startMs: number | null,
-    plays: Promise<PlaybackResult>[],
-    signal: AbortSignal,
-  ): Promise<SpokenLine> {
-    const results = await Promise.all(plays);
-    const playedMs = results.reduce((sum, result) => sum + result.playedMs, 0);
-    const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
-    const interrupted = signal.aborted || results.some((result) => result.interrupted);
-    // Nothing queued (the voice failed first) is nothing said.
-    const said = durationMs === 0 ? '' : interrupted ? heardPart(text, playedMs / durationMs) : text;
-    const start = startMs ?? this.nowMs();
-    if (said)
-      this.addTranscriptLine({
-        role: 'agent',
-        text: said,
-        start_ms: Math.round(start),
-        end_ms: Math.round(start + playedMs),
-      });
-    return { said, interrupted };
   }
 
   private addTranscriptLine(line: TranscriptEntry): void {
@@ -431,12 +539,24 @@ export class Conversation {
     this.silenceTimer = setTimeout(() => {
       if (this.ended) return;
       // Only a silence on both sides counts: not while the agent talks or the callee is mid-turn.
-      if (this.response || this.stt || this.options.rtp.queuedMs > 0) {
+      if (this.response || this.utterance || this.recognitions.size > 0 || this.options.rtp.queuedMs > 0) {
         this.armSilenceTimer();
+        return;
+      }
+      if (this.stillThereAsked < this.settings.stillThereCount && !this.voicemailHandled) {
+        this.stillThereAsked++;
+        const text = this.settings.stillThereText;
+        this.respond(async function* () {
+          yield { type: 'say', text } satisfies BrainAction;
+        });
         return;
       }
       this.options.hangUp('silence_timeout');
     }, this.options.silenceTimeoutMs);
     this.silenceTimer.unref();
   }
+}
+
+function wordCount(text: string): number {
+  return text ? text.split(/\s+/).length : 0;
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { AgentBrain } from './brains/types.js';
 import type { CallRecorder } from './callRecorder.js';
 import type { ProviderFailureLog } from './providers/index.js';
+import type { TurnTimeline } from './turnTimeline.js';
 
 /**
  * What the two conversation loops (the stage pipeline and the speech-to-speech session) share:
@@ -45,15 +46,25 @@ export async function conversationResult(parts: {
   transcript: TranscriptEntry[];
   answeredBy: AnsweredBy;
   recorder: CallRecorder;
-  latenciesMs: readonly number[];
+  /**
+   * Each turn's latency waterfall (the stage pipeline); without it, `latenciesMs` (the
+   * speech-to-speech loop: end of the callee's turn → first RTP).
+   */
+  timeline?: TurnTimeline;
+  latenciesMs?: readonly number[];
   bargeIns: number;
   bargeInStopsMs: number[];
   dtmfReceived: string;
   providerFailures: ProviderFailureLog;
   /** Turns the recogniser's end-of-speech signal ended before the silence window; absent: none. */
   turnsEndedByRecognizer?: number;
+  extraMetrics?: Record<string, unknown>;
 }): Promise<ConversationResult> {
-  const sorted = [...parts.latenciesMs].sort((a, b) => a - b);
+  const turns = parts.timeline?.timings();
+  const voiceToVoice = (turns ?? [])
+    .map((turn) => turn.voice_to_voice_ms)
+    .filter((value): value is number => value !== null);
+  const sorted = [...(parts.timeline ? voiceToVoice : (parts.latenciesMs ?? []))].sort((a, b) => a - b);
   let extractedData: Record<string, unknown> = {};
   try {
     extractedData = await parts.brain.extract(parts.transcript);
@@ -73,6 +84,8 @@ export async function conversationResult(parts: {
       dtmf_received: parts.dtmfReceived,
       provider_failures: providerFailureMetrics(parts.providerFailures),
       turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
+      ...(parts.timeline ? { ...parts.timeline.summary(), turns } : {}),
+      ...parts.extraMetrics,
     },
   };
 }

@@ -8,6 +8,7 @@ import {
 } from '../domain/agentVoiceSettings.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { renderTemplate, type VariableValue } from '../domain/templates.js';
+import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
@@ -55,6 +56,8 @@ export interface CallVoice {
   providerFailures: ProviderFailureLog;
   vad: VoiceActivityDetector;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  /** How the agent takes turns (settings.turn_taking, or the defaults). */
+  turnTaking: TurnTakingSettings;
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
@@ -232,6 +235,7 @@ export class VoiceStack {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
         message: voicemailMessage,
       },
+      turnTaking: settings.turnTaking,
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

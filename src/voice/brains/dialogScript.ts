@@ -15,7 +15,8 @@ import { AppError } from '../../domain/errors.js';
  * A node may `say` a template, `set` extraction fields, then `end`, go to `next`, or `listen`:
  * wait for the callee and take the first option whose phrases match what was heard (`capture`
  * stores the words themselves; an empty `phrases` list listens free-form), else `otherwise`.
- * `dtmf` maps a key to a node.
+ * `dtmf` maps a key to a node. `interruptible: false` reads the node's `say` in full whatever the
+ * callee says over it (a legal disclosure).
  */
 export interface DialogOption {
   phrases: string[];
@@ -26,6 +27,7 @@ export interface DialogOption {
 
 export interface DialogNode {
   say?: string;
+  interruptible?: boolean;
   set?: Record<string, string | number | boolean>;
   listen?: DialogOption[];
   otherwise?: string;
@@ -80,6 +82,8 @@ export function parseDialogScript(value: unknown): DialogScript {
     if (node.say !== undefined && (typeof node.say !== 'string' || node.say.length > 2000)) {
       throw invalid(`${name}.say must be a text of at most 2000 characters`);
     }
+    if (node.interruptible !== undefined && typeof node.interruptible !== 'boolean')
+      throw invalid(`${name}.interruptible must be true or false`);
     checkValues(`${name}.set`, node.set);
     if (node.next !== undefined) exists(node.next, `${name}.next`);
     if (node.otherwise !== undefined) exists(node.otherwise, `${name}.otherwise`);

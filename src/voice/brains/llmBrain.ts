@@ -55,6 +55,11 @@ export class LlmBrain implements AgentBrain {
   private readonly firstMessage: string | null;
   private readonly extraction: ExtractionField[];
   private readonly logger: Logger;
+  onFirstToken: (() => void) | undefined;
+
+  greeting(): string | null {
+    return this.firstMessage;
+  }
 
   async *start(signal: AbortSignal): AsyncIterable<BrainAction> {
     if (this.firstMessage) {
@@ -128,31 +133,45 @@ export class LlmBrain implements AgentBrain {
     let said = '';
     const toolCalls: ToolCall[] = [];
     const followUps: BrainAction[] = [];
-    for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
-      if (event.type === 'text') {
-        for (const sentence of splitter.push(event.delta)) {
-          said += `${said ? ' ' : ''}${sentence}`;
-          yield { type: 'say', text: sentence };
+    let firstToken = true;
+    let remembered = false;
+    try {
+      for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
+        if (firstToken && (event.type === 'text' || event.type === 'tool_call')) {
+          firstToken = false;
+          this.onFirstToken?.();
         }
-      } else if (event.type === 'tool_call') {
-        toolCalls.push({ id: event.id, name: event.name, argumentsJson: event.argumentsJson });
-        if (event.name === 'end_call') followUps.push({ type: 'end_call' });
-        const digits = (event.arguments as { digits?: unknown } | null)?.digits;
-        if (event.name === 'send_dtmf' && typeof digits === 'string' && /^[0-9*#A-D]{1,32}$/.test(digits)) {
-          followUps.push({ type: 'send_dtmf', digits });
+        if (event.type === 'text') {
+          for (const sentence of splitter.push(event.delta)) {
+            said += `${said ? ' ' : ''}${sentence}`;
+            yield { type: 'say', text: sentence };
+          }
+        } else if (event.type === 'tool_call') {
+          toolCalls.push({ id: event.id, name: event.name, argumentsJson: event.argumentsJson });
+          if (event.name === 'end_call') followUps.push({ type: 'end_call' });
+          const digits = (event.arguments as { digits?: unknown } | null)?.digits;
+          if (event.name === 'send_dtmf' && typeof digits === 'string' && /^[0-9*#A-D]{1,32}$/.test(digits)) {
+            followUps.push({ type: 'send_dtmf', digits });
+          }
         }
       }
+      for (const sentence of splitter.flush()) {
+        said += `${said ? ' ' : ''}${sentence}`;
+        yield { type: 'say', text: sentence };
+      }
+      remembered = true;
+      this.messages.push({
+        role: 'assistant',
+        content: said || null,
+        ...(toolCalls.length ? { toolCalls } : {}),
+      });
+      for (const call of toolCalls)
+        this.messages.push({ role: 'tool', toolCallId: call.id, content: 'done' });
+      yield* followUps;
+    } finally {
+      // Cut off by the callee: the history keeps the reply as far as it was spoken (noteSaid then
+      // cuts it to what was heard), never a user turn followed by nothing.
+      if (!remembered && said) this.messages.push({ role: 'assistant', content: said });
     }
-    for (const sentence of splitter.flush()) {
-      said += `${said ? ' ' : ''}${sentence}`;
-      yield { type: 'say', text: sentence };
-    }
-    this.messages.push({
-      role: 'assistant',
-      content: said || null,
-      ...(toolCalls.length ? { toolCalls } : {}),
-    });
-    for (const call of toolCalls) this.messages.push({ role: 'tool', toolCallId: call.id, content: 'done' });
-    yield* followUps;
   }
 }

@@ -20,6 +20,12 @@ export class ScriptBrain implements AgentBrain {
     private readonly firstMessage: string | null,
   ) {}
 
+  greeting(): string | null {
+    if (this.firstMessage) return this.render(this.firstMessage);
+    const opening = this.script.nodes[this.script.start]?.say;
+    return opening ? this.render(opening) : null;
+  }
+
   async *start(_signal?: AbortSignal): AsyncIterable<BrainAction> {
     if (this.firstMessage) yield { type: 'say', text: this.render(this.firstMessage) };
     yield* this.enter(this.script.start, this.firstMessage !== null);
@@ -78,7 +84,12 @@ export class ScriptBrain implements AgentBrain {
       if (!node) return;
       this.current = node;
       Object.assign(this.extracted, node.set ?? {});
-      if (node.say && !(skipFirstSay && step === 0)) yield { type: 'say', text: this.render(node.say) };
+      if (node.say && !(skipFirstSay && step === 0))
+        yield {
+          type: 'say',
+          text: this.render(node.say),
+          ...(node.interruptible === false ? { interruptible: false } : {}),
+        };
       if (node.end) {
         yield { type: 'end_call' };
         return;

@@ -1,6 +1,7 @@
 /** What a brain asks the call to do, in order. */
 export type BrainAction =
-  | { type: 'say'; text: string }
+  /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
+  | { type: 'say'; text: string; interruptible?: boolean }
   | { type: 'send_dtmf'; digits: string }
   | { type: 'end_call' };
 
@@ -18,6 +19,13 @@ export interface CalleeTurn {
 export interface AgentBrain {
   /** The opening: the first message, or whatever the brain opens with. */
   start(signal: AbortSignal): AsyncIterable<BrainAction>;
+  /**
+   * The first thing `start` says when it is known before the call is answered (a first message, a
+   * script's opening line), so it can be synthesised while the phone rings; null otherwise.
+   */
+  greeting(): string | null;
+  /** Called as a reply's first token arrives from a language model (for the turn's latency figures). */
+  onFirstToken?: (() => void) | undefined;
   onCalleeTurn(turn: CalleeTurn, signal: AbortSignal): AsyncIterable<BrainAction>;
   onDtmf(digit: string, signal: AbortSignal): AsyncIterable<BrainAction>;
   /** Phrases the callee is expected to say next (a grammar for STT); undefined for free speech. */

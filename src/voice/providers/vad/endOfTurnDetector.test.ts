@@ -37,22 +37,43 @@ describe('EndOfTurnDetector', () => {
     expect(detector.isSpeaking).toBe(false);
   });
 
-  it('ends the turn after a shorter silence once told the speech is over, unless that is taken back', () => {
+  it("waits this turn's own window once the words say how long, shorter or longer than the default", () => {
     const detector = new EndOfTurnDetector(options);
     run(detector, 'SSSS.');
-    detector.allowEarlyEnd(40);
-    detector.cancelEarlyEnd(); // the recogniser heard more words
+    detector.setTurnWindow(40);
+    detector.setTurnWindow(null); // the recogniser heard more words: the default again
     expect(run(detector, 'SSS...')).toEqual([]);
-    detector.allowEarlyEnd(40);
+    detector.setTurnWindow(40);
     // The frame detector's tail of the last word does not matter; 40 ms of silence after it end the
     // turn, not the 100 ms window.
     expect(run(detector, 'SS..')).toEqual([
       { type: 'speech_end', speechStartMs: 0, speechEndMs: 260, detectedAtMs: 300 },
     ]);
-    detector.allowEarlyEnd(40); // between turns it means nothing
+    detector.setTurnWindow(40); // between turns it means nothing
     expect(run(detector, 'SSS....')).toEqual([
       { type: 'speech_start', speechStartMs: 300, detectedAtMs: 360 },
     ]);
+    detector.setTurnWindow(200); // "my number is five five…": a longer wait
+    expect(run(detector, '.'.repeat(5))).toEqual([]);
+    expect(run(detector, '..')).toEqual([
+      { type: 'speech_end', speechStartMs: 300, speechEndMs: 360, detectedAtMs: 560 },
+    ]);
+  });
+
+  it('counts the speech of a turn without its pauses, and can end a turn at once', () => {
+    const detector = new EndOfTurnDetector(options);
+    run(detector, 'SSS..SS');
+    expect(detector.voicedMs).toBe(100);
+    expect(detector.turnElapsedMs).toBe(140);
+    expect(detector.forceEnd()).toEqual({
+      type: 'speech_end',
+      speechStartMs: 0,
+      speechEndMs: 140,
+      detectedAtMs: 140,
+    });
+    expect(detector.isSpeaking).toBe(false);
+    expect(detector.voicedMs).toBe(0);
+    expect(detector.forceEnd()).toBeUndefined();
   });
 
   it('finds a second turn after the first ended', () => {

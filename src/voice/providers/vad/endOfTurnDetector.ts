@@ -9,7 +9,7 @@ import { telephoneSampleRateHz, type VoiceActivityDetector } from '../types.js';
 export interface EndOfTurnOptions {
   /** Duration of one decision's frame. */
   frameDurationMs: number;
-  /** Silence after speech that ends the turn. Default 600 ms. */
+  /** Silence after speech that ends the turn, unless setTurnWindow says otherwise. Default 600 ms. */
   silenceWindowMs?: number;
   /**
    * Uninterrupted speech needed before it counts as the callee talking, so clicks and coughs
@@ -35,8 +35,10 @@ export class EndOfTurnDetector {
   #turnStartFrame = -1;
   /** First silent frame after the latest speech, while speaking; -1 while speech continues. */
   #silenceStartFrame = -1;
-  /** A shorter window for this turn, once something else says the speech is over; null: none. */
-  #earlyWindowMs: number | null = null;
+  /** This turn's window, once the words say how long to wait (see setTurnWindow); null: the default. */
+  #turnWindowMs: number | null = null;
+  /** Frames of this turn the detector heard as speech (pauses left out). */
+  #voicedFrames = 0;
 
   constructor(options: EndOfTurnOptions) {
     if (!(options.frameDurationMs > 0)) throw new RangeError('frameDurationMs must be positive');
@@ -50,19 +52,41 @@ export class EndOfTurnDetector {
     return this.#speaking;
   }
 
-  /**
-   * The recogniser says the callee has finished: this turn ends after `silenceMs` of silence instead
-   * of the full window (at once when that much has passed). The frame detector's own speech does
-   * not cancel it (it hears the tail of the last word, a breath); the recogniser hearing more words
-   * does (`cancelEarlyEnd`).
-   */
-  allowEarlyEnd(silenceMs: number): void {
-    if (this.#speaking) this.#earlyWindowMs = Math.min(silenceMs, this.silenceWindowMs);
+  /** Speech heard in the current turn, pauses left out; 0 between turns. */
+  get voicedMs(): number {
+    return this.#speaking ? this.#voicedFrames * this.frameDurationMs : 0;
   }
 
-  /** The recogniser hears more words after all: the turn waits out the whole window again. */
-  cancelEarlyEnd(): void {
-    this.#earlyWindowMs = null;
+  /** Time since the current turn's speech began; 0 between turns. */
+  get turnElapsedMs(): number {
+    return this.#speaking ? (this.#frameIndex - this.#turnStartFrame) * this.frameDurationMs : 0;
+  }
+
+  /**
+   * The silence that ends the current turn, from what its words say (short after a complete answer,
+   * long after "my number is…"); null goes back to the default window. When that much silence has
+   * already passed, the next frame ends the turn. The frame detector's own speech does not reset it
+   * (it hears the tail of the last word, a breath); only a new value does. Between turns: ignored.
+   */
+  setTurnWindow(silenceMs: number | null): void {
+    if (this.#speaking) this.#turnWindowMs = silenceMs;
+  }
+
+  /**
+   * Ends the current turn now (a monologue past the longest utterance, the line going away); the
+   * speech end is the start of the latest silence, or now while the callee still speaks.
+   */
+  forceEnd(): TurnEvent | undefined {
+    if (!this.#speaking) return undefined;
+    const nowMs = this.#frameIndex * this.frameDurationMs;
+    const event: TurnEvent = {
+      type: 'speech_end',
+      speechStartMs: this.#turnStartFrame * this.frameDurationMs,
+      speechEndMs: this.#silenceStartFrame >= 0 ? this.#silenceStartFrame * this.frameDurationMs : nowMs,
+      detectedAtMs: nowMs,
+    };
+    this.#endTurn();
+    return event;
   }
 
   /** Takes the next frame's decision; returns the event it causes, if any. */
@@ -82,6 +106,7 @@ export class EndOfTurnDetector {
       this.#speaking = true;
       this.#turnStartFrame = this.#speechRunStartFrame;
       this.#silenceStartFrame = -1;
+      this.#voicedFrames = frame + 1 - this.#speechRunStartFrame;
       return {
         type: 'speech_start',
         speechStartMs: this.#turnStartFrame * this.frameDurationMs,
@@ -91,20 +116,28 @@ export class EndOfTurnDetector {
 
     if (isSpeech) {
       this.#silenceStartFrame = -1;
+      this.#voicedFrames += 1;
       return undefined;
     }
     if (this.#silenceStartFrame < 0) this.#silenceStartFrame = frame;
     const silenceDurationMs = (frame + 1 - this.#silenceStartFrame) * this.frameDurationMs;
-    if (silenceDurationMs < (this.#earlyWindowMs ?? this.silenceWindowMs)) return undefined;
-    this.#speaking = false;
-    this.#earlyWindowMs = null;
-    this.#speechRunStartFrame = -1;
-    return {
+    if (silenceDurationMs < (this.#turnWindowMs ?? this.silenceWindowMs)) return undefined;
+    const event: TurnEvent = {
       type: 'speech_end',
       speechStartMs: this.#turnStartFrame * this.frameDurationMs,
       speechEndMs: this.#silenceStartFrame * this.frameDurationMs,
       detectedAtMs: frameEndMs,
     };
+    this.#endTurn();
+    return event;
+  }
+
+  #endTurn(): void {
+    this.#speaking = false;
+    this.#turnWindowMs = null;
+    this.#voicedFrames = 0;
+    this.#speechRunStartFrame = -1;
+    this.#silenceStartFrame = -1;
   }
 
   /** Starts over at stream time 0. */
@@ -114,7 +147,8 @@ export class EndOfTurnDetector {
     this.#speechRunStartFrame = -1;
     this.#turnStartFrame = -1;
     this.#silenceStartFrame = -1;
-    this.#earlyWindowMs = null;
+    this.#turnWindowMs = null;
+    this.#voicedFrames = 0;
   }
 }
 
@@ -138,13 +172,22 @@ export class AudioTurnDetector {
     return this.#turns.isSpeaking;
   }
 
-  /** See EndOfTurnDetector.allowEarlyEnd. */
-  allowEarlyEnd(silenceMs: number): void {
-    this.#turns.allowEarlyEnd(silenceMs);
+  get voicedMs(): number {
+    return this.#turns.voicedMs;
   }
 
-  cancelEarlyEnd(): void {
-    this.#turns.cancelEarlyEnd();
+  get turnElapsedMs(): number {
+    return this.#turns.turnElapsedMs;
+  }
+
+  /** See EndOfTurnDetector.setTurnWindow. */
+  setTurnWindow(silenceMs: number | null): void {
+    this.#turns.setTurnWindow(silenceMs);
+  }
+
+  /** See EndOfTurnDetector.forceEnd. */
+  forceEnd(): TurnEvent | undefined {
+    return this.#turns.forceEnd();
   }
 
   pushAudio(samples: Int16Array): TurnEvent[] {

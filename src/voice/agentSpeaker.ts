@@ -1,0 +1,190 @@
+import type { TranscriptEntry } from '../domain/records.js';
+import type { Logger } from '../logger.js';
+import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
+import { heardPart } from './conversationResult.js';
+import type { TextToSpeech } from './providers/index.js';
+import { firstAudibleIndex } from './turnTimeline.js';
+
+/** A sentence of the agent's as the callee heard it. */
+export interface SpokenLine {
+  text: string;
+  /** The words the callee heard (all of `text` unless cut). */
+  said: string;
+  interrupted: boolean;
+}
+
+export interface QueueOptions {
+  tts?: TextToSpeech;
+  voice?: string | undefined;
+  /** Drop the voice's leading silence (the first sentence of a reply: the callee waits for it). */
+  trimLeadingSilence?: boolean;
+  /** Called when the voice's first audio of this sentence arrives. */
+  onFirstAudio?: () => void;
+}
+
+/** Samples kept before the first audible one when leading silence is trimmed (10 ms). */
+const trimKeepSamples = 80;
+
+/**
+ * Speech synthesised before it is needed — the greeting, while the phone rings — so that when the
+ * agent says it its audio is queued at once, whatever the voice's first-byte time.
+ */
+export class SpeechPrefetch {
+  private readonly ahead = new Map<string, Promise<Int16Array[] | null>>();
+
+  constructor(
+    private readonly tts: TextToSpeech,
+    private readonly voice: string | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  prefetch(text: string): void {
+    if (this.ahead.has(text)) return;
+    const whole = (async () => {
+      const chunks: Int16Array[] = [];
+      for await (const chunk of this.tts.synthesize(text, this.voice ? { voice: this.voice } : {}))
+        chunks.push(chunk.samples);
+      return chunks;
+    })().catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'the greeting could not be synthesised ahead');
+      return null;
+    });
+    this.ahead.set(text, whole);
+  }
+
+  /** The audio of `text` synthesised ahead, once (null: none, or its synthesis failed). */
+  async take(text: string, tts: TextToSpeech, voice: string | undefined): Promise<Int16Array[] | null> {
+    if (tts !== this.tts || voice !== this.voice) return null;
+    const whole = this.ahead.get(text);
+    if (!whole) return null;
+    this.ahead.delete(text);
+    return whole;
+  }
+}
+
+/**
+ * The agent's mouth: synthesises sentences into the outgoing RTP queue, writes each line to the
+ * transcript as the callee heard it (cut to the words played when interrupted), speaks what was
+ * synthesised ahead (SpeechPrefetch) without waiting for the voice, and holds back new speech while the
+ * callee may be taking the turn (the agent never starts talking over someone already speaking).
+ */
+export class AgentSpeaker {
+  private hold: { released: Promise<void>; release: () => void } | null = null;
+
+  constructor(
+    private readonly options: {
+      rtp: RtpSession;
+      tts: TextToSpeech;
+      voice?: string | undefined;
+      logger: Logger;
+      nowMs: () => number;
+      addLine: (line: TranscriptEntry) => void;
+      prefetch?: SpeechPrefetch;
+    },
+  ) {}
+
+  /** New speech waits (the callee is speaking and may be taking the turn); queued audio plays on. */
+  holdNewSpeech(): void {
+    if (this.hold) return;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.hold = { released, release };
+  }
+
+  releaseHold(): void {
+    const hold = this.hold;
+    this.hold = null;
+    hold?.release();
+  }
+
+  /** Speaks `text` and waits until it has been played (or cut). */
+  async say(text: string, signal: AbortSignal, options: QueueOptions = {}): Promise<SpokenLine> {
+    return (await this.queue(text, signal, options)).played;
+  }
+
+  /**
+   * Synthesises `text` into the outgoing queue; resolves once its audio is all queued, with a
+   * promise of the line as played — written to the transcript then, cut to the words heard. (The
+   * promise is wrapped: an async function's result would otherwise wait for it.)
+   */
+  async queue(
+    text: string,
+    signal: AbortSignal,
+    options: QueueOptions = {},
+  ): Promise<{ played: Promise<SpokenLine> }> {
+    const { rtp } = this.options;
+    const tts = options.tts ?? this.options.tts;
+    const voice = options.tts ? options.voice : (options.voice ?? this.options.voice);
+    let startMs: number | null = null;
+    let trimming = options.trimLeadingSilence === true;
+    let firstAudio = true;
+    const plays: Promise<PlaybackResult>[] = [];
+    try {
+      for await (let samples of this.chunksOf(text, tts, voice, signal)) {
+        if (signal.aborted) break;
+        if (firstAudio) {
+          firstAudio = false;
+          options.onFirstAudio?.();
+        }
+        if (trimming) {
+          const audible = firstAudibleIndex(samples);
+          if (audible < 0) continue;
+          samples = samples.subarray(Math.max(0, audible - trimKeepSamples));
+          trimming = false;
+        }
+        // Nothing is playing and the callee is talking: wait to see whether they take the turn.
+        while (this.hold && rtp.queuedMs === 0 && !signal.aborted) await this.hold.released;
+        if (signal.aborted) break;
+        startMs ??= this.options.nowMs() + rtp.queuedMs;
+        plays.push(rtp.play(samples));
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        // What was queued of the sentence still plays; the caller handles the failure.
+        void this.lineOf(text, startMs, plays, signal);
+        throw error;
+      }
+    }
+    return { played: this.lineOf(text, startMs, plays, signal) };
+  }
+
+  private async *chunksOf(
+    text: string,
+    tts: TextToSpeech,
+    voice: string | undefined,
+    signal: AbortSignal,
+  ): AsyncIterable<Int16Array> {
+    const ahead = await this.options.prefetch?.take(text, tts, voice);
+    if (ahead) {
+      yield* ahead;
+      return;
+    }
+    for await (const chunk of tts.synthesize(text, { signal, ...(voice ? { voice } : {}) }))
+      yield chunk.samples;
+  }
+
+  private async lineOf(
+    text: string,
+    startMs: number | null,
+    plays: Promise<PlaybackResult>[],
+    signal: AbortSignal,
+  ): Promise<SpokenLine> {
+    const results = await Promise.all(plays);
+    const playedMs = results.reduce((sum, result) => sum + result.playedMs, 0);
+    const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
+    const interrupted = signal.aborted || results.some((result) => result.interrupted);
+    // Nothing queued (the voice failed first, or the reply was cut before it) is nothing said.
+    const said = durationMs === 0 ? '' : interrupted ? heardPart(text, playedMs / durationMs) : text;
+    const start = startMs ?? this.options.nowMs();
+    if (said)
+      this.options.addLine({
+        role: 'agent',
+        text: said,
+        start_ms: Math.round(start),
+        end_ms: Math.round(start + playedMs),
+      });
+    return { text, said, interrupted };
+  }
+}

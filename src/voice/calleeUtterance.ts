@@ -1,0 +1,87 @@
+import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
+import type { Logger } from '../logger.js';
+import type { FinalTranscript, SpeechToText, SpeechToTextSession } from './providers/index.js';
+import { endOfTurnWaitMs, type TurnShape, turnShapeOf } from './turnShape.js';
+
+/**
+ * One stretch of the callee's speech, from the VAD's speech start to the end of their turn: its
+ * recognition session (fed the frames before the start too), what its words so far say about the
+ * turn (which sets how long a silence ends it), and whether it was spoken over the agent.
+ */
+export class CalleeUtterance {
+  readonly speechStartMs: number;
+  /** It began while the agent was speaking (or about to): a backchannel until it proves otherwise. */
+  overlapped: boolean;
+  /** It interrupted the agent. */
+  bargedIn = false;
+  /** Set when the turn was cut at the longest utterance. */
+  endedBy: 'max_utterance' | null = null;
+  shape: TurnShape = 'unknown';
+  /** The recogniser said the speech is over, and has heard no more words since. */
+  recognizerEnded = false;
+  private readonly session: Promise<SpeechToTextSession>;
+  private latest = '';
+  private endedOn = '';
+
+  constructor(
+    private readonly options: {
+      stt: SpeechToText;
+      phrases: string[] | undefined;
+      preRoll: Int16Array[];
+      speechStartMs: number;
+      overlapped: boolean;
+      settings: TurnTakingSettings;
+      /** Sets the silence that ends this turn (see EndOfTurnDetector.setTurnWindow). */
+      setTurnWindow: (silenceMs: number) => void;
+      logger: Logger;
+    },
+  ) {
+    this.speechStartMs = options.speechStartMs;
+    this.overlapped = options.overlapped;
+    const { phrases } = options;
+    this.session = options.stt.startSession(phrases ? { phrases } : {}).then((opened) => {
+      for (const frame of options.preRoll) opened.pushAudio(frame);
+      opened.onPartial((partial) => {
+        this.latest = partial.text;
+        // The recogniser ended the speech, then heard more words after all.
+        if (this.recognizerEnded && this.latest.length > this.endedOn.length) this.recognizerEnded = false;
+        this.reshape();
+      });
+      opened.onEndOfSpeech?.(() => {
+        this.recognizerEnded = true;
+        this.endedOn = this.latest;
+        this.reshape();
+      });
+      return opened;
+    });
+    this.session.catch((error: unknown) => options.logger.warn({ err: error }, 'STT session failed'));
+  }
+
+  pushAudio(frame: Int16Array): void {
+    void this.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
+  }
+
+  /** The final transcript of the utterance; the session is closed after it. */
+  async finish(): Promise<FinalTranscript> {
+    const session = await this.session;
+    try {
+      return await session.finish();
+    } finally {
+      session.close();
+    }
+  }
+
+  /** Drops the utterance unheard (a backchannel under the agent's speech). */
+  discard(): void {
+    void this.session.then((session) => session.close()).catch(() => undefined);
+  }
+
+  private reshape(): void {
+    this.shape = turnShapeOf({
+      text: this.latest,
+      ...(this.options.phrases ? { expectedPhrases: this.options.phrases } : {}),
+      recognizerEnded: this.recognizerEnded,
+    });
+    this.options.setTurnWindow(endOfTurnWaitMs(this.shape, this.options.settings));
+  }
+}
