@@ -1,8 +1,13 @@
-// npm run bench:turn — response latency of the voice pipeline: from the end of the callee's speech
-// (the end of the VAD silence window) to the first RTP packet of the agent's reply.
-//  1. with instant fake providers (the pipeline's own overhead), 2. with the offline stack
-//  (pocketsphinx + flite), 3. how many concurrent conversations the offline stack holds before
-//  the p95 passes 1 s.
+// npm run bench:turn — turn-taking as the callee hears it, on the audio: agent and callee are two
+// RTP sessions on loopback driven by the shared media clock; the agent runs the real pipeline
+// (fvad, adaptive end of turn, the script brain, the voice, paced RTP).
+//  1. voice-to-voice after a complete answer: from the callee's last audible sample sent to the
+//     first audible agent sample the callee receives (both jitter buffers included), with instant
+//     providers (the pipeline's own floor) and with the offline stack (pocketsphinx + flite);
+//  2. the greeting: from the answer (the conversation's start) to the first audible agent sample,
+//     synthesised while the phone rang;
+//  3. barge-in: from the decision to interrupt to the end of the agent's last audible frame sent;
+//  4. how many concurrent conversations the offline stack holds before voice-to-voice p95 passes 1 s.
 import pino from 'pino';
 import {
   createOffer,
@@ -11,26 +16,29 @@ import {
   parseAnswer,
   RtpSession,
 } from '../dist/telephony/rtp/index.js';
+import { SpeechPrefetch } from '../dist/voice/agentSpeaker.js';
 import { ScriptBrain } from '../dist/voice/brains/scriptBrain.js';
 import { Conversation } from '../dist/voice/conversation.js';
 import {
   FliteTextToSpeech,
   FvadDetectorFactory,
   PocketsphinxSpeechToText,
+  ProviderFailureLog,
 } from '../dist/voice/providers/index.js';
-import { answerEachReply, synthesizeWhole } from './callee.mjs';
+import { synthesizeWhole } from './callee.mjs';
 
 const logger = pino({ level: 'silent' });
 const clock = new MediaClock({ logger });
 const ports = new PortAllocator({ minPort: 42000, maxPort: 43998 });
 const vadFactory = await FvadDetectorFactory.load();
+const audible = 500;
 
 const loopScript = {
   start: 'ask',
   nodes: {
     ask: {
-      say: 'Okay.',
-      listen: [{ phrases: ['yes', 'no', 'yes that works'], next: 'ask' }],
+      say: 'Okay, and does Tuesday work for you?',
+      listen: [{ phrases: ['yes', 'no', 'yes that works', 'wait i have a question'], next: 'ask' }],
       otherwise: 'ask',
     },
   },
@@ -56,15 +64,40 @@ const instantStt = {
   async close() {},
 };
 
-/** One agent conversation and a callee that says `calleeSpeech` after each agent reply. */
-async function conversationPair({ tts, stt, calleeSpeech, turns }) {
+function loud(samples) {
+  for (const sample of samples) if (sample >= audible || sample <= -audible) return true;
+  return false;
+}
+
+/** The speech without its leading and trailing silence (what the callee "says" is its words). */
+function trimmed(samples) {
+  let start = 0;
+  let end = samples.length;
+  while (start < end && Math.abs(samples[start]) < audible) start++;
+  while (end > start && Math.abs(samples[end - 1]) < audible) end--;
+  return samples.slice(start, end);
+}
+
+/**
+ * One conversation; the callee answers `speech` each time the agent has finished (400 ms of quiet
+ * after audible audio), `turns` times, and measures voice-to-voice on what it sends and hears. With
+ * `interruptAfterMs`, the callee instead talks over each reply that long after it starts.
+ */
+async function conversationPair({ tts, stt, speech, turns, interruptWith, prefetch }) {
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
   const calleeRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
   agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort })));
   calleeRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort })));
+  const brain = new ScriptBrain(loopScript, {}, null);
+  let prefetcher;
+  if (prefetch) {
+    prefetcher = new SpeechPrefetch(tts, undefined, logger);
+    prefetcher.prefetch(brain.greeting());
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  }
   const conversation = new Conversation({
     rtp: agentRtp,
-    brain: new ScriptBrain(loopScript, {}, null),
+    brain,
     tts,
     stt,
     vad: vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
@@ -72,59 +105,139 @@ async function conversationPair({ tts, stt, calleeSpeech, turns }) {
     silenceTimeoutMs: 600_000,
     maxDurationMs: 600_000,
     voicemail: { action: 'hang_up', message: null },
+    apologyTts: tts,
+    providerFailures: new ProviderFailureLog(),
     hangUp() {},
+    ...(prefetcher ? { prefetch: prefetcher } : {}),
   });
-  // The callee speaks once the agent's reply has finished arriving.
-  const done = answerEachReply(calleeRtp, calleeSpeech, { turns, limitMs: turns * 6_000 });
+  const voiceToVoiceMs = [];
+  let greetingMs = null;
+  let speechEndAt = null;
+  let quietFrames = 0;
+  let heardSomething = false;
+  let spoken = 0;
+  let talking = false;
+  const startedAt = performance.now();
+  const done = new Promise((resolve) => {
+    setTimeout(resolve, turns * 8_000).unref();
+    calleeRtp.on('audio', (samples) => {
+      const now = performance.now();
+      if (loud(samples)) {
+        greetingMs ??= now - startedAt;
+        if (speechEndAt !== null) {
+          voiceToVoiceMs.push(now - speechEndAt);
+          speechEndAt = null;
+        }
+        if (!heardSomething && interruptWith && !talking && spoken < turns) {
+          heardSomething = true;
+          talking = true;
+          setTimeout(() => {
+            spoken++;
+            void calleeRtp.play(interruptWith).then(() => {
+              talking = false;
+              heardSomething = false;
+            });
+          }, 1_000);
+        }
+        heardSomething = true;
+        quietFrames = 0;
+        return;
+      }
+      if (interruptWith) {
+        if (spoken >= turns && !talking) resolve();
+        return;
+      }
+      if (!heardSomething || talking || ++quietFrames < 20) return;
+      heardSomething = false;
+      if (spoken++ >= turns) {
+        resolve();
+        return;
+      }
+      talking = true;
+      void calleeRtp.play(speech).then(() => {
+        speechEndAt = performance.now();
+        talking = false;
+      });
+    });
+  });
   conversation.start();
   await done;
   const result = await conversation.finish();
   agentRtp.close();
   calleeRtp.close();
-  return result.metrics.response_latencies_ms;
+  return { voiceToVoiceMs, greetingMs, metrics: result.metrics };
 }
 
-async function measure(label, providers, { conversations, turns }) {
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0
+    ? null
+    : Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+};
+
+async function measure(label, options, { conversations, turns }) {
   const started = performance.now();
-  const all = (
-    await Promise.all(Array.from({ length: conversations }, () => conversationPair({ ...providers, turns })))
-  ).flat();
-  all.sort((a, b) => a - b);
-  const at = (q) => all[Math.min(all.length - 1, Math.floor(q * all.length))];
-  const line = `${label.padEnd(44)} ${String(all.length).padStart(4)} turns  p50 ${String(at(0.5)).padStart(5)} ms  p95 ${String(at(0.95)).padStart(5)} ms  (${((performance.now() - started) / 1000).toFixed(1)} s)`;
-  console.log(line);
-  return at(0.95);
+  const results = await Promise.all(
+    Array.from({ length: conversations }, () => conversationPair({ ...options, turns })),
+  );
+  const heard = results.flatMap((result) => result.voiceToVoiceMs);
+  const measuredInside = results.flatMap((result) => result.metrics.response_latencies_ms);
+  console.log(
+    `${label.padEnd(46)} ${String(heard.length).padStart(4)} turns  heard p50 ${quantile(heard, 0.5)} ms  p95 ${quantile(heard, 0.95)} ms  | call's own figure p50 ${quantile(measuredInside, 0.5)} p95 ${quantile(measuredInside, 0.95)}  (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  return { p95: quantile(heard, 0.95), results };
 }
 
 const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger });
 const sphinx = await PocketsphinxSpeechToText.start({ processCount: 1, freeForm: false, logger });
-const yes = await synthesizeWhole(flite, 'yes that works');
+const yes = trimmed(await synthesizeWhole(flite, 'yes that works'));
+const question = trimmed(await synthesizeWhole(flite, 'wait i have a question'));
 
 console.log(
-  `bench:turn — Node ${process.version}; latency = end of the VAD silence window (600 ms) -> first agent RTP packet`,
+  `bench:turn — Node ${process.version}; voice-to-voice = the callee's last audible sample sent -> the first audible agent sample it receives`,
 );
 const onlyLevels = process.env.BENCH_LEVELS;
-if (!onlyLevels)
+if (!onlyLevels) {
   await measure(
-    'instant fake providers (pipeline overhead)',
-    { tts: instantTts, stt: instantStt, calleeSpeech: yes },
+    'instant fake providers (pipeline floor)',
+    { tts: instantTts, stt: instantStt, speech: yes },
     { conversations: 10, turns: 10 },
   );
-if (!onlyLevels)
   await measure(
     'offline stack (pocketsphinx + flite)',
-    { tts: flite, stt: sphinx, calleeSpeech: yes },
+    { tts: flite, stt: sphinx, speech: yes },
     { conversations: 2, turns: 15 },
   );
-for (const conversations of (onlyLevels ?? '2,4,8,16,24,32,48').split(',').map(Number)) {
-  const p95 = await measure(
+  const greetings = [];
+  const greetingRtp = [];
+  for (let run = 0; run < 20; run++) {
+    const result = await conversationPair({ tts: flite, stt: sphinx, speech: yes, turns: 0, prefetch: true });
+    greetings.push(result.greetingMs);
+    greetingRtp.push(result.metrics.greeting_first_rtp_ms);
+  }
+  console.log(
+    `greeting synthesised while ringing (flite), 20 calls: first audible sample heard p50 ${quantile(greetings, 0.5)} ms p95 ${quantile(greetings, 0.95)} ms after the answer; first RTP p95 ${quantile(greetingRtp, 0.95)} ms`,
+  );
+  const { results } = await measure(
+    'barge-in: callee talks over each reply',
+    { tts: flite, stt: sphinx, speech: yes, interruptWith: question },
+    { conversations: 4, turns: 5 },
+  );
+  const stops = results.flatMap((result) => result.metrics.barge_in_stop_ms);
+  const decisions = results.flatMap((result) => result.metrics.barge_in_decision_ms);
+  console.log(
+    `barge-in: ${stops.length} interruptions; stop after the decision p50 ${quantile(stops, 0.5)} ms p95 ${quantile(stops, 0.95)} ms; decision after speech start p50 ${quantile(decisions, 0.5)} ms p95 ${quantile(decisions, 0.95)} ms`,
+  );
+}
+for (const conversations of (onlyLevels ?? '4,8,16,24,32').split(',').map(Number)) {
+  const { p95 } = await measure(
     `offline stack, ${conversations} concurrent conversations`,
-    { tts: flite, stt: sphinx, calleeSpeech: yes },
+    { tts: flite, stt: sphinx, speech: yes },
     { conversations, turns: 6 },
   );
   if (p95 > 1000) {
     console.log(
-      `capacity: p95 passed 1 s at ${conversations} concurrent conversations (1 recogniser process)`,
+      `capacity: voice-to-voice p95 passed 1 s at ${conversations} concurrent conversations (1 recogniser process)`,
     );
     break;
   }

@@ -113,7 +113,11 @@ async function conversationPair(turns) {
   await doneSaid;
   const result = await conversation.finish();
   agentRtp.close();
-  return { latencies: result.metrics.response_latencies_ms, failures: failures.failures.length };
+  // The reply delay after the end-of-turn decision (the call's figure now starts at the end of speech).
+  const latencies = result.metrics.turns
+    .filter((turn) => turn.first_rtp_ms !== null)
+    .map((turn) => turn.first_rtp_ms - turn.end_of_turn_ms);
+  return { latencies, failures: failures.failures.length };
 }
 
 console.log(

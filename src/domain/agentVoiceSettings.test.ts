@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentVoiceSettingsOf, checkAgentVoiceSettings } from './agentVoiceSettings.js';
+import { checkTurnTaking, defaultTurnTaking } from './turnTakingSettings.js';
 
 describe('checkAgentVoiceSettings', () => {
   it('reads each stage with its fallbacks, offline defaults where a stage is left out', () => {
@@ -19,6 +20,7 @@ describe('checkAgentVoiceSettings', () => {
       llm: [{ provider: 'openai' }],
       realtime: null,
       voicemail: {},
+      turnTaking: defaultTurnTaking,
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -26,6 +28,7 @@ describe('checkAgentVoiceSettings', () => {
       llm: [{ provider: 'openai' }],
       realtime: null,
       voicemail: {},
+      turnTaking: defaultTurnTaking,
     });
   });
 
@@ -80,6 +83,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       llm: [{ provider: 'openai' }],
       realtime: null,
       voicemail: {},
+      turnTaking: defaultTurnTaking,
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });
@@ -135,5 +139,50 @@ describe('a stage that names the account credential it uses', () => {
       { provider: 'openai', credential: 'groq', model: 'llama-3.3-70b-versatile' },
     ]);
     expect(settings.tts.map((choice) => choice.credential)).toEqual(['eleven-eu', 'car']);
+  });
+});
+
+describe('settings.turn_taking', () => {
+  it('takes per-agent waits, interruption thresholds and the quiet-line prompt, with defaults', () => {
+    expect(checkTurnTaking(undefined)).toEqual(defaultTurnTaking);
+    expect(
+      checkTurnTaking({
+        end_of_turn: { min_wait_ms: 200, max_wait_ms: 2000 },
+        interruptions: { enabled: false, min_speech_ms: 800, min_words: 0 },
+        max_utterance_ms: 20_000,
+        wait_for_callee: true,
+        still_there: { text: 'Hello?', count: 2 },
+      }),
+    ).toEqual({
+      minWaitMs: 200,
+      waitMs: 600,
+      maxWaitMs: 2000,
+      interruptionsEnabled: false,
+      interruptionMinSpeechMs: 800,
+      interruptionMinWords: 0,
+      maxUtteranceMs: 20_000,
+      waitForCallee: true,
+      stillThereText: 'Hello?',
+      stillThereCount: 2,
+    });
+    expect(
+      checkAgentVoiceSettings({ turn_taking: { end_of_turn: { wait_ms: 900 } } }).turnTaking.waitMs,
+    ).toBe(900);
+  });
+
+  it.each([
+    [{ end_of_turn: { min_wait_ms: 50 } }, /min_wait_ms must be a whole number from 100/],
+    [
+      { end_of_turn: { min_wait_ms: 900, max_wait_ms: 400 } },
+      /max_wait_ms must not be less than min_wait_ms/,
+    ],
+    [{ end_of_turn: { min_wait_ms: 300, wait_ms: 200 } }, /wait_ms must be a whole number from 300/],
+    [{ interruptions: { enabled: 'no' } }, /interruptions\.enabled must be true or false/],
+    [{ interruptions: { min_words: 9 } }, /min_words must be a whole number from 0 to 5/],
+    [{ still_there: { text: '' } }, /still_there\.text must be a text/],
+    [{ pause: 1 }, /settings\.turn_taking\.pause is not a setting/],
+    ['fast', /settings\.turn_taking must be an object/],
+  ])('refuses %j', (raw, message) => {
+    expect(() => checkAgentVoiceSettings({ turn_taking: raw })).toThrow(message);
   });
 });

@@ -8,7 +8,7 @@ import { isObject, onlyKnownFields as onlyKnown, refuse } from './settingsParsin
  * ```json
  * { "turn_taking": {
  *     "end_of_turn": { "min_wait_ms": 250, "wait_ms": 600, "max_wait_ms": 1500 },
- *     "interruptions": { "enabled": true, "min_speech_ms": 500 },
+ *     "interruptions": { "enabled": true, "min_speech_ms": 500, "min_words": 2 },
  *     "max_utterance_ms": 30000,
  *     "wait_for_callee": false,
  *     "still_there": { "text": "Are you still there?", "count": 1 } } }
@@ -28,6 +28,11 @@ export interface TurnTakingSettings {
    * cough, a knock) are backchannels and the agent carries on.
    */
   interruptionMinSpeechMs: number;
+  /**
+   * Words the recogniser must hear in that speech, not all backchannels, for it to interrupt (0:
+   * the duration alone); speech over the agent longer than any backchannel (1.6 s) interrupts anyway.
+   */
+  interruptionMinWords: number;
   /** A callee who talks longer than this without a pause is politely taken over. */
   maxUtteranceMs: number;
   /** True: the agent waits for the callee's "hello?" before its first message. */
@@ -43,6 +48,7 @@ export const defaultTurnTaking: TurnTakingSettings = {
   maxWaitMs: 1500,
   interruptionsEnabled: true,
   interruptionMinSpeechMs: 500,
+  interruptionMinWords: 2,
   maxUtteranceMs: 30_000,
   waitForCallee: false,
   stillThereText: 'Are you still there?',
@@ -112,7 +118,7 @@ export function checkTurnTaking(raw: unknown): TurnTakingSettings {
   );
   const interruptions = raw.interruptions ?? {};
   if (!isObject(interruptions)) refuse(`${where}.interruptions must be an object`);
-  onlyKnown(`${where}.interruptions`, interruptions, ['enabled', 'min_speech_ms']);
+  onlyKnown(`${where}.interruptions`, interruptions, ['enabled', 'min_speech_ms', 'min_words']);
   const stillThere = raw.still_there ?? {};
   if (!isObject(stillThere)) refuse(`${where}.still_there must be an object`);
   onlyKnown(`${where}.still_there`, stillThere, ['text', 'count']);
@@ -132,6 +138,13 @@ export function checkTurnTaking(raw: unknown): TurnTakingSettings {
       100,
       turnTakingLimits.interruptionMinSpeechMaxMs,
       defaultTurnTaking.interruptionMinSpeechMs,
+    ),
+    interruptionMinWords: wholeNumber(
+      `${where}.interruptions.min_words`,
+      interruptions.min_words,
+      0,
+      5,
+      defaultTurnTaking.interruptionMinWords,
     ),
     maxUtteranceMs: wholeNumber(
       `${where}.max_utterance_ms`,

@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
 import { heardPart } from './conversationResult.js';
 import type { TextToSpeech } from './providers/index.js';
-import { firstAudibleIndex } from './turnTimeline.js';
+import { firstAudibleIndex, lastAudibleIndex } from './turnTimeline.js';
 
 /** A sentence of the agent's as the callee heard it. */
 export interface SpokenLine {
@@ -24,6 +24,19 @@ export interface QueueOptions {
 
 /** Samples kept before the first audible one when leading silence is trimmed (10 ms). */
 const trimKeepSamples = 80;
+/** The voice's silence kept after a sentence (a natural pause before the next one): 120 ms. */
+const sentencePauseSamples = 960;
+
+function concatSamples(parts: Int16Array[]): Int16Array {
+  if (parts.length === 1) return parts[0] as Int16Array;
+  const whole = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    whole.set(part, offset);
+    offset += part.length;
+  }
+  return whole;
+}
 
 /**
  * Speech synthesised before it is needed — the greeting, while the phone rings — so that when the
@@ -120,7 +133,17 @@ export class AgentSpeaker {
     let startMs: number | null = null;
     let trimming = options.trimLeadingSilence === true;
     let firstAudio = true;
+    /** Quiet samples after the latest audible one: played only if more speech follows them. */
+    let quietTail: Int16Array[] = [];
     const plays: Promise<PlaybackResult>[] = [];
+    const play = async (samples: Int16Array): Promise<boolean> => {
+      // Nothing is playing and the callee is talking: wait to see whether they take the turn.
+      while (this.hold && rtp.queuedMs === 0 && !signal.aborted) await this.hold.released;
+      if (signal.aborted) return false;
+      startMs ??= this.options.nowMs() + rtp.queuedMs;
+      plays.push(rtp.play(samples));
+      return true;
+    };
     try {
       for await (let samples of this.chunksOf(text, tts, voice, signal)) {
         if (signal.aborted) break;
@@ -134,12 +157,19 @@ export class AgentSpeaker {
           samples = samples.subarray(Math.max(0, audible - trimKeepSamples));
           trimming = false;
         }
-        // Nothing is playing and the callee is talking: wait to see whether they take the turn.
-        while (this.hold && rtp.queuedMs === 0 && !signal.aborted) await this.hold.released;
-        if (signal.aborted) break;
-        startMs ??= this.options.nowMs() + rtp.queuedMs;
-        plays.push(rtp.play(samples));
+        const lastAudible = lastAudibleIndex(samples);
+        if (lastAudible < 0) {
+          quietTail.push(samples);
+          continue;
+        }
+        for (const quiet of quietTail) if (!(await play(quiet))) break;
+        quietTail = [];
+        if (!(await play(samples.subarray(0, lastAudible + 1)))) break;
+        if (lastAudible + 1 < samples.length) quietTail.push(samples.subarray(lastAudible + 1));
       }
+      // The voice's trailing silence is cut to a short pause: the agent's turn ends with its words.
+      const tail = concatSamples(quietTail).subarray(0, sentencePauseSamples);
+      if (tail.length > 0 && !signal.aborted) await play(tail);
     } catch (error) {
       if (!signal.aborted) {
         // What was queued of the sentence still plays; the caller handles the failure.

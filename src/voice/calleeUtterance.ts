@@ -20,7 +20,8 @@ export class CalleeUtterance {
   /** The recogniser said the speech is over, and has heard no more words since. */
   recognizerEnded = false;
   private readonly session: Promise<SpeechToTextSession>;
-  private latest = '';
+  /** The recogniser's latest hypothesis. */
+  latest = '';
   private endedOn = '';
 
   constructor(

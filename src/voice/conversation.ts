@@ -24,7 +24,8 @@ import {
   type TurnEvent,
   type VoiceActivityDetector,
 } from './providers/index.js';
-import { lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
+import { backchannelPhrases, interruptingWords } from './turnShape.js';
+import { firstAudibleIndex, lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
 
 export {
   type AgentEnding,
@@ -71,6 +72,10 @@ const lastWordsTimeoutMs = 3_000;
 /** With wait_for_callee: the agent speaks first after this much silence from a callee who says nothing. */
 const waitForCalleeMaxMs = 4_000;
 const silentFrame = new Int16Array(160);
+/** A barge-in's stop is measured over the agent frames sent this long after the decision. */
+const stopWatchMs = 200;
+/** Speech over the agent longer than this interrupts whatever its words (no backchannel is). */
+const backchannelMaxMs = 1_600;
 
 /**
  * The voice pipeline of one answered call: received frames → VAD and adaptive end of turn → STT
@@ -99,8 +104,9 @@ export class Conversation {
   private bargeIns = 0;
   private backchannels = 0;
   private turnsEndedByRecognizer = 0;
-  /** For each barge-in: from the decision to interrupt to the agent's audio being cut. */
+  /** For each barge-in: from the decision to interrupt to the end of the agent's last audible frame. */
   private readonly bargeInStopsMs: number[] = [];
+  private stopWatch: { decidedAtPerfMs: number; stoppedAtPerfMs: number } | null = null;
   /** For each barge-in: from the start of the callee's speech to the decision. */
   private readonly bargeInDecisionsMs: number[] = [];
   /** What a barge-in cut of the agent's reply: resumed when the "interruption" was only a sound. */
@@ -166,16 +172,17 @@ export class Conversation {
     rtp.off('dtmf', this.onDtmf);
     this.response?.controller.abort();
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
-    if (this.recognitions.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.recognitions]),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, lastWordsTimeoutMs);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
+    // What the agent was saying ends here; its line is written as far as it was played.
+    rtp.clear();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.recognitions, this.lastLine]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, lastWordsTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.closeStopWatch();
     this.transcript.sort((a, b) => a.start_ms - b.start_ms);
     return conversationResult({
       brain,
@@ -209,6 +216,8 @@ export class Conversation {
   private handleCalleeFrame(samples: Int16Array, kind: string): void {
     if (this.ended) return;
     this.lastFramePerfMs = performance.now();
+    if (this.stopWatch && this.lastFramePerfMs - this.stopWatch.decidedAtPerfMs >= stopWatchMs)
+      this.closeStopWatch();
     const frameStartMs = this.recorder.elapsedMs;
     this.recorder.addCalleeFrame(samples);
     // Concealed gaps reach VAD and STT as silence; the shared zero frame is never written to.
@@ -233,6 +242,18 @@ export class Conversation {
     const current = this.utterance;
     if (!current) return;
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
+    // A complete answer: its short wait counts from the last audible sample, not from the end of
+    // the VAD's hangover after it.
+    if (
+      current.shape === 'complete' &&
+      !current.overlapped &&
+      this.turns.silentMs > 0 &&
+      this.recorder.elapsedMs - this.lastAudibleCalleeMs >= this.settings.minWaitMs
+    ) {
+      const early = this.turns.forceEnd();
+      if (early) this.handleTurnEvent(early);
+      return;
+    }
     if (this.turns.turnElapsedMs >= this.settings.maxUtteranceMs) {
       // A monologue or a noise that never pauses: the agent takes the turn.
       current.endedBy = 'max_utterance';
@@ -251,7 +272,16 @@ export class Conversation {
     }
     const response = this.response;
     if (!this.settings.interruptionsEnabled || (response && !response.interruptible)) return;
-    if (this.turns.voicedMs < this.settings.interruptionMinSpeechMs) return;
+    const voicedMs = this.turns.voicedMs;
+    if (voicedMs < this.settings.interruptionMinSpeechMs) return;
+    // Words decide: a "mhm", a "yeah okay" or a knock stays a backchannel until the recogniser hears
+    // the minimum number of words, not all of them backchannels — or until it is longer than any
+    // backchannel is.
+    if (
+      voicedMs < backchannelMaxMs &&
+      !interruptingWords(utterance.latest, this.settings.interruptionMinWords)
+    )
+      return;
     utterance.bargedIn = true;
     this.bargeIns++;
     const decidedAtMs = this.nowMs();
@@ -262,14 +292,28 @@ export class Conversation {
     }
     this.options.rtp.clear();
     this.speaker.releaseHold();
-    // The queue is cleared now; the next send slot (at most one 20 ms frame later) sends nothing.
-    this.bargeInStopsMs.push(20);
+    // Measured on the frames sent: the stop is the end of the last audible frame after the decision.
+    this.stopWatch = { decidedAtPerfMs: performance.now(), stoppedAtPerfMs: performance.now() };
     this.timeline.interrupted(decidedAtMs);
   }
 
   private handleAgentFrame(samples: Int16Array): void {
     this.recorder.addAgentFrame(samples);
+    const watch = this.stopWatch;
+    if (watch) {
+      const nowPerfMs = performance.now();
+      if (firstAudibleIndex(samples) >= 0) watch.stoppedAtPerfMs = nowPerfMs + 20;
+      if (nowPerfMs - watch.decidedAtPerfMs >= stopWatchMs) this.closeStopWatch();
+    }
     this.timeline.agentFrame(samples, Math.max(0, this.recorder.elapsedMs - 20));
+  }
+
+  /** Notes how long after the barge-in decision the agent's audio stopped. */
+  private closeStopWatch(): void {
+    const watch = this.stopWatch;
+    if (!watch) return;
+    this.stopWatch = null;
+    this.bargeInStopsMs.push(Math.max(0, Math.round(watch.stoppedAtPerfMs - watch.decidedAtPerfMs)));
   }
 
   private handleTurnEvent(event: TurnEvent): void {
@@ -283,12 +327,14 @@ export class Conversation {
       if (overlapped) this.speaker.holdNewSpeech();
       const frames = [...this.preRoll];
       this.preRoll.length = 0;
-      const phrases = this.options.brain.expectedPhrases();
+      const expected = this.options.brain.expectedPhrases();
+      // Over the agent, the grammar also holds the backchannels, so that a "mhm" is heard as one.
+      const phrases = expected && overlapped ? [...new Set([...expected, ...backchannelPhrases])] : expected;
       const utterance = new CalleeUtterance({
         stt: this.options.stt,
         phrases,
         preRoll: frames,
-        speechStartMs: this.nowMs() - frames.length * 20,
+        speechStartMs: event.speechStartMs,
         overlapped,
         settings: this.settings,
         setTurnWindow: (silenceMs) => {

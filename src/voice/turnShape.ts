@@ -137,10 +137,24 @@ const backchannelWords = new Set([
   'it',
 ]);
 
+/** Backchannels as grammar phrases (words the offline recogniser's dictionary has). */
+export const backchannelPhrases = ['mhm', 'uh huh', 'yeah', 'okay', 'right', 'sure', 'i see', 'hmm'];
+
 /** True when `text` is only backchannel words ("mhm", "yeah okay", "right") or nothing at all. */
 export function isBackchannel(text: string): boolean {
   const normalized = normalizeSpeech(text);
   if (!normalized) return true;
   const words = normalized.split(' ');
   return words.length <= 3 && words.every((word) => backchannelWords.has(word));
+}
+
+/**
+ * True when the words heard over the agent make an interruption: at least `minWords` of them, not
+ * all backchannels ("wait I have…", "no that's wrong"; not "mhm", "yeah okay").
+ */
+export function interruptingWords(text: string, minWords: number): boolean {
+  const normalized = normalizeSpeech(text);
+  const words = normalized ? normalized.split(' ') : [];
+  if (words.length < minWords) return false;
+  return minWords === 0 || !words.every((word) => backchannelWords.has(word));
 }

@@ -57,6 +57,13 @@ export class EndOfTurnDetector {
     return this.#speaking ? this.#voicedFrames * this.frameDurationMs : 0;
   }
 
+  /** The silence since the current turn's latest speech; 0 while speech goes on and between turns. */
+  get silentMs(): number {
+    return this.#speaking && this.#silenceStartFrame >= 0
+      ? (this.#frameIndex - this.#silenceStartFrame) * this.frameDurationMs
+      : 0;
+  }
+
   /** Time since the current turn's speech began; 0 between turns. */
   get turnElapsedMs(): number {
     return this.#speaking ? (this.#frameIndex - this.#turnStartFrame) * this.frameDurationMs : 0;
@@ -178,6 +185,10 @@ export class AudioTurnDetector {
 
   get turnElapsedMs(): number {
     return this.#turns.turnElapsedMs;
+  }
+
+  get silentMs(): number {
+    return this.#turns.silentMs;
   }
 
   /** See EndOfTurnDetector.setTurnWindow. */
