@@ -50,11 +50,20 @@ const instantTts = {
   },
   async close() {},
 };
+// A streaming recogniser that has the words as soon as there is audio (its partial says "yes").
 const instantStt = {
   async startSession() {
+    const listeners = [];
+    let told = false;
     return {
-      pushAudio() {},
-      onPartial() {},
+      pushAudio() {
+        if (told) return;
+        told = true;
+        for (const listener of listeners) listener({ text: 'yes' });
+      },
+      onPartial(listener) {
+        listeners.push(listener);
+      },
       async finish() {
         return { text: 'yes', matchedPhrase: 'yes' };
       },
@@ -90,6 +99,7 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
   calleeRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort })));
   const brain = new ScriptBrain(loopScript, {}, null);
   let prefetcher;
+  // (the prefetch waits for the synthesis, as the phone's ringing would)
   if (prefetch) {
     prefetcher = new SpeechPrefetch(tts, undefined, logger);
     prefetcher.prefetch(brain.greeting());
@@ -115,11 +125,11 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
   let speechEndAt = null;
   let quietFrames = 0;
   let heardSomething = false;
-  let spoken = 0;
+  let replies = 0;
   let talking = false;
   const startedAt = performance.now();
   const done = new Promise((resolve) => {
-    setTimeout(resolve, turns * 8_000).unref();
+    setTimeout(resolve, Math.max(1, turns) * 8_000).unref();
     calleeRtp.on('audio', (samples) => {
       const now = performance.now();
       if (loud(samples)) {
@@ -128,13 +138,14 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
           voiceToVoiceMs.push(now - speechEndAt);
           speechEndAt = null;
         }
-        if (!heardSomething && interruptWith && !talking && spoken < turns) {
-          heardSomething = true;
+        if (!heardSomething && interruptWith && !talking) {
+          // A new reply began: talk over it a second in.
           talking = true;
           setTimeout(() => {
-            spoken++;
+            replies++;
             void calleeRtp.play(interruptWith).then(() => {
               talking = false;
+              // The agent's answer to the interruption is the next reply to talk over.
               heardSomething = false;
             });
           }, 1_000);
@@ -143,16 +154,13 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
         quietFrames = 0;
         return;
       }
-      if (interruptWith) {
-        if (spoken >= turns && !talking) resolve();
-        return;
-      }
-      if (!heardSomething || talking || ++quietFrames < 20) return;
+      if (talking || ++quietFrames < 20 || !heardSomething) return;
       heardSomething = false;
-      if (spoken++ >= turns) {
+      if (interruptWith ? replies >= turns : replies++ >= turns) {
         resolve();
         return;
       }
+      if (interruptWith) return;
       talking = true;
       void calleeRtp.play(speech).then(() => {
         speechEndAt = performance.now();

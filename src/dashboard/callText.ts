@@ -62,8 +62,9 @@ interface FailureFigure {
 }
 
 /**
- * A call's metrics as a table a person reads: the agent's reply delay (median and 95th percentile,
- * then each turn), barge-ins and how fast the agent stopped, keys pressed and provider failures.
+ * A call's metrics as a table a person reads: voice-to-voice (median and 95th percentile, then each
+ * turn), the greeting, barge-ins and how fast the agent stopped, backchannels let pass, keys pressed
+ * and provider failures.
  * Figures this page does not know are listed after, by name.
  */
 export function metricsTable(metrics: Record<string, unknown>): Html {
@@ -77,30 +78,56 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'turns_ended_by_recognizer',
     'usage',
     'cost',
+    'turns',
+    'voice_to_voice_ms',
+    'greeting_first_rtp_ms',
+    'greeting_audible_ms',
+    'barge_in_decision_ms',
+    'backchannels_ignored',
+    'still_there_prompts',
   ]);
   const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
   const perTurn = listOfNumbers(metrics.response_latencies_ms);
   const stops = listOfNumbers(metrics.barge_in_stop_ms);
+  const decisions = listOfNumbers(metrics.barge_in_decision_ms);
+  const greeting = numberOrNull(metrics.greeting_audible_ms);
   const failures = Array.isArray(metrics.provider_failures)
     ? (metrics.provider_failures as FailureFigure[])
     : [];
   const rows: [string, string, string][] = [
     [
-      'Agent reply delay, median',
+      'Voice-to-voice, median',
       ms(numberOrNull(latency.p50)),
-      'from the moment the callee’s turn is judged over (after its end-of-turn silence) to the agent’s first audio',
+      'from the moment the callee stopped speaking to the first sound of the agent’s reply they could hear',
     ],
-    ['Agent reply delay, 95th percentile', ms(numberOrNull(latency.p95)), ''],
+    ['Voice-to-voice, 95th percentile', ms(numberOrNull(latency.p95)), ''],
     ['Each reply', perTurn.length ? perTurn.map((value) => `${Math.round(value)} ms`).join(', ') : '—', ''],
+    [
+      'Greeting',
+      greeting === null ? '—' : `${greeting} ms`,
+      'from the answer to the first sound of the greeting',
+    ],
     [
       'Barge-ins',
       String(numberOrNull(metrics.barge_ins) ?? 0),
-      stops.length ? `agent audio stopped after ${stops.map((value) => `${value} ms`).join(', ')}` : '',
+      stops.length
+        ? `decided ${decisions.map((value) => `${value} ms`).join(', ')} after the callee began; agent audio stopped ${stops.map((value) => `${value} ms`).join(', ')} after that`
+        : '',
+    ],
+    [
+      'Backchannels let pass',
+      String(numberOrNull(metrics.backchannels_ignored) ?? 0),
+      'sounds over the agent too short or without words to interrupt it (“mhm”, “okay”, a cough)',
+    ],
+    [
+      '“Are you still there?”',
+      String(numberOrNull(metrics.still_there_prompts) ?? 0),
+      'asked on a quiet line',
     ],
     [
       'Turns ended by the recogniser',
       String(numberOrNull(metrics.turns_ended_by_recognizer) ?? 0),
-      'the speech recogniser heard the end of speech before the agent’s own silence window was over',
+      'the speech recogniser said the speech was over, so the agent waited its shortest end-of-turn silence',
     ],
     [
       'Keys pressed (DTMF)',

@@ -84,7 +84,7 @@ export function latencyLine(points: { at: string; value: number }[], label: stri
     point,
   }));
   return html`<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${label}">
-${axis(maxValue, 'agent reply delay, ms')}
+${axis(maxValue, 'voice-to-voice, ms')}
 <polyline fill="none" stroke="#0a58ca" stroke-width="2" points="${xy.map((entry) => `${entry.x.toFixed(1)},${entry.y.toFixed(1)}`).join(' ')}"/>
 ${xy.map((entry) => html`<circle cx="${entry.x.toFixed(1)}" cy="${entry.y.toFixed(1)}" r="3" fill="#0a58ca"><title>${entry.point.at}: ${entry.point.value} ms</title></circle>`)}
 <text x="${pad.left}" y="${height - pad.bottom + 16}">${points[0]?.at.slice(0, 16).replace('T', ' ') ?? ''}</text>

@@ -41,7 +41,6 @@ export class CalleeUtterance {
     this.overlapped = options.overlapped;
     const { phrases } = options;
     this.session = options.stt.startSession(phrases ? { phrases } : {}).then((opened) => {
-      for (const frame of options.preRoll) opened.pushAudio(frame);
       opened.onPartial((partial) => {
         this.latest = partial.text;
         // The recogniser ended the speech, then heard more words after all.
@@ -53,6 +52,7 @@ export class CalleeUtterance {
         this.endedOn = this.latest;
         this.reshape();
       });
+      for (const frame of options.preRoll) opened.pushAudio(frame);
       return opened;
     });
     this.session.catch((error: unknown) => options.logger.warn({ err: error }, 'STT session failed'));

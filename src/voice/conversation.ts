@@ -3,20 +3,15 @@ import type { TranscriptEntry } from '../domain/records.js';
 import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
-import { AgentSpeaker, type SpeechPrefetch, type SpokenLine } from './agentSpeaker.js';
+import { AgentReplies } from './agentReplies.js';
+import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
-import {
-  type AgentEnding,
-  type ConversationResult,
-  conversationResult,
-  providerApology,
-} from './conversationResult.js';
+import { type AgentEnding, type ConversationResult, conversationResult } from './conversationResult.js';
 import {
   AudioTurnDetector,
-  ProviderError,
   type ProviderFailureLog,
   type SpeechToText,
   StageExhaustedError,
@@ -58,14 +53,6 @@ export interface ConversationOptions {
   onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
-interface Response {
-  controller: AbortController;
-  /** The sentence being said may not be cut (`interruptible: false`). */
-  interruptible: boolean;
-  /** Cut by the callee: the brain's remaining actions are still read for a pending hang-up. */
-  cutByCallee: boolean;
-}
-
 const preRollFrames = 15;
 /** How long a callee's words still in recognition when the call ends may take to be written down. */
 const lastWordsTimeoutMs = 3_000;
@@ -93,11 +80,11 @@ export class Conversation {
   private readonly preRoll: Int16Array[] = [];
   private readonly timeline = new TurnTimeline();
   private readonly speaker: AgentSpeaker;
+  private readonly replies: AgentReplies;
   private readonly settings: TurnTakingSettings;
   private utterance: CalleeUtterance | null = null;
   /** Recognitions of ended turns still running: the call's end waits for them (the last words). */
   private readonly recognitions = new Set<Promise<void>>();
-  private response: Response | null = null;
   private answeredBy: AnsweredBy = 'unknown';
   private silenceTimer: NodeJS.Timeout | null = null;
   private stillThereAsked = 0;
@@ -109,13 +96,10 @@ export class Conversation {
   private stopWatch: { decidedAtPerfMs: number; stoppedAtPerfMs: number } | null = null;
   /** For each barge-in: from the start of the callee's speech to the decision. */
   private readonly bargeInDecisionsMs: number[] = [];
-  /** What a barge-in cut of the agent's reply: resumed when the "interruption" was only a sound. */
-  private unheard: { heard: string; rest: string } | null = null;
   private greeted = false;
   private dtmfReceived = '';
   private ended = false;
   private voicemailHandled = false;
-  private apologizing = false;
   private lastFramePerfMs = performance.now();
   private lastAudibleCalleeMs = -1;
   private readonly onAudio = (samples: Int16Array, kind: string) => this.handleCalleeFrame(samples, kind);
@@ -138,6 +122,19 @@ export class Conversation {
       addLine: (line) => this.addTranscriptLine(line),
       ...(options.prefetch ? { prefetch: options.prefetch } : {}),
     });
+    this.replies = new AgentReplies({
+      brain: options.brain,
+      speaker: this.speaker,
+      rtp: options.rtp,
+      timeline: this.timeline,
+      logger: options.logger,
+      apologyTts: options.apologyTts,
+      providerFailures: options.providerFailures,
+      hangUp: options.hangUp,
+      nowMs: () => this.nowMs(),
+      hasEnded: () => this.ended,
+      onReplyOver: () => this.armSilenceTimer(),
+    });
     options.brain.onFirstToken = () => this.timeline.mark('llm_first_token', this.nowMs());
   }
 
@@ -156,7 +153,7 @@ export class Conversation {
   private greet(): void {
     if (this.greeted || this.ended) return;
     this.greeted = true;
-    this.respond((signal) => this.options.brain.start(signal));
+    this.replies.run((signal) => this.options.brain.start(signal));
   }
 
   /** Stops listening and speaking (the call has ended) and gathers what the call produced. */
@@ -170,13 +167,13 @@ export class Conversation {
     rtp.off('audio', this.onAudio);
     rtp.off('outgoingAudio', this.onOutgoing);
     rtp.off('dtmf', this.onDtmf);
-    this.response?.controller.abort();
+    this.replies.abort();
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     // What the agent was saying ends here; its line is written as far as it was played.
     rtp.clear();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.recognitions, this.lastLine]),
+      Promise.allSettled([...this.recognitions, this.replies.lastLine]),
       new Promise((resolve) => {
         timer = setTimeout(resolve, lastWordsTimeoutMs);
       }),
@@ -210,7 +207,7 @@ export class Conversation {
   }
 
   private agentActive(): boolean {
-    return this.response !== null || this.options.rtp.queuedMs > 0;
+    return this.replies.active || this.options.rtp.queuedMs > 0;
   }
 
   private handleCalleeFrame(samples: Int16Array, kind: string): void {
@@ -270,8 +267,7 @@ export class Conversation {
       this.speaker.releaseHold();
       return;
     }
-    const response = this.response;
-    if (!this.settings.interruptionsEnabled || (response && !response.interruptible)) return;
+    if (!this.settings.interruptionsEnabled || !this.replies.interruptible) return;
     const voicedMs = this.turns.voicedMs;
     if (voicedMs < this.settings.interruptionMinSpeechMs) return;
     // Words decide: a "mhm", a "yeah okay" or a knock stays a backchannel until the recogniser hears
@@ -286,10 +282,7 @@ export class Conversation {
     this.bargeIns++;
     const decidedAtMs = this.nowMs();
     this.bargeInDecisionsMs.push(Math.round(decidedAtMs - utterance.speechStartMs));
-    if (response) {
-      response.cutByCallee = true;
-      response.controller.abort();
-    }
+    this.replies.cutByCallee();
     this.options.rtp.clear();
     this.speaker.releaseHold();
     // Measured on the frames sent: the stop is the end of the last audible frame after the decision.
@@ -391,40 +384,22 @@ export class Conversation {
           this.greet();
           return;
         }
-        const unheard = this.unheard;
-        this.unheard = null;
+        const unheard = this.replies.takeUnheard();
         if (!text && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
-          this.resume(unheard);
+          this.replies.resume(unheard);
           return;
         }
         const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
-        this.respond((signal) => this.options.brain.onCalleeTurn(turn, signal), 'agent_hangup', true);
+        this.replies.run((signal) => this.options.brain.onCalleeTurn(turn, signal), 'agent_hangup', true);
       })
       .catch((error: unknown) => {
         this.options.logger.warn({ err: error }, 'recognition failed');
         // A vendor chain with nothing left ends the call; an offline engine's failure loses one turn.
-        if (respond && error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
+        if (respond && error instanceof StageExhaustedError) this.replies.apologizeAndHangUp(error);
       })
       .finally(() => this.recognitions.delete(recognition));
     this.recognitions.add(recognition);
-  }
-
-  private resume(unheard: { heard: string; rest: string }): void {
-    const { brain } = this.options;
-    this.respond(async function* () {
-      yield { type: 'say', text: unheard.rest } satisfies BrainAction;
-    });
-    // The model's history keeps the whole reply again once it has been said.
-    void this.speakingDone().then((line) => {
-      if (line && !line.interrupted) brain.noteSaid([unheard.heard, unheard.rest].filter(Boolean).join(' '));
-    });
-  }
-
-  private lastLine: Promise<SpokenLine | null> = Promise.resolve(null);
-
-  private speakingDone(): Promise<SpokenLine | null> {
-    return this.lastLine;
   }
 
   private handleDtmf(digit: string): void {
@@ -433,7 +408,7 @@ export class Conversation {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({ role: 'callee', text: digit, start_ms: atMs, end_ms: atMs, event: 'dtmf' });
     this.armSilenceTimer();
-    this.respond((signal) => this.options.brain.onDtmf(digit, signal));
+    this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));
   }
 
   private handleBeep(): void {
@@ -442,136 +417,15 @@ export class Conversation {
     const { voicemail } = this.options;
     this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
     if (voicemail.action === 'hang_up' || !voicemail.message) {
-      this.response?.controller.abort();
+      this.replies.abort();
       this.options.hangUp('voicemail');
       return;
     }
     const message = voicemail.message;
-    this.respond(async function* () {
+    this.replies.run(async function* () {
       yield { type: 'say', text: message } satisfies BrainAction;
       yield { type: 'end_call' } satisfies BrainAction;
     }, 'voicemail');
-  }
-
-  /**
-   * Runs one response, aborting the one before it. Sentences are synthesised as soon as the brain
-   * gives them, while the ones before still play, so the audio stream stays full (no dead air of a
-   * TTS first-byte time between sentences); a DTMF send or a hang-up waits for what is queued. A
-   * reply the callee cut is still read to its end for a hang-up it holds (a barge-in during the
-   * goodbye still ends the call), and what the callee heard of it goes to the brain.
-   */
-  private respond(
-    actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
-    endingReason: AgentEnding = 'agent_hangup',
-    toCalleeTurn = false,
-  ): void {
-    if (this.apologizing) return;
-    this.response?.controller.abort();
-    const response: Response = { controller: new AbortController(), interruptible: true, cutByCallee: false };
-    const { signal } = response.controller;
-    this.response = response;
-    const spoken: Promise<SpokenLine>[] = [];
-    let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
-    this.lastLine = new Promise((resolve) => {
-      finishedSpeaking = resolve;
-    });
-    void (async () => {
-      let speaking = false;
-      let first = toCalleeTurn;
-      try {
-        for await (const action of actions(signal)) {
-          if (this.ended) return;
-          if (signal.aborted) {
-            if (!response.cutByCallee) return;
-            if (action.type !== 'end_call') continue;
-            await Promise.all(spoken);
-            if (!this.ended) this.options.hangUp(endingReason);
-            return;
-          }
-          if (action.type === 'say') {
-            response.interruptible = action.interruptible !== false;
-            speaking = true;
-            if (first) this.timeline.mark('first_sentence', this.nowMs());
-            const queued = await this.speaker.queue(action.text, signal, {
-              trimLeadingSilence: spoken.length === 0,
-              onFirstAudio: first ? () => this.timeline.mark('tts_first_audio', this.nowMs()) : undefined,
-            });
-            first = false;
-            spoken.push(queued.played);
-            speaking = false;
-            continue;
-          }
-          await Promise.all(spoken);
-          if (this.ended) return;
-          if (action.type === 'end_call') {
-            // Said and heard (or cut by the callee): the call ends either way.
-            this.options.hangUp(endingReason);
-            return;
-          }
-          if (signal.aborted) continue;
-          await this.options.rtp.sendDtmf(action.digits);
-        }
-      } catch (error) {
-        if (signal.aborted) return;
-        this.options.logger.warn({ err: error }, 'agent response failed');
-        if (speaking) {
-          if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
-        } else if (error instanceof ProviderError) {
-          // The language model (always a vendor) failed: say so rather than go quiet.
-          this.options.providerFailures.note('llm', error.provider, error);
-          this.apologizeAndHangUp(error);
-        }
-      } finally {
-        const lines = await Promise.all(spoken);
-        finishedSpeaking(lines.at(-1) ?? null);
-        // After a barge-in the brain remembers what the callee heard of the whole reply.
-        if (lines.some((line) => line.interrupted)) {
-          const heard = lines
-            .map((line) => line.said)
-            .filter(Boolean)
-            .join(' ');
-          this.options.brain.noteSaid(heard);
-          const rest = lines
-            .map((line) =>
-              line.interrupted ? line.text.split(/\s+/).slice(wordCount(line.said)).join(' ') : '',
-            )
-            .filter(Boolean)
-            .join(' ');
-          if (response.cutByCallee && rest) this.unheard = { heard, rest };
-        }
-        if (this.response === response) this.response = null;
-        this.armSilenceTimer();
-      }
-    })();
-  }
-
-  /**
-   * Every provider of a stage failed (the fallbacks included): a short apology in the offline voice,
-   * then the call ends `provider_error` — never a silent line until the silence timeout.
-   */
-  private apologizeAndHangUp(error: ProviderError): void {
-    if (this.ended || this.apologizing) return;
-    this.apologizing = true;
-    this.options.logger.warn(
-      { provider: error.provider },
-      'a voice stage has no working provider; apologising',
-    );
-    this.response?.controller.abort();
-    this.options.rtp.clear();
-    const controller = new AbortController();
-    this.response = { controller, interruptible: false, cutByCallee: false };
-    void (async () => {
-      try {
-        await this.speaker.say(providerApology, controller.signal, {
-          tts: this.options.apologyTts,
-          voice: 'kal',
-        });
-      } catch (apologyError) {
-        this.options.logger.warn({ err: apologyError }, 'the apology could not be said');
-      } finally {
-        this.options.hangUp('provider_error');
-      }
-    })();
   }
 
   private addTranscriptLine(line: TranscriptEntry): void {
@@ -585,14 +439,19 @@ export class Conversation {
     this.silenceTimer = setTimeout(() => {
       if (this.ended) return;
       // Only a silence on both sides counts: not while the agent talks or the callee is mid-turn.
-      if (this.response || this.utterance || this.recognitions.size > 0 || this.options.rtp.queuedMs > 0) {
+      if (
+        this.replies.active ||
+        this.utterance ||
+        this.recognitions.size > 0 ||
+        this.options.rtp.queuedMs > 0
+      ) {
         this.armSilenceTimer();
         return;
       }
       if (this.stillThereAsked < this.settings.stillThereCount && !this.voicemailHandled) {
         this.stillThereAsked++;
         const text = this.settings.stillThereText;
-        this.respond(async function* () {
+        this.replies.run(async function* () {
           yield { type: 'say', text } satisfies BrainAction;
         });
         return;
@@ -601,8 +460,4 @@ export class Conversation {
     }, this.options.silenceTimeoutMs);
     this.silenceTimer.unref();
   }
-}
-
-function wordCount(text: string): number {
-  return text ? text.split(/\s+/).length : 0;
 }

@@ -217,10 +217,19 @@ describe('dashboard in chromium', () => {
     const ended = (await page.locator('main').textContent()) ?? '';
     expect(ended).toContain('The agent ended the call');
     const figures = page.getByTestId('call-figures');
-    expect(await figures.locator('tr', { hasText: 'Agent reply delay, median' }).textContent()).toMatch(
+    expect(await figures.locator('tr', { hasText: 'Voice-to-voice, median' }).textContent()).toMatch(
       /\d+ ms/,
     );
     expect(await figures.textContent()).not.toContain('{');
+    // Each turn's waterfall: a bar per stage up to the first sound the callee heard, and its figures.
+    const waterfall = page.getByTestId('turn-waterfall');
+    expect(await waterfall.locator('svg rect').count()).toBeGreaterThanOrEqual(3);
+    const turnFigures = page.getByTestId('turn-figures');
+    const firstTurn = (await turnFigures.locator('tbody tr').first().textContent()) ?? '';
+    expect(firstTurn).toMatch(/^1/);
+    const stored = await service.store.calls.getById(talked);
+    const storedTurns = (stored?.metrics as { turns?: { voice_to_voice_ms: number }[] } | null)?.turns ?? [];
+    expect(firstTurn).toContain(`${storedTurns[0]?.voice_to_voice_ms} ms`);
     // What it used and cost: the offline engines and the sandbox, priced at nothing.
     const cost = page.getByTestId('call-cost');
     expect(await cost.locator('tr', { hasText: 'pocketsphinx' }).textContent()).toMatch(
@@ -276,9 +285,7 @@ describe('dashboard in chromium', () => {
     expect(await talkedRow.textContent()).toContain('The agent ended the call');
     await shot(page, 'calls');
     await page.goto(`${service.url}/`);
-    expect(await page.locator('svg.chart text.axis-title').allTextContents()).toContain(
-      'agent reply delay, ms',
-    );
+    expect(await page.locator('svg.chart text.axis-title').allTextContents()).toContain('voice-to-voice, ms');
     await shot(page, 'overview');
   }, 120_000);
 

@@ -11,6 +11,7 @@ import { formatDuration, metricsTable, plainOutcome } from '../callText.js';
 import { type DashboardOptions, redirectTo, sendPage, type Viewer, viewerOf } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import { turnsOf, turnWaterfall } from '../turnWaterfall.js';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 const liveRefreshMs = 1500;
@@ -142,6 +143,14 @@ ${
 <h2 id="extracted-title">Extracted data</h2>
 ${extracted.length === 0 ? html`<p class="muted">Nothing extracted.</p>` : facts(extracted.map(([name, value]) => [name, JSON.stringify(value)]))}
 </section>
+${
+  turnsOf(call.metrics ?? {}).length === 0
+    ? ''
+    : html`<section class="panel" aria-labelledby="waterfall-title">
+<h2 id="waterfall-title">Each turn, as the callee heard it</h2>
+${turnWaterfall(turnsOf(call.metrics ?? {}))}
+</section>`
+}
 <section class="panel" aria-labelledby="latency-title">
 <h2 id="latency-title">Latency and other figures</h2>
 ${metrics.length === 0 ? html`<p class="muted">${live ? 'Figures appear when the call ends.' : 'No figures recorded.'}</p>` : metricsTable(call.metrics ?? {})}

@@ -122,11 +122,11 @@ ${stackedBars(days, series, `Calls per day by terminal status over the last ${ch
 <tbody>${days.map((day, index) => html`<tr><th scope="row">${day}</th>${statuses.map((status) => html`<td>${series[status]?.[index] ?? 0}</td>`)}</tr>`)}</tbody>
 </table></div></details>
 </section>
-<section aria-labelledby="latency-title"><h2 id="latency-title">Agent reply delay per call (median of its turns)</h2>
+<section aria-labelledby="latency-title"><h2 id="latency-title">Voice-to-voice per call (median of its turns, as the callee heard it)</h2>
 ${
   latency.length === 0
     ? html`<p class="muted">No call has reported a response latency yet (it is measured once the voice agent talks).</p>`
-    : html`${latencyLine(latency, 'Response latency per call in milliseconds over time')}
+    : html`${latencyLine(latency, 'Voice-to-voice per call in milliseconds over time')}
 <p class="muted">${latency.length} call(s); median ${[...latency].sort((a, b) => a.value - b.value)[Math.floor(latency.length / 2)]?.value ?? 0} ms.</p>`
 }
 </section>

@@ -7,6 +7,8 @@ export interface GrammarTransition {
   fromState: number;
   toState: number;
   word: string;
+  /** The transition's log probability in the recognizer's log base (absent: 0, certain). */
+  logp?: number;
 }
 
 /** A word network: every path from `startState` to `endState` spells one phrase. */
@@ -64,11 +66,26 @@ export function selectUsablePhrases(
  * between them. Phrases sharing a first word share nothing else, which keeps the network a plain
  * union of alternatives.
  */
-export function buildPhraseGrammar(phrases: readonly string[]): PhraseGrammar {
+export function buildPhraseGrammar(
+  phrases: readonly string[],
+  rejection?: { words: readonly string[]; logp: number },
+): PhraseGrammar {
   const startState = 0;
   const endState = 1;
   let nextState = 2;
   const transitions: GrammarTransition[] = [];
+  if (rejection && rejection.words.length > 0) {
+    // The garbage path: any run of other words, at one cost on entering it (not per word, so a long
+    // sentence outside the phrases is no cheaper to force into one), so that speech outside the
+    // phrases is heard as other words instead of as the nearest phrase.
+    const garbageState = nextState++;
+    for (const word of rejection.words) {
+      transitions.push({ fromState: startState, toState: garbageState, word, logp: rejection.logp });
+      transitions.push({ fromState: garbageState, toState: garbageState, word });
+      transitions.push({ fromState: garbageState, toState: endState, word });
+      transitions.push({ fromState: startState, toState: endState, word, logp: rejection.logp });
+    }
+  }
   for (const phrase of phrases) {
     const words = phraseWords(phrase);
     let fromState = startState;
@@ -88,4 +105,88 @@ export function matchPhrase(hypothesis: string, phrases: readonly string[]): str
   const normalized = normalizePhrase(hypothesis);
   if (normalized === '') return undefined;
   return phrases.find((phrase) => normalizePhrase(phrase) === normalized);
+}
+
+/**
+ * Everyday words of answers that are not what the agent asked for ("hello", "who is this", "what is
+ * this about", "I'm busy"): the garbage path of a grammar. A phrase's own words are left out of it.
+ */
+export const rejectionWords = [
+  'hello',
+  'hi',
+  'who',
+  'what',
+  'is',
+  'this',
+  'about',
+  'calling',
+  'speaking',
+  'sorry',
+  'pardon',
+  'the',
+  'a',
+  'to',
+  'of',
+  'it',
+  'you',
+  'me',
+  'my',
+  'i',
+  'am',
+  'are',
+  'how',
+  'why',
+  'where',
+  'when',
+  'do',
+  'did',
+  "don't",
+  'say',
+  'again',
+  'please',
+  'there',
+  'here',
+  'want',
+  'call',
+  'later',
+  'busy',
+  'right',
+  'now',
+  'um',
+  'uh',
+  'well',
+  'maybe',
+  'think',
+  'get',
+  'got',
+  'have',
+  'number',
+  'wrong',
+  'hold',
+  'on',
+  'moment',
+  'robot',
+  'driving',
+  'time',
+  'she',
+  'he',
+  'one',
+  "who's",
+  'okay',
+  'hmm',
+  'huh',
+  'mean',
+  'company',
+  'name',
+  'again',
+  'stop',
+  'remove',
+  'list',
+  'talk',
+];
+
+/** The rejection words a grammar for `phrases` uses: those the dictionary has, minus the phrases' words. */
+export function rejectionWordsFor(phrases: readonly string[], knownWords: ReadonlySet<string>): string[] {
+  const phraseVocabulary = new Set(phrases.flatMap(phraseWords));
+  return [...new Set(rejectionWords)].filter((word) => knownWords.has(word) && !phraseVocabulary.has(word));
 }

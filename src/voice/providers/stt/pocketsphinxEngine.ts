@@ -197,7 +197,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
               from: transition.fromState,
               to: transition.toState,
               word: transition.word,
-              logp: 0,
+              logp: transition.logp ?? 0,
             });
           }
           const ids = new Integers();

@@ -13,7 +13,14 @@ import {
   type SpeechToTextSessionOptions,
   telephoneSampleRateHz,
 } from '../types.js';
-import { buildPhraseGrammar, matchPhrase, phraseWords, selectUsablePhrases } from './phraseGrammar.js';
+import {
+  buildPhraseGrammar,
+  matchPhrase,
+  phraseWords,
+  rejectionWords,
+  rejectionWordsFor,
+  selectUsablePhrases,
+} from './phraseGrammar.js';
 import {
   type PocketsphinxEngineData,
   type PocketsphinxEvent,
@@ -27,6 +34,11 @@ const providerName = 'pocketsphinx';
 /** The en-us acoustic model's rate; telephone audio is upsampled to it. */
 const modelSampleRateHz = 16000;
 const freeFormSearchId = 0;
+/**
+ * Measured on the espeak-ng test set (test/fixtures/grammarRejection.json): no garbage path 60%
+ * false acceptance / 92% accuracy; -3e6 46% / 92%; -1e6 17% / 84%; -7e5 4% / 71% (docs/benchmarks.md).
+ */
+const defaultRejectionLogp = -1_000_000;
 
 type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
@@ -43,6 +55,13 @@ export interface PocketsphinxSpeechToTextOptions {
   freeForm?: boolean;
   /** How long a recognizer may work without a sign of progress before it counts as stuck. */
   stallTimeoutMs?: number;
+  /**
+   * The cost of entering a grammar's garbage path (a log probability in the recognizer's units):
+   * speech that is none of the expected phrases is heard as other words, not as the nearest phrase.
+   * Lower rejects less (and misses fewer expected phrases). null: no garbage path (every utterance
+   * maps to a phrase). Default -1,000,000.
+   */
+  rejectionLogp?: number | null;
   logger?: Logger;
 }
 
@@ -104,9 +123,16 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   readonly #pool: EnginePool<RecognizerProcess>;
   readonly #logger: Logger | undefined;
 
-  private constructor(pool: EnginePool<RecognizerProcess>, logger: Logger | undefined) {
+  readonly #rejectionLogp: number | null;
+
+  private constructor(
+    pool: EnginePool<RecognizerProcess>,
+    logger: Logger | undefined,
+    rejectionLogp: number | null,
+  ) {
     this.#pool = pool;
     this.#logger = logger;
+    this.#rejectionLogp = rejectionLogp;
   }
 
   static async start(options: PocketsphinxSpeechToTextOptions = {}): Promise<PocketsphinxSpeechToText> {
@@ -125,7 +151,8 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       sharing: 'exclusive',
       logger: options.logger,
     });
-    return new PocketsphinxSpeechToText(pool, options.logger);
+    const rejectionLogp = options.rejectionLogp === undefined ? defaultRejectionLogp : options.rejectionLogp;
+    return new PocketsphinxSpeechToText(pool, options.logger, rejectionLogp);
   }
 
   async startSession(options: SpeechToTextSessionOptions = {}): Promise<SpeechToTextSession> {
@@ -164,7 +191,10 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     phrases: readonly string[],
   ): Promise<{ searchId: number; phrases: string[] }> {
     if (phrases.length === 0) return { searchId: freeFormSearchId, phrases: [] };
-    await recognizer.learnWords(phrases.flatMap(phraseWords));
+    await recognizer.learnWords([
+      ...phrases.flatMap(phraseWords),
+      ...(this.#rejectionLogp === null ? [] : rejectionWords),
+    ]);
     const { usablePhrases, rejectedPhrases } = selectUsablePhrases(phrases, recognizer.knownWords);
     if (rejectedPhrases.length > 0) {
       this.#logger?.warn(
@@ -178,7 +208,14 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     const key = usablePhrases.join('\n');
     let searchId = recognizer.grammarSearchIds.get(key);
     if (searchId === undefined) {
-      const grammar = buildPhraseGrammar(usablePhrases);
+      const rejection =
+        this.#rejectionLogp === null
+          ? undefined
+          : {
+              words: rejectionWordsFor(usablePhrases, recognizer.knownWords),
+              logp: this.#rejectionLogp,
+            };
+      const grammar = buildPhraseGrammar(usablePhrases, rejection);
       searchId = (
         await requestReply(recognizer.engineProcess, { type: 'addGrammar', grammar }, 'grammarAdded')
       ).searchId;

@@ -1,0 +1,230 @@
+import type { Logger } from '../logger.js';
+import type { RtpSession } from '../telephony/rtp/index.js';
+import type { AgentSpeaker, SpokenLine } from './agentSpeaker.js';
+import type { AgentBrain, BrainAction } from './brains/types.js';
+import { type AgentEnding, providerApology } from './conversationResult.js';
+import {
+  ProviderError,
+  type ProviderFailureLog,
+  StageExhaustedError,
+  type TextToSpeech,
+} from './providers/index.js';
+import type { TurnTimeline } from './turnTimeline.js';
+
+interface Reply {
+  controller: AbortController;
+  /** The sentence being said may not be cut (`interruptible: false`). */
+  interruptible: boolean;
+  /** Cut by the callee: the brain's remaining actions are still read for a pending hang-up. */
+  cutByCallee: boolean;
+}
+
+/** What the callee did not hear of a reply they cut, to resume it when the cut was only a sound. */
+export interface UnheardReply {
+  heard: string;
+  rest: string;
+}
+
+/**
+ * The agent's replies, one at a time: each runs the brain's actions (sentences synthesised as soon
+ * as the brain gives them, while the ones before still play, so the stream stays full; a DTMF send
+ * or a hang-up waits for what is queued), a new one aborts the one before, and a reply the callee
+ * cut is still read to its end for a hang-up it holds (a barge-in during the goodbye still ends the
+ * call) while what the callee heard of it goes to the brain. Every stage failing ends in an apology.
+ */
+export class AgentReplies {
+  private reply: Reply | null = null;
+  private apologizing = false;
+  private unheard: UnheardReply | null = null;
+  /** The last line of the latest reply, once played (or cut); null when it said nothing. */
+  lastLine: Promise<SpokenLine | null> = Promise.resolve(null);
+
+  constructor(
+    private readonly options: {
+      brain: AgentBrain;
+      speaker: AgentSpeaker;
+      rtp: RtpSession;
+      timeline: TurnTimeline;
+      logger: Logger;
+      apologyTts: TextToSpeech;
+      providerFailures: ProviderFailureLog;
+      hangUp: (ending: AgentEnding) => void;
+      nowMs: () => number;
+      hasEnded: () => boolean;
+      /** Called when a reply is over (the silence timer starts again). */
+      onReplyOver: () => void;
+    },
+  ) {}
+
+  /** A reply is running (being generated, synthesised or played). */
+  get active(): boolean {
+    return this.reply !== null;
+  }
+
+  /** The running reply's current sentence may be cut. */
+  get interruptible(): boolean {
+    return this.reply?.interruptible ?? true;
+  }
+
+  /** Stops the running reply (the call ended, or a machine answered). */
+  abort(): void {
+    this.reply?.controller.abort();
+  }
+
+  /** The callee cut the running reply off (a barge-in). */
+  cutByCallee(): void {
+    const reply = this.reply;
+    if (!reply) return;
+    reply.cutByCallee = true;
+    reply.controller.abort();
+  }
+
+  /** What the callee did not hear of the last reply they cut, once. */
+  takeUnheard(): UnheardReply | null {
+    const unheard = this.unheard;
+    this.unheard = null;
+    return unheard;
+  }
+
+  /** Says the rest of a reply the callee cut with a sound; the brain then remembers all of it. */
+  resume(unheard: UnheardReply): void {
+    const { brain } = this.options;
+    this.run(async function* () {
+      yield { type: 'say', text: unheard.rest } satisfies BrainAction;
+    });
+    void this.lastLine.then((line) => {
+      if (line && !line.interrupted) brain.noteSaid([unheard.heard, unheard.rest].filter(Boolean).join(' '));
+    });
+  }
+
+  /**
+   * Runs one reply, aborting the one before it. `timed`: the reply answers a callee turn, so its
+   * first sentence and first audio go into the turn's latency waterfall.
+   */
+  run(
+    actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
+    endingReason: AgentEnding = 'agent_hangup',
+    timed = false,
+  ): void {
+    if (this.apologizing) return;
+    this.reply?.controller.abort();
+    const reply: Reply = { controller: new AbortController(), interruptible: true, cutByCallee: false };
+    this.reply = reply;
+    let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
+    this.lastLine = new Promise((resolve) => {
+      finishedSpeaking = resolve;
+    });
+    void this.play(reply, actions, endingReason, timed, finishedSpeaking);
+  }
+
+  private async play(
+    reply: Reply,
+    actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
+    endingReason: AgentEnding,
+    timed: boolean,
+    finishedSpeaking: (line: SpokenLine | null) => void,
+  ): Promise<void> {
+    const { signal } = reply.controller;
+    const { timeline, speaker, nowMs, hasEnded, hangUp } = this.options;
+    const spoken: Promise<SpokenLine>[] = [];
+    let speaking = false;
+    let first = timed;
+    try {
+      for await (const action of actions(signal)) {
+        if (hasEnded()) return;
+        if (signal.aborted) {
+          if (!reply.cutByCallee) return;
+          if (action.type !== 'end_call') continue;
+          await Promise.all(spoken);
+          if (!hasEnded()) hangUp(endingReason);
+          return;
+        }
+        if (action.type === 'say') {
+          reply.interruptible = action.interruptible !== false;
+          speaking = true;
+          if (first) timeline.mark('first_sentence', nowMs());
+          const queued = await speaker.queue(action.text, signal, {
+            trimLeadingSilence: spoken.length === 0,
+            onFirstAudio: first ? () => timeline.mark('tts_first_audio', nowMs()) : undefined,
+          });
+          first = false;
+          spoken.push(queued.played);
+          speaking = false;
+          continue;
+        }
+        await Promise.all(spoken);
+        if (hasEnded()) return;
+        if (action.type === 'end_call') {
+          // Said and heard (or cut by the callee): the call ends either way.
+          hangUp(endingReason);
+          return;
+        }
+        if (signal.aborted) continue;
+        await this.options.rtp.sendDtmf(action.digits);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      this.options.logger.warn({ err: error }, 'agent response failed');
+      if (speaking) {
+        if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
+      } else if (error instanceof ProviderError) {
+        // The language model (always a vendor) failed: say so rather than go quiet.
+        this.options.providerFailures.note('llm', error.provider, error);
+        this.apologizeAndHangUp(error);
+      }
+    } finally {
+      const lines = await Promise.all(spoken);
+      finishedSpeaking(lines.at(-1) ?? null);
+      if (lines.some((line) => line.interrupted)) this.noteCut(lines, reply.cutByCallee);
+      if (this.reply === reply) this.reply = null;
+      this.options.onReplyOver();
+    }
+  }
+
+  /** After a barge-in the brain remembers what the callee heard of the whole reply. */
+  private noteCut(lines: SpokenLine[], byCallee: boolean): void {
+    const heard = lines
+      .map((line) => line.said)
+      .filter(Boolean)
+      .join(' ');
+    this.options.brain.noteSaid(heard);
+    const rest = lines
+      .map((line) => (line.interrupted ? line.text.split(/\s+/).slice(wordCount(line.said)).join(' ') : ''))
+      .filter(Boolean)
+      .join(' ');
+    if (byCallee && rest) this.unheard = { heard, rest };
+  }
+
+  /**
+   * Every provider of a stage failed (the fallbacks included): a short apology in the offline voice,
+   * then the call ends `provider_error` — never a silent line until the silence timeout.
+   */
+  apologizeAndHangUp(error: ProviderError): void {
+    if (this.options.hasEnded() || this.apologizing) return;
+    this.apologizing = true;
+    this.options.logger.warn(
+      { provider: error.provider },
+      'a voice stage has no working provider; apologising',
+    );
+    this.reply?.controller.abort();
+    this.options.rtp.clear();
+    const controller = new AbortController();
+    this.reply = { controller, interruptible: false, cutByCallee: false };
+    void (async () => {
+      try {
+        await this.options.speaker.say(providerApology, controller.signal, {
+          tts: this.options.apologyTts,
+          voice: 'kal',
+        });
+      } catch (apologyError) {
+        this.options.logger.warn({ err: apologyError }, 'the apology could not be said');
+      } finally {
+        this.options.hangUp('provider_error');
+      }
+    })();
+  }
+}
+
+function wordCount(text: string): number {
+  return text ? text.split(/\s+/).length : 0;
+}
