@@ -2,13 +2,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpeechPrefetch } from '../../src/voice/agentSpeaker.js';
 import type { DialogScript } from '../../src/voice/brains/dialogScript.js';
+import { LlmBrain } from '../../src/voice/brains/llmBrain.js';
 import { ScriptBrain } from '../../src/voice/brains/scriptBrain.js';
 import {
   FliteTextToSpeech,
+  OpenAiChatClient,
   PocketsphinxSpeechToText,
   type SpeechToText,
   type TextToSpeech,
 } from '../../src/voice/providers/index.js';
+import { startFakeOpenAiServer } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import type { TurnTiming } from '../../src/voice/turnTimeline.js';
 import { concat, conversationPair, silence, sleep, synthesizeWhole } from '../helpers/conversationPair.js';
 
@@ -389,5 +392,78 @@ describe('the greeting', () => {
     expect(metrics.greeting_first_rtp_ms).toBeLessThanOrEqual(60);
     expect(metrics.greeting_audible_ms).toBeLessThanOrEqual(80);
     expect(result.transcript[0]?.text).toBe(greetingText);
+  }, 60_000);
+});
+
+describe('the language model’s history after a barge-in', () => {
+  it('keeps the agent’s reply cut to what the callee heard, then the callee’s words', async () => {
+    const fake = await startFakeOpenAiServer({
+      chatStreamDeltas: [
+        {
+          delta: {
+            content: 'Hello, this is Bright Smile Dental calling about your appointment on Tuesday at ten. ',
+          },
+        },
+        {
+          delta: { content: 'We wanted to confirm that you can make it, and remind you to bring your card.' },
+        },
+        { delta: {}, finishReason: 'stop' },
+      ],
+    });
+    // A streaming recogniser that hears the callee's words as soon as they speak.
+    const hearsTheQuestion: SpeechToText = {
+      async startSession() {
+        const listeners: ((partial: { text: string }) => void)[] = [];
+        return {
+          pushAudio() {
+            for (const listener of listeners.splice(0)) listener({ text: 'wait i have a question' });
+          },
+          onPartial(listener) {
+            listeners.push(listener);
+          },
+          finish: async () => ({ text: 'wait i have a question' }),
+          close() {},
+        };
+      },
+      close: async () => {},
+    };
+    const brain = new LlmBrain(
+      new OpenAiChatClient({ endpoint: { baseUrl: fake.baseUrl }, model: 'm', logger }),
+      {
+        systemPrompt: 'You confirm appointments.',
+        firstMessage: null,
+        extraction: [],
+        logger,
+      },
+    );
+    const pair = await conversationPair({ brain, tts: flite, stt: hearsTheQuestion });
+    const question = await synthesizeWhole(flite, 'wait i have a question', 'rms');
+    try {
+      pair.conversation.start();
+      await pair.agentSpeaking();
+      await sleep(2_000);
+      await pair.calleeRtp.play(question);
+      const until = pair.nowMs() + 10_000;
+      while (fake.requests.filter((request) => request.path.endsWith('/chat/completions')).length < 2) {
+        if (pair.nowMs() > until) throw new Error('no second request to the model');
+        await sleep(50);
+      }
+      const result = await pair.conversation.finish();
+      const second = fake.requests.filter((request) => request.path.endsWith('/chat/completions'))[1];
+      const messages = (second?.json as { messages: { role: string; content: string | null }[] }).messages;
+      expect(messages.map((message) => message.role)).toEqual(['system', 'assistant', 'user']);
+      const heard = messages[1]?.content ?? '';
+      expect(heard.length).toBeGreaterThan(0);
+      expect(heard.length).toBeLessThan(60);
+      expect(
+        'Hello, this is Bright Smile Dental calling about your appointment on Tuesday at ten.',
+      ).toContain(heard);
+      expect(messages[2]?.content).toBe('wait i have a question');
+      // The transcript says the same as the history.
+      expect(result.transcript.find((line) => line.role === 'agent')?.text).toBe(heard);
+    } finally {
+      await pair.close();
+      await fake.close();
+    }
   }, 60_000);
 });
