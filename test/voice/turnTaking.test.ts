@@ -450,7 +450,9 @@ describe('the language model’s history after a barge-in', () => {
       }
       const result = await pair.conversation.finish();
       const second = fake.requests.filter((request) => request.path.endsWith('/chat/completions'))[1];
-      const messages = (second?.json as { messages: { role: string; content: string | null }[] }).messages;
+      const messages =
+        (second?.json as { messages?: { role: string; content: string | null }[] } | undefined)?.messages ??
+        [];
       expect(messages.map((message) => message.role)).toEqual(['system', 'assistant', 'user']);
       const heard = messages[1]?.content ?? '';
       expect(heard.length).toBeGreaterThan(0);
