@@ -23,6 +23,9 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
       const lines = rescheduleTo ? ['No, I need to reschedule.', rescheduleTo] : ['Yes, that works.'];
       return speak(lines[turn] ?? 'Okay, thank you.');
     },
+    backchannel() {
+      return speak('uh huh');
+    },
     voicemailGreeting() {
       return speak(
         'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',

@@ -155,3 +155,51 @@ describe('voicemail', () => {
     );
   }, 50_000);
 });
+
+describe('talkers who do not wait their turn (sandbox personas)', () => {
+  async function callPersona(number: string) {
+    const result = await postCall(service.url, key, {
+      agent_id: agentId,
+      from_number: '+15550009999',
+      to_number: number,
+      variables: { customer_name: 'Ann' },
+    });
+    expect(result.status).toBe(200);
+    return waitForTerminal(service, (result.body as { call_id: string }).call_id, 60_000);
+  }
+  type Figures = {
+    barge_ins: number;
+    backchannels_ignored: number;
+    turns: { voice_to_voice_ms: number | null }[];
+  };
+
+  it('a callee who says "uh huh" during the greeting does not cut it, and then confirms', async () => {
+    const call = await callPersona('+15550100009');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(call.extractedData).toMatchObject({ confirmed: true });
+    const metrics = call.metrics as Figures;
+    expect(metrics.barge_ins).toBe(0);
+    expect(metrics.backchannels_ignored).toBeGreaterThanOrEqual(1);
+    expect(call.transcript[0]?.text).toMatch(/Can you make it\?$/);
+  }, 90_000);
+
+  it('a callee who answers over the greeting cuts it, is heard, and the agent goes on from there', async () => {
+    const call = await callPersona('+15550100010');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(call.extractedData).toMatchObject({ confirmed: true });
+    const metrics = call.metrics as Figures;
+    expect(metrics.barge_ins).toBe(1);
+    const [greeting, answer] = call.transcript;
+    expect(greeting?.role).toBe('agent');
+    expect(greeting?.text).not.toMatch(/Can you make it\?$/);
+    expect(answer).toMatchObject({ role: 'callee', text: 'yes that works' });
+  }, 90_000);
+
+  it('a callee who hangs up mid-sentence: their words are kept, the call ends callee_hangup', async () => {
+    const call = await callPersona('+15550100011');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const callee = call.transcript.filter((line) => line.role === 'callee');
+    expect(callee).toHaveLength(1);
+    expect(callee[0]?.text).not.toBe('');
+  }, 90_000);
+});

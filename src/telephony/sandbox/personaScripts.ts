@@ -26,13 +26,29 @@ function answeringPersona(
   };
 }
 
+interface ConverseHabits {
+  /** Says "uh huh" once per agent turn, this far into it. */
+  backchannelAfterMs?: number;
+  /** Gives its first reply over the agent's first turn, this far into it. */
+  interruptAfterMs?: number;
+  /** Hangs up when this share of its first reply has been played. */
+  hangUpDuringFirstReply?: number;
+}
+
 /**
  * The person: replies whenever the agent has spoken and then paused, hangs up after its sixth
  * reply has been heard, or at once on DTMF # (the stand-in for "goodbye"). Replies are played in
- * order even when producing one takes a while (a TTS voice).
+ * order even when producing one takes a while (a TTS voice). Habits make the other talkers: a
+ * backchanneller, an interrupter, one who hangs up mid-sentence.
  */
-function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: PersonaContext): void {
-  const detector = new SpeechPauseDetector({ pauseMs: timing.replyAfterSilenceMs });
+function converse(
+  call: SandboxCall,
+  rtp: RtpSession,
+  { timing, voice }: PersonaContext,
+  habits: ConverseHabits = {},
+): void {
+  let detector = new SpeechPauseDetector({ pauseMs: timing.replyAfterSilenceMs });
+  let backchannelled = false;
   let repliesStarted = 0;
   let replies: Promise<void> = Promise.resolve();
   const replyOnce = async (turn: number): Promise<void> => {
@@ -40,13 +56,16 @@ function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: Persona
     const audio = await voice.reply(turn, call.variables);
     if (call.isFinished) return;
     call.logger.debug({ turn }, 'sandbox person replies');
+    if (turn === 0 && habits.hangUpDuringFirstReply !== undefined) {
+      const cutAtMs = (audio.length / 8) * habits.hangUpDuringFirstReply;
+      call.after(cutAtMs, () => call.hangUp('hangs up mid-sentence'));
+    }
     const played = await rtp.play(audio);
     if (turn + 1 === personMaxReplies && !played.interrupted) {
       call.after(timing.goodbyeMs, () => call.hangUp(`${personMaxReplies} replies given`));
     }
   };
-  rtp.on('audio', (samples) => {
-    if (!detector.push(samples) || repliesStarted >= personMaxReplies) return;
+  const startReply = (): void => {
     const turn = repliesStarted++;
     replies = replies.then(() => replyOnce(turn));
     replies.catch((error: unknown) =>
@@ -55,6 +74,39 @@ function converse(call: SandboxCall, rtp: RtpSession, { timing, voice }: Persona
         'sandbox reply failed',
       ),
     );
+  };
+  // While it talks over the agent it does not listen: the agent's cut-off turn is no turn to answer.
+  let listening = true;
+  rtp.on('audio', (samples) => {
+    if (!listening) return;
+    const paused = detector.push(samples);
+    if (
+      habits.interruptAfterMs !== undefined &&
+      repliesStarted === 0 &&
+      detector.spokenMs >= habits.interruptAfterMs
+    ) {
+      listening = false;
+      startReply();
+      void replies.finally(() => {
+        detector = new SpeechPauseDetector({ pauseMs: timing.replyAfterSilenceMs });
+        listening = true;
+      });
+      return;
+    }
+    if (
+      habits.backchannelAfterMs !== undefined &&
+      !backchannelled &&
+      detector.spokenMs >= habits.backchannelAfterMs
+    ) {
+      backchannelled = true;
+      void voice
+        .backchannel()
+        .then((audio) => (call.isFinished ? undefined : rtp.play(audio)))
+        .catch(() => undefined);
+    }
+    if (!paused || repliesStarted >= personMaxReplies) return;
+    backchannelled = false;
+    startReply();
   });
   rtp.on('dtmf', ({ digit }) => {
     if (digit === '#') void call.hangUp('the agent said goodbye (DTMF #)');
@@ -86,6 +138,15 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
     call.after(timing.hangUpAfterMs, () => call.hangUp('hangs up after answering'));
   }),
   silent: answeringPersona(() => {}),
+  backchannels: answeringPersona((call, rtp, context) =>
+    converse(call, rtp, context, { backchannelAfterMs: 1_500 }),
+  ),
+  interrupts: answeringPersona((call, rtp, context) =>
+    converse(call, rtp, context, { interruptAfterMs: 1_500 }),
+  ),
+  hangs_up_mid_sentence: answeringPersona((call, rtp, context) =>
+    converse(call, rtp, context, { hangUpDuringFirstReply: 0.5 }),
+  ),
   presses_dtmf_1: answeringPersona((call, rtp, { timing }) => {
     call.after(timing.dtmfAfterMs, async () => {
       try {

@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 describe('sandbox persona table', () => {
-  it('maps the eight fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
+  it('maps the eleven fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
     expect(sandboxPersonas.map((persona) => [persona.number, persona.name])).toEqual([
       ['+15550100001', 'person'],
       ['+15550100002', 'busy'],
@@ -48,6 +48,9 @@ describe('sandbox persona table', () => {
       ['+15550100006', 'answers_then_hangs_up'],
       ['+15550100007', 'silent'],
       ['+15550100008', 'presses_dtmf_1'],
+      ['+15550100009', 'backchannels'],
+      ['+15550100010', 'interrupts'],
+      ['+15550100011', 'hangs_up_mid_sentence'],
     ]);
     expect(sandboxPersonaFor('+15550100004')).toBe('voicemail');
     expect(sandboxPersonaFor('+442071838750')).toBe('person');

@@ -13,7 +13,10 @@ export type SandboxPersonaName =
   | 'unreachable'
   | 'answers_then_hangs_up'
   | 'silent'
-  | 'presses_dtmf_1';
+  | 'presses_dtmf_1'
+  | 'backchannels'
+  | 'interrupts'
+  | 'hangs_up_mid_sentence';
 
 export interface SandboxPersona {
   /** E.164 number that reaches this persona. */
@@ -45,6 +48,21 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     number: '+15550100008',
     name: 'presses_dtmf_1',
     description: 'answers, presses DTMF 1 (RFC 4733) after 1 s, stays on the line',
+  },
+  {
+    number: '+15550100009',
+    name: 'backchannels',
+    description: 'the person, who also says "uh huh" once while the agent talks (after 1.5 s of its turn)',
+  },
+  {
+    number: '+15550100010',
+    name: 'interrupts',
+    description: 'the person, who gives its first reply over the agent, 1.5 s into the greeting',
+  },
+  {
+    number: '+15550100011',
+    name: 'hangs_up_mid_sentence',
+    description: 'answers, starts its reply when the agent pauses, and sends BYE halfway through it',
   },
 ];
 

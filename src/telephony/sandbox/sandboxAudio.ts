@@ -16,6 +16,8 @@ export interface SandboxVoice {
   reply(turn: number, variables: Readonly<Record<string, unknown>>): Promise<Int16Array>;
   /** The voicemail greeting ("you have reached…"), played before the beep. */
   voicemailGreeting(): Promise<Int16Array>;
+  /** A listener's "uh huh" while the agent talks. */
+  backchannel(): Promise<Int16Array>;
 }
 
 /** The stand-in voice: tone bursts for replies, a modulated hum for the greeting. */
@@ -23,6 +25,7 @@ export function createToneVoice(timing: Pick<PersonaTiming, 'replyMs' | 'greetin
   return {
     reply: async () => replyTone(timing.replyMs),
     voicemailGreeting: async () => speechLikeTone(timing.greetingMs),
+    backchannel: async () => replyTone(250),
   };
 }
 

@@ -47,6 +47,11 @@ export class SpeechPauseDetector {
     return true;
   }
 
+  /** Loud audio heard in the agent's current turn. */
+  get spokenMs(): number {
+    return this.speechMs;
+  }
+
   /** Whether the agent is mid-turn (has spoken and not yet paused long enough). */
   get inTurn(): boolean {
     return this.speechMs >= this.minSpeechMs;
