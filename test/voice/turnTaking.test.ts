@@ -469,3 +469,50 @@ describe('the language model’s history after a barge-in', () => {
     }
   }, 60_000);
 });
+
+describe('per-agent switches', () => {
+  it('interruptions off: the callee talking over the agent does not cut the passage', async () => {
+    const pair = await conversationPair({
+      brain: new ScriptBrain(script(), {}, null),
+      tts: flite,
+      stt: sphinx,
+      turnTaking: { interruptionsEnabled: false },
+    });
+    const question = await synthesizeWhole(flite, 'wait i have a question', 'rms');
+    pair.conversation.start();
+    await pair.agentSpeaking();
+    await sleep(1_500);
+    await pair.calleeRtp.play(question);
+    await pair.agentFinished(800);
+    const result = await pair.conversation.finish();
+    await pair.close();
+    expect(metricsOf(result).barge_ins).toBe(0);
+    expect(result.transcript[0]).toMatchObject({ role: 'agent', text: greetingText });
+  }, 60_000);
+
+  it('wait_for_callee: the agent greets only after the callee’s "hello"', async () => {
+    const pair = await conversationPair({
+      brain: new ScriptBrain(script(), {}, null),
+      tts: flite,
+      stt: sphinx,
+      turnTaking: { waitForCallee: true },
+    });
+    const hello = await synthesizeWhole(flite, 'hello', 'rms');
+    pair.conversation.start();
+    await sleep(1_500);
+    expect(pair.heard.some((frame) => frame.loud)).toBe(false);
+    const saidHelloAt = pair.nowMs();
+    await pair.calleeRtp.play(hello);
+    const greetedAt = await pair.agentSpeaking(10_000);
+    expect(greetedAt).toBeGreaterThan(saidHelloAt);
+    // The hello opened the call, not the 4 s after which a silent callee is greeted anyway.
+    expect(greetedAt).toBeLessThan(3_800);
+    await pair.agentFinished(800);
+    const result = await pair.conversation.finish();
+    await pair.close();
+    // (Whether "hello" is written down depends on the grammar: it is no expected answer.)
+    expect(result.transcript.filter((line) => line.role === 'agent').map((line) => line.text)).toEqual([
+      greetingText,
+    ]);
+  }, 60_000);
+});
