@@ -356,7 +356,10 @@ export class Conversation {
         ? Math.min(this.lastAudibleCalleeMs, event.speechEndMs + 20)
         : event.speechEndMs;
     this.timeline.turnEnded(speechEndMs, event.detectedAtMs, utterance.endedBy ?? utterance.shape);
-    this.recognize(utterance, event.detectedAtMs, { respond: true });
+    // wait_for_callee: the callee's first words, whatever they were, open the call.
+    const opening = !this.greeted;
+    if (opening) this.greet();
+    this.recognize(utterance, event.detectedAtMs, { respond: !opening });
   }
 
   /** Finishes the utterance's recognition; writes what was heard; answers it unless the call ended. */
@@ -380,10 +383,7 @@ export class Conversation {
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).
         if (this.voicemailHandled) return;
-        if (!this.greeted) {
-          this.greet();
-          return;
-        }
+        if (!this.greeted) return;
         const unheard = this.replies.takeUnheard();
         if (!text && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
