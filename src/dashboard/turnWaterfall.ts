@@ -72,7 +72,7 @@ export function turnWaterfall(turns: TurnFigures[]): Html {
     }
     const v2v = turn.voice_to_voice_ms;
     return html`<text x="4" y="${y + 12}">turn ${turn.turn}${turn.interrupted ? ' ✂' : ''}</text>${segments}
-${v2v === null ? html`<text x="${x(from) + 4}" y="${y + 12}">no reply</text>` : html`<text x="${(x(v2v) + 4).toFixed(1)}" y="${y + 12}">${v2v} ms</text>`}`;
+${v2v === null ? html`<text x="${x(from) + 4}" y="${y + 12}">no reply</text>` : html`<text x="${(Math.max(x(v2v), x(from)) + 6).toFixed(1)}" y="${y + 12}">${v2v} ms</text>`}`;
   });
   return html`<figure class="waterfall" data-testid="turn-waterfall">
 <svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="Latency waterfall of each turn: from the end of the callee's speech to the first sound of the agent's reply">
@@ -80,7 +80,7 @@ ${v2v === null ? html`<text x="${x(from) + 4}" y="${y + 12}">no reply</text>` : 
 ${ticks.map((tick) => html`<line x1="${x(tick).toFixed(1)}" x2="${x(tick).toFixed(1)}" y1="22" y2="${height - 20}" stroke="#d0d7de" stroke-width="1"/><text x="${x(tick).toFixed(1)}" y="${height - 6}" text-anchor="middle">${tick}</text>`)}
 ${rows}
 </svg>
-<figcaption><ul class="legend">${stages.map((stage) => html`<li><span style="background:${stage.colour}" aria-hidden="true"></span>${stage.label}</li>`)}<li>✂ the callee cut the reply</li></ul></figcaption>
+<figcaption><ul class="legend">${stages.map((stage) => html`<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" rx="2" fill="${stage.colour}"/></svg> ${stage.label}</li>`)}<li>✂ the callee cut the reply</li></ul></figcaption>
 </figure>
 <div class="table-wrap"><table class="figures" data-testid="turn-figures">
 <thead><tr><th scope="col">Turn</th><th scope="col">Words</th>${stages.map((stage) => html`<th scope="col">${stage.label}</th>`)}<th scope="col">Voice-to-voice</th><th scope="col">Cut</th></tr></thead>
