@@ -1,3 +1,4 @@
+import type { TurnTiming } from '../domain/turnTiming.js';
 import { type Html, html } from './html.js';
 
 /**
@@ -7,19 +8,7 @@ import { type Html, html } from './html.js';
  * figures follows for screen readers and exact values.
  */
 
-interface TurnFigures {
-  turn: number;
-  end_of_turn?: string;
-  end_of_turn_ms: number;
-  stt_final_ms: number | null;
-  llm_first_token_ms: number | null;
-  first_sentence_ms: number | null;
-  tts_first_audio_ms: number | null;
-  first_rtp_ms: number | null;
-  first_audible_ms: number | null;
-  voice_to_voice_ms: number | null;
-  interrupted: boolean;
-}
+type TurnFigures = TurnTiming;
 
 const stages: { key: keyof TurnFigures; label: string; colour: string }[] = [
   { key: 'end_of_turn_ms', label: 'end-of-turn wait', colour: '#8c959f' },

@@ -2,6 +2,7 @@ import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
 import { heardPart } from './conversationResult.js';
+import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
 import { firstAudibleIndex, lastAudibleIndex } from './turnTimeline.js';
 
@@ -26,17 +27,6 @@ export interface QueueOptions {
 const trimKeepSamples = 80;
 /** The voice's silence kept after a sentence (a natural pause before the next one): 120 ms. */
 const sentencePauseSamples = 960;
-
-function concatSamples(parts: Int16Array[]): Int16Array {
-  if (parts.length === 1) return parts[0] as Int16Array;
-  const whole = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
-}
 
 /**
  * Speech synthesised before it is needed — the greeting, while the phone rings — so that when the

@@ -1,4 +1,5 @@
 import type { SandboxVoice } from '../telephony/sandbox/index.js';
+import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
 
 /**
@@ -9,13 +10,7 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
   async function speak(text: string): Promise<Int16Array> {
     const chunks: Int16Array[] = [];
     for await (const chunk of tts.synthesize(text)) chunks.push(chunk.samples);
-    const samples = new Int16Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-    let offset = 0;
-    for (const chunk of chunks) {
-      samples.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return samples;
+    return concatSamples(chunks);
   }
   return {
     reply(turn, variables) {

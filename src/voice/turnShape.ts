@@ -1,3 +1,4 @@
+import type { TurnShape } from '../domain/turnTiming.js';
 import { normalizeSpeech } from './brains/dialogScript.js';
 
 /**
@@ -6,7 +7,7 @@ import { normalizeSpeech } from './brains/dialogScript.js';
  * `unfinished` ("I think…", "my number is five five five": a long wait), or `unknown`. Pure text
  * rules, no I/O.
  */
-export type TurnShape = 'complete' | 'unfinished' | 'unknown';
+export type { TurnShape };
 
 /** Words after which nobody stops on purpose. */
 const danglingWords = new Set([

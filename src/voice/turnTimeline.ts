@@ -1,5 +1,7 @@
+import type { TurnTiming } from '../domain/turnTiming.js';
 import { percentile } from './conversationResult.js';
-import type { TurnShape } from './turnShape.js';
+
+export type { TurnTiming } from '../domain/turnTiming.js';
 
 /**
  * The latency waterfall of each callee turn: when the callee stopped speaking, and from there how
@@ -20,27 +22,6 @@ export type TurnStage =
   | 'tts_first_audio'
   | 'first_rtp'
   | 'first_audible';
-
-export interface TurnTiming {
-  /** 1 for the callee's first turn. */
-  turn: number;
-  /** When the callee stopped speaking (the last audible sample of the turn). */
-  callee_speech_end_ms: number;
-  /** What the words said about the turn, which set the wait (`max_utterance`: cut at the limit). */
-  end_of_turn: TurnShape | 'max_utterance';
-  end_of_turn_ms: number;
-  stt_final_ms: number | null;
-  llm_first_token_ms: number | null;
-  first_sentence_ms: number | null;
-  tts_first_audio_ms: number | null;
-  first_rtp_ms: number | null;
-  first_audible_ms: number | null;
-  /** The headline: end of the callee's speech → the first agent sample they can hear. */
-  voice_to_voice_ms: number | null;
-  /** The callee cut the reply; `interrupted_at_ms` is when (call clock). */
-  interrupted: boolean;
-  interrupted_at_ms: number | null;
-}
 
 interface OpenTurn {
   timing: TurnTiming;

@@ -11,6 +11,7 @@ import {
 import type { SpeechPrefetch } from '../../src/voice/agentSpeaker.js';
 import type { AgentBrain } from '../../src/voice/brains/types.js';
 import { type AgentEnding, Conversation } from '../../src/voice/conversation.js';
+import { concatSamples } from '../../src/voice/providers/audio/samples.js';
 import {
   FvadDetectorFactory,
   ProviderFailureLog,
@@ -130,13 +131,7 @@ export function sleep(ms: number): Promise<void> {
 export async function synthesizeWhole(tts: TextToSpeech, text: string, voice?: string): Promise<Int16Array> {
   const parts: Int16Array[] = [];
   for await (const chunk of tts.synthesize(text, voice ? { voice } : {})) parts.push(chunk.samples);
-  const whole = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
+  return concatSamples(parts);
 }
 
 /** `ms` of silence at 8 kHz. */
@@ -145,11 +140,5 @@ export function silence(ms: number): Int16Array {
 }
 
 export function concat(...parts: Int16Array[]): Int16Array {
-  const whole = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
+  return concatSamples(parts);
 }

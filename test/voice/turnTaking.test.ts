@@ -59,6 +59,16 @@ afterAll(async () => {
   await sphinx?.close();
 });
 
+/** The example-like script agent on the offline stack, with `overrides`. */
+function scriptedPair(overrides: Partial<Parameters<typeof conversationPair>[0]> = {}) {
+  return conversationPair({
+    brain: new ScriptBrain(script(), {}, null),
+    tts: flite,
+    stt: sphinx,
+    ...overrides,
+  });
+}
+
 function metricsOf(result: { metrics: Record<string, unknown> }) {
   return result.metrics as {
     barge_ins: number;
@@ -82,11 +92,7 @@ function noiseBurst(ms: number, amplitude = 9000): Int16Array {
 
 describe('backchannels and interruptions', () => {
   it('a "yeah", an "uh huh", an "okay", a "right", a knock and a cough do not cut the greeting', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-    });
+    const pair = await scriptedPair();
     const sounds = [
       await synthesizeWhole(flite, 'yeah', 'rms'),
       noiseBurst(250),
@@ -114,11 +120,7 @@ describe('backchannels and interruptions', () => {
   }, 60_000);
 
   it('a real interruption cuts the agent within a frame of the decision, and the callee is heard', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-    });
+    const pair = await scriptedPair();
     const question = await synthesizeWhole(flite, 'wait i have a question', 'rms');
     pair.conversation.start();
     await pair.agentSpeaking();
@@ -244,11 +246,7 @@ describe('backchannels and interruptions', () => {
 
 describe('end of turn', () => {
   it('waits out a pause in the middle of a number, and answers a complete one quickly', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-    });
+    const pair = await scriptedPair();
     const first = await synthesizeWhole(flite, 'my number is five five five', 'rms');
     const rest = await synthesizeWhole(flite, 'one two three four', 'rms');
     pair.conversation.start();
@@ -265,11 +263,7 @@ describe('end of turn', () => {
   }, 60_000);
 
   it('measures voice-to-voice as the recording shows it', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-    });
+    const pair = await scriptedPair();
     const yes = await synthesizeWhole(flite, 'yes that works', 'rms');
     pair.conversation.start();
     await pair.agentFinished(800);
@@ -309,12 +303,7 @@ describe('end of turn', () => {
   }, 60_000);
 
   it('takes the turn from a monologue at the longest utterance', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-      turnTaking: { maxUtteranceMs: 3_000 },
-    });
+    const pair = await scriptedPair({ turnTaking: { maxUtteranceMs: 3_000 } });
     const long = await synthesizeWhole(
       flite,
       'yes that works and I also wanted to tell you about my neighbour and the dog and the garden and the fence and everything else that happened',
@@ -336,11 +325,7 @@ describe('end of turn', () => {
 
 describe('nothing said is lost, nothing hangs', () => {
   it('keeps the words of a callee who hangs up mid-sentence, and DTMF as timed events', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-    });
+    const pair = await scriptedPair();
     const yes = await synthesizeWhole(flite, 'yes that works', 'rms');
     pair.conversation.start();
     await pair.agentFinished(800);
@@ -358,10 +343,7 @@ describe('nothing said is lost, nothing hangs', () => {
   }, 60_000);
 
   it('asks "are you still there?" before hanging up on a quiet line', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
+    const pair = await scriptedPair({
       silenceTimeoutMs: 1_500,
       turnTaking: { stillThereText: 'Hello? Are you still there?', stillThereCount: 1 },
     });
@@ -472,12 +454,7 @@ describe('the language model’s history after a barge-in', () => {
 
 describe('per-agent switches', () => {
   it('interruptions off: the callee talking over the agent does not cut the passage', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-      turnTaking: { interruptionsEnabled: false },
-    });
+    const pair = await scriptedPair({ turnTaking: { interruptionsEnabled: false } });
     const question = await synthesizeWhole(flite, 'wait i have a question', 'rms');
     pair.conversation.start();
     await pair.agentSpeaking();
@@ -491,12 +468,7 @@ describe('per-agent switches', () => {
   }, 60_000);
 
   it('wait_for_callee: the agent greets only after the callee’s "hello"', async () => {
-    const pair = await conversationPair({
-      brain: new ScriptBrain(script(), {}, null),
-      tts: flite,
-      stt: sphinx,
-      turnTaking: { waitForCallee: true },
-    });
+    const pair = await scriptedPair({ turnTaking: { waitForCallee: true } });
     const hello = await synthesizeWhole(flite, 'hello', 'rms');
     pair.conversation.start();
     await sleep(1_500);

@@ -1,5 +1,6 @@
 import alawmulaw from 'alawmulaw';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concatSamples } from '../audio/samples.js';
 import { FliteTextToSpeech, type FliteVoice } from '../tts/fliteTextToSpeech.js';
 import { telephoneSampleRateHz } from '../types.js';
 import { PocketsphinxSpeechToText } from './pocketsphinxSpeechToText.js';
@@ -110,15 +111,7 @@ describe('PocketsphinxSpeechToText on flite speech', () => {
     const second = telephoneSampleRateHz;
     const fill = (length: number, sample: (index: number) => number) =>
       Int16Array.from({ length }, (_, i) => sample(i));
-    const concatenate = (...parts: Int16Array[]) => {
-      const joined = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
-      let offset = 0;
-      for (const part of parts) {
-        joined.set(part, offset);
-        offset += part.length;
-      }
-      return joined;
-    };
+    const concatenate = (...parts: Int16Array[]) => Int16Array.from(concatSamples(parts));
     const adversarial = {
       'a 100 Hz train of full-scale clicks': fill(second, (i) => (i % 80 === 0 ? 32767 : 0)),
       'impulses, zeros, then full-scale DC': concatenate(

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concatSamples } from '../audio/samples.js';
 import { FliteTextToSpeech } from '../tts/fliteTextToSpeech.js';
 import { telephoneSampleRateHz } from '../types.js';
 import { AudioTurnDetector, type TurnEvent } from './endOfTurnDetector.js';
@@ -18,13 +19,7 @@ function lineNoise(durationMs: number, amplitude = 150, seed = 7): Int16Array {
 }
 
 function concatenate(parts: Int16Array[]): Int16Array {
-  const joined = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    joined.set(part, offset);
-    offset += part.length;
-  }
-  return joined;
+  return Int16Array.from(concatSamples(parts));
 }
 
 /** First and last 10 ms block louder than the threshold, in ms from the start of `samples`. */
