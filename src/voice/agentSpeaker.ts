@@ -33,7 +33,7 @@ const sentencePauseSamples = 960;
  * agent says it its audio is queued at once, whatever the voice's first-byte time.
  */
 export class SpeechPrefetch {
-  private readonly ahead = new Map<string, Promise<Int16Array[] | null>>();
+  private readonly ahead = new Map<string, Promise<{ chunks: Int16Array[] } | { error: unknown }>>();
 
   constructor(
     private readonly tts: TextToSpeech,
@@ -47,21 +47,26 @@ export class SpeechPrefetch {
       const chunks: Int16Array[] = [];
       for await (const chunk of this.tts.synthesize(text, this.voice ? { voice: this.voice } : {}))
         chunks.push(chunk.samples);
-      return chunks;
+      return { chunks };
     })().catch((error: unknown) => {
       this.logger.warn({ err: error }, 'the greeting could not be synthesised ahead');
-      return null;
+      return { error };
     });
     this.ahead.set(text, whole);
   }
 
-  /** The audio of `text` synthesised ahead, once (null: none, or its synthesis failed). */
+  /**
+   * The audio of `text` synthesised ahead, once (null: none). A synthesis that failed throws its
+   * error here: the voice was tried (and its failure noted) already, so it is not tried twice.
+   */
   async take(text: string, tts: TextToSpeech, voice: string | undefined): Promise<Int16Array[] | null> {
     if (tts !== this.tts || voice !== this.voice) return null;
     const whole = this.ahead.get(text);
     if (!whole) return null;
     this.ahead.delete(text);
-    return whole;
+    const result = await whole;
+    if ('error' in result) throw result.error;
+    return result.chunks;
   }
 }
 
