@@ -1,18 +1,13 @@
 // The benches' simulated callee: says `speech` each time the agent's reply has finished arriving
 // (10 quiet frames after loud ones), `turns` times, then resolves (or after a time limit, so one
 // stalled pair cannot stall a whole run).
+import { concatSamples } from '../dist/voice/providers/audio/samples.js';
 
 /** Concatenates a TTS's chunks for `text` into one buffer. */
 export async function synthesizeWhole(tts, text) {
   const parts = [];
   for await (const chunk of tts.synthesize(text)) parts.push(chunk.samples);
-  const whole = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
+  return Int16Array.from(concatSamples(parts));
 }
 
 export function answerEachReply(calleeRtp, speech, { turns, limitMs }) {

@@ -383,7 +383,6 @@ export class Conversation {
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).
         if (this.voicemailHandled) return;
-        if (!this.greeted) return;
         const unheard = this.replies.takeUnheard();
         if (!text && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
