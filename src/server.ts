@@ -26,6 +26,7 @@ import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFil
 import { loadSecretBox, type SecretBox } from './secrets/secretBox.js';
 import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js';
 import { startupBanner } from './startupBanner.js';
+import { connectionErrorSummary, isConnectionLoss } from './store/postgres/database.js';
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
@@ -137,25 +138,59 @@ async function startMetricsListener(
   }
 }
 
+/** Start-up options of `startService`. */
+export interface StartServiceOptions {
+  /** SIGTERM and SIGINT close the service gracefully. */
+  handleSignals?: boolean;
+  /** Which parts this process runs (`serve --role`); default all. */
+  role?: ServiceRole;
+  /** The terminal `serve` runs in, for the first-run setup token; null or absent: none. */
+  terminal?: ((text: string) => void) | null;
+  /** Test and benchmark knobs of the webhook delivery worker (short retry delays, timeouts). */
+  webhookDelivery?: Pick<
+    DeliveryWorkerOptions,
+    'retryDelay' | 'timeoutMs' | 'pollIntervalMs' | 'concurrency'
+  >;
+}
+
+/** How often start-up runs again when PostgreSQL drops a connection midway through it. */
+const startAttemptsOnConnectionLoss = 5;
+
 /**
  * Opens the store, starts the call worker and the API: the `serve` command, and what tests start.
- * With `handleSignals`, SIGTERM and SIGINT close it gracefully.
+ * On PostgreSQL a connection dropped during start-up (a failover, a proxy's
+ * idle-kill, `pg_terminate_backend`) fails one attempt, which closes everything it opened; start-up
+ * then runs again (each step is idempotent: migrations and the queue's installation under their
+ * lock, secrets sealed row by row) instead of ending the process.
  */
 export async function startService(
   config: Config,
   logger: Logger,
-  options: {
-    handleSignals?: boolean;
-    /** Which parts this process runs (`serve --role`); default all. */
-    role?: ServiceRole;
-    /** The terminal `serve` runs in, for the first-run setup token; null or absent: none. */
-    terminal?: ((text: string) => void) | null;
-    /** Test and benchmark knobs of the webhook delivery worker (short retry delays, timeouts). */
-    webhookDelivery?: Pick<
-      DeliveryWorkerOptions,
-      'retryDelay' | 'timeoutMs' | 'pollIntervalMs' | 'concurrency'
-    >;
-  } = {},
+  options: StartServiceOptions = {},
+): Promise<RunningService> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOnce(config, logger, options);
+    } catch (error) {
+      if (
+        config.database.url === null ||
+        !isConnectionLoss(error) ||
+        attempt >= startAttemptsOnConnectionLoss
+      )
+        throw error;
+      logger.warn(
+        { err: connectionErrorSummary(error), attempt },
+        'PostgreSQL connection lost during start-up: starting again',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}
+
+async function startServiceOnce(
+  config: Config,
+  logger: Logger,
+  options: StartServiceOptions,
 ): Promise<RunningService> {
   const role = options.role ?? 'all';
   const scaleOut = config.database.url !== null;
@@ -180,6 +215,7 @@ export async function startService(
   let app: FastifyInstance | undefined;
   let metricsApp: FastifyInstance | null = null;
   let voice: VoiceStack | undefined;
+  let jobListener: ReturnType<typeof listenForJobs> | null = null;
   try {
     const secretBox = loadSecretBox({
       configuredKeyBase64: config.secretKeyBase64,
@@ -276,7 +312,7 @@ export async function startService(
     const metricsListener = await startMetricsListener(config, logger, metrics.registry);
     metricsApp = metricsListener.app;
     // Started once nothing else can fail, so start-up errors leave no connection behind.
-    const jobListener =
+    jobListener =
       config.database.url !== null && runsWorkers
         ? listenForJobs({
             connectionString: config.database.url,
@@ -288,11 +324,12 @@ export async function startService(
     const runningApp = app;
     const runningCalls = calls;
     const runningVoice = voice;
+    const runningJobListener = jobListener;
     const close = () => {
       closing ??= (async () => {
         await runningApp.close();
         await metricsListener.app?.close();
-        await jobListener?.close();
+        await runningJobListener?.close();
         await runningCalls?.close(config.telephony.shutdownGraceMs);
         await deliveries?.stop();
         await runningVoice?.close();
@@ -302,14 +339,6 @@ export async function startService(
       })();
       return closing;
     };
-    if (options.handleSignals) {
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
-          logger.info({ signal }, 'shutting down');
-          void close();
-        });
-      }
-    }
     logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
     options.terminal?.(
       startupBanner({
@@ -321,6 +350,15 @@ export async function startService(
     if (role !== 'worker') {
       const signUpUrl = `${config.publicUrl.replace(/\/$/, '')}/sign-up`;
       await announceSetupToken({ store, logger, signUpUrl, terminal: options.terminal ?? null });
+    }
+    // Once start-up can no longer fail (a failed attempt must not leave its handlers behind).
+    if (options.handleSignals) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => {
+          logger.info({ signal }, 'shutting down');
+          void close();
+        });
+      }
     }
     return {
       role,
@@ -336,6 +374,7 @@ export async function startService(
   } catch (error) {
     await app?.close();
     await metricsApp?.close();
+    await jobListener?.close();
     await calls?.close(0);
     await webhooks?.stop();
     await voice?.close();
