@@ -1,6 +1,7 @@
 import { callStatuses, endReasons } from '../domain/callStatus.js';
 import { errorStatusByCode } from '../domain/errors.js';
 import { outboundCallLimits } from '../domain/outboundCallRequest.js';
+import { transcriptEvents } from '../domain/records.js';
 import { errorResponseSchema } from './errors.js';
 
 /**
@@ -88,8 +89,9 @@ export const transcriptSchema = {
       end_ms: { type: 'integer' },
       event: {
         type: 'string',
-        enum: ['dtmf'],
-        description: 'Present on a timed event rather than speech: `dtmf` (the text is the key pressed).',
+        enum: [...transcriptEvents],
+        description:
+          'Present on a timed event rather than speech: `dtmf` (the text is the keys pressed), `tool_call` (the tool name and its JSON arguments), `tool_result` (the JSON answer or the error, cut to 1,000 characters).',
       },
     },
   },

@@ -20,6 +20,7 @@ import {
   RtpSession,
 } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
 import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
@@ -44,6 +45,8 @@ export interface CallWorkerContext {
   ringTimeoutMs: number;
   /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may reach private, loopback and other internal addresses. */
   trunkAllowPrivate: boolean;
+  /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: an agent's tools, like webhooks, may reach private addresses. */
+  toolAllowPrivate: boolean;
   buildEvent: CompletedEventBuilder;
   /** The speech engines; null runs calls without an agent voice (a tone, then listening). */
   voice: VoiceStack | null;
@@ -206,7 +209,13 @@ export class CallSession {
       try {
         // The account's own vendor keys come first; only this call's voice stack sees them opened.
         const accountKeys = await accountVendorKeys(context.store, context.secretBox, call.accountId);
-        this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys);
+        const signingSecrets = agentHasTools(this.agent)
+          ? await toolSigningSecrets(context.store, context.secretBox, call.accountId)
+          : null;
+        this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys, {
+          signingSecrets,
+          allowPrivate: context.toolAllowPrivate,
+        });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');
         return { kind: error instanceof ProviderError ? 'provider_error' : 'internal_error' };

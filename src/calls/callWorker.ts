@@ -26,7 +26,7 @@ export interface CallWorker {
  * loopback, and the dispatcher that places queued calls through them.
  */
 export async function startCallWorker(options: {
-  config: Pick<Config, 'telephony'>;
+  config: Pick<Config, 'telephony' | 'webhookAllowPrivate'>;
   store: Store;
   queue: JobQueue;
   logger: Logger;
@@ -78,6 +78,7 @@ export async function startCallWorker(options: {
       secretBox: options.secretBox,
       ringTimeoutMs: telephony.ringTimeoutMs,
       trunkAllowPrivate: telephony.trunkAllowPrivate,
+      toolAllowPrivate: options.config.webhookAllowPrivate,
       buildEvent: options.buildEvent,
       voice: options.voice,
       recordings: options.recordings,

@@ -21,6 +21,7 @@ describe('checkAgentVoiceSettings', () => {
       realtime: null,
       voicemail: {},
       turnTaking: defaultTurnTaking,
+      tools: [],
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -29,6 +30,7 @@ describe('checkAgentVoiceSettings', () => {
       realtime: null,
       voicemail: {},
       turnTaking: defaultTurnTaking,
+      tools: [],
     });
   });
 
@@ -84,6 +86,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       realtime: null,
       voicemail: {},
       turnTaking: defaultTurnTaking,
+      tools: [],
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

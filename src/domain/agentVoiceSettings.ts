@@ -1,3 +1,4 @@
+import { type AgentTool, checkAgentTools } from './agentTools.js';
 import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
 
@@ -94,6 +95,8 @@ export interface AgentVoiceSettings {
   voicemail: VoicemailChoice;
   /** When the agent speaks and stops (settings.turn_taking); the defaults when not given. */
   turnTaking: TurnTakingSettings;
+  /** Functions on the customer's server the model may call (settings.tools, src/domain/agentTools.ts). */
+  tools: AgentTool[];
 }
 
 export const voiceSettingsLimits = {
@@ -285,7 +288,7 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
  */
 export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'): AgentVoiceSettings {
   if (!isObject(raw)) refuse('the settings are a JSON object');
-  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail', 'turn_taking']);
+  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail', 'turn_taking', 'tools']);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
   const llm = chain('settings.llm', raw.llm, parseLlm);
@@ -301,6 +304,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     realtime,
     voicemail: parseVoicemail(raw.voicemail),
     turnTaking: checkTurnTaking(raw.turn_taking),
+    tools: checkAgentTools(raw.tools, brain),
   };
 }
 
@@ -337,6 +341,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   } catch {
     // unreadable turn-taking settings: the defaults
   }
+  let tools: AgentTool[] = [];
+  try {
+    tools = checkAgentTools(parts.tools);
+  } catch {
+    // unreadable tools: none (the model is not offered what cannot be called)
+  }
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
@@ -344,5 +354,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     realtime,
     voicemail,
     turnTaking,
+    tools,
   };
 }

@@ -101,13 +101,19 @@ export interface PhoneNumberRecord {
   createdAt: string;
 }
 
+export const transcriptEvents = ['dtmf', 'tool_call', 'tool_result'] as const;
+export type TranscriptEvent = (typeof transcriptEvents)[number];
+
 export interface TranscriptEntry {
   role: 'agent' | 'callee';
   text: string;
   start_ms: number;
   end_ms: number;
-  /** Not speech but a timed event of this side: `dtmf` (text: the key pressed). */
-  event?: 'dtmf';
+  /**
+   * Not speech but a timed event of this side: `dtmf` (text: the keys pressed), `tool_call` (text:
+   * the tool's name and its JSON arguments), `tool_result` (text: the JSON answer or the error).
+   */
+  event?: TranscriptEvent;
 }
 
 export interface CallRecord {

@@ -53,6 +53,8 @@ export class AgentReplies {
       hasEnded: () => boolean;
       /** Called when a reply is over (the silence timer starts again). */
       onReplyOver: () => void;
+      /** Records a timed agent event in the transcript (keys sent, a tool called, its answer). */
+      noteEvent: (event: 'dtmf' | 'tool_call' | 'tool_result', text: string) => void;
     },
   ) {}
 
@@ -152,6 +154,10 @@ export class AgentReplies {
           speaking = false;
           continue;
         }
+        if (action.type === 'note') {
+          this.options.noteEvent(action.event, action.text);
+          continue;
+        }
         await Promise.all(spoken);
         if (hasEnded()) return;
         if (action.type === 'end_call') {
@@ -160,6 +166,7 @@ export class AgentReplies {
           return;
         }
         if (signal.aborted) continue;
+        this.options.noteEvent('dtmf', action.digits);
         await this.options.rtp.sendDtmf(action.digits);
       }
     } catch (error) {

@@ -134,6 +134,10 @@ export class Conversation {
       nowMs: () => this.nowMs(),
       hasEnded: () => this.ended,
       onReplyOver: () => this.armSilenceTimer(),
+      noteEvent: (event, text) => {
+        const atMs = Math.round(this.nowMs());
+        this.addTranscriptLine({ role: 'agent', text, start_ms: atMs, end_ms: atMs, event });
+      },
     });
     options.brain.onFirstToken = () => this.timeline.mark('llm_first_token', this.nowMs());
   }

@@ -11,6 +11,7 @@ import { renderTemplate, type VariableValue } from '../domain/templates.js';
 import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
+import { ToolCaller } from '../tools/toolCaller.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
@@ -140,6 +141,11 @@ export class VoiceStack {
     call: CallRecord,
     logger: Logger,
     accountKeys: AccountVendorKeys = new Map(),
+    /** How the agent's own tools are called: the account's signing secrets and the address guard. */
+    toolAccess: { signingSecrets: readonly string[] | null; allowPrivate: boolean } = {
+      signingSecrets: null,
+      allowPrivate: false,
+    },
   ): CallVoice {
     const settings: AgentVoiceSettings = agentVoiceSettingsOf(agent.settings);
     const usage = new UsageMeter();
@@ -169,7 +175,24 @@ export class VoiceStack {
         logger,
         usage,
       });
-      brain = new LlmBrain(chat, { systemPrompt, firstMessage, extraction: agent.extraction, logger });
+      const tools =
+        settings.tools.length === 0
+          ? null
+          : new ToolCaller({
+              callId: call.id,
+              variables,
+              tools: settings.tools,
+              signingSecrets: toolAccess.signingSecrets,
+              allowPrivate: toolAccess.allowPrivate,
+              logger,
+            });
+      brain = new LlmBrain(chat, {
+        systemPrompt,
+        firstMessage,
+        extraction: agent.extraction,
+        logger,
+        tools,
+      });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
         realtime = {

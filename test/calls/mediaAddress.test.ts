@@ -82,6 +82,7 @@ describe('the SDP answer names where our media goes', () => {
         secretBox: new SecretBox(randomBytes(32)),
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
+        toolAllowPrivate: false,
         buildEvent: completedEventBuilder(() => null),
         voice: null,
         recordings: new FileRecordingStorage(recordingsDir),

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { type CallStatus, callStatuses, isTerminal } from '../../domain/callStatus.js';
 import { AppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
-import type { CallRecord, EventAttemptRecord, EventRecord } from '../../domain/records.js';
+import type { CallRecord, EventAttemptRecord, EventRecord, TranscriptEvent } from '../../domain/records.js';
 import { toCallResource } from '../../presentation/callResource.js';
 import type { CallFilter } from '../../store/types.js';
 import { formatDuration, metricsTable, plainOutcome } from '../callText.js';
@@ -54,6 +54,13 @@ async function webhookAttempts(
   const event = eventId ? await options.store.events.get(viewer.account.id, eventId) : null;
   return event ? { event, attempts: await options.store.events.attempts(event.id) } : null;
 }
+
+/** How a transcript event (not speech) is labelled on the call page. */
+const transcriptEventLabels: Record<TranscriptEvent, string> = {
+  dtmf: 'pressed keys',
+  tool_call: 'called a tool',
+  tool_result: 'tool answered',
+};
 
 export function attemptsTable(attempts: EventAttemptRecord[]): Html {
   if (attempts.length === 0) return html`<p class="muted">No delivery attempt yet.</p>`;
@@ -126,7 +133,8 @@ ${
         (
           entry,
         ) => html`<li class="${entry.role}"><strong>${entry.role === 'agent' ? 'Agent' : 'Callee'}</strong>
-          <span class="muted">${(entry.start_ms / 1000).toFixed(1)} s</span><br>${entry.text}</li>`,
+          ${entry.event ? html`<em>${transcriptEventLabels[entry.event]}</em>` : ''}
+          <span class="muted">${(entry.start_ms / 1000).toFixed(1)} s</span><br>${entry.event ? html`<code>${entry.text}</code>` : entry.text}</li>`,
       )}</ol>`
 }
 </section>

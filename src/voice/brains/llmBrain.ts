@@ -1,10 +1,12 @@
+import type { AgentTool } from '../../domain/agentTools.js';
 import type { ExtractionField } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
+import { type ToolCaller, toolOutcomeForModel, toolTranscriptText } from '../../tools/toolCaller.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
 import type { AgentBrain, BrainAction, CalleeTurn } from './types.js';
 
-const tools: ToolDefinition[] = [
+const builtInTools: ToolDefinition[] = [
   {
     name: 'end_call',
     description: 'Hang up once the conversation is over (after saying goodbye).',
@@ -21,6 +23,14 @@ const tools: ToolDefinition[] = [
     },
   },
 ];
+
+/** Model → tools → model rounds in one reply, at most (a model that keeps calling tools is stopped). */
+export const maxToolRoundsPerReply = 4;
+
+/** What the model reads for a tool call whose answer it will not get (the callee cut the reply). */
+const unansweredToolCall = JSON.stringify({
+  error: 'the callee spoke before the answer arrived; it was not awaited',
+});
 
 const jsonTypeOf: Record<ExtractionField['type'], Record<string, unknown>> = {
   string: { type: ['string', 'null'] },
@@ -44,9 +54,20 @@ export class LlmBrain implements AgentBrain {
       firstMessage: string | null;
       extraction: ExtractionField[];
       logger: Logger;
+      /** The agent's own tools (settings.tools), called on the customer's server. */
+      tools?: ToolCaller | null;
     },
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt }];
+    this.toolCaller = options.tools ?? null;
+    this.toolDefinitions = [
+      ...builtInTools,
+      ...(this.toolCaller?.tools ?? []).map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        parameters: tool.parameters,
+      })),
+    ];
     this.firstMessage = options.firstMessage;
     this.extraction = options.extraction;
     this.logger = options.logger;
@@ -55,6 +76,8 @@ export class LlmBrain implements AgentBrain {
   private readonly firstMessage: string | null;
   private readonly extraction: ExtractionField[];
   private readonly logger: Logger;
+  private readonly toolCaller: ToolCaller | null;
+  private readonly toolDefinitions: ToolDefinition[];
   onFirstToken: (() => void) | undefined;
 
   greeting(): string | null {
@@ -128,13 +151,38 @@ export class LlmBrain implements AgentBrain {
     }
   }
 
+  /**
+   * One reply: the model's words as they stream, its built-in actions, and — when it calls the
+   * agent's own tools — the calls (with what the tool says while waiting), their answers in the
+   * history, and the model again, up to `maxToolRoundsPerReply` rounds.
+   */
   private async *reply(signal: AbortSignal): AsyncIterable<BrainAction> {
+    for (let round = 1; round <= maxToolRoundsPerReply; round++) {
+      const pending = yield* this.replyRound(signal, round < maxToolRoundsPerReply);
+      if (pending.length === 0) return;
+      for (const call of pending) {
+        // Cut by the callee before this tool ran: the model still reads an answer for each call.
+        if (signal.aborted)
+          this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        else yield* this.runTool(call, signal);
+      }
+      if (signal.aborted) return;
+    }
+  }
+
+  /** One model request; returns the agent's own tool calls it made, still to be run. */
+  private async *replyRound(
+    signal: AbortSignal,
+    toolsAllowed: boolean,
+  ): AsyncGenerator<BrainAction, ToolCall[]> {
     const splitter = new SentenceSplitter();
     let said = '';
     const toolCalls: ToolCall[] = [];
+    const ownToolCalls: ToolCall[] = [];
     const followUps: BrainAction[] = [];
     let firstToken = true;
     let remembered = false;
+    const tools = toolsAllowed ? this.toolDefinitions : builtInTools;
     try {
       for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
         if (firstToken && (event.type === 'text' || event.type === 'tool_call')) {
@@ -147,12 +195,14 @@ export class LlmBrain implements AgentBrain {
             yield { type: 'say', text: sentence };
           }
         } else if (event.type === 'tool_call') {
-          toolCalls.push({ id: event.id, name: event.name, argumentsJson: event.argumentsJson });
+          const call = { id: event.id, name: event.name, argumentsJson: event.argumentsJson };
+          toolCalls.push(call);
           if (event.name === 'end_call') followUps.push({ type: 'end_call' });
           const digits = (event.arguments as { digits?: unknown } | null)?.digits;
           if (event.name === 'send_dtmf' && typeof digits === 'string' && /^[0-9*#A-D]{1,32}$/.test(digits)) {
             followUps.push({ type: 'send_dtmf', digits });
           }
+          if (event.name !== 'end_call' && event.name !== 'send_dtmf') ownToolCalls.push(call);
         }
       }
       for (const sentence of splitter.flush()) {
@@ -165,13 +215,71 @@ export class LlmBrain implements AgentBrain {
         content: said || null,
         ...(toolCalls.length ? { toolCalls } : {}),
       });
+      // Built-in actions are done by the call; the agent's own tools answer once run.
       for (const call of toolCalls)
-        this.messages.push({ role: 'tool', toolCallId: call.id, content: 'done' });
+        if (!ownToolCalls.includes(call))
+          this.messages.push({ role: 'tool', toolCallId: call.id, content: 'done' });
+      if (followUps.some((action) => action.type === 'end_call')) {
+        for (const call of ownToolCalls)
+          this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        yield* followUps;
+        return [];
+      }
       yield* followUps;
+      return ownToolCalls;
     } finally {
       // Cut off by the callee: the history keeps the reply as far as it was spoken (noteSaid then
       // cuts it to what was heard), never a user turn followed by nothing.
       if (!remembered && said) this.messages.push({ role: 'assistant', content: said });
+    }
+  }
+
+  /** Runs one of the agent's tools; its answer (or error) goes into the history either way. */
+  private async *runTool(call: ToolCall, signal: AbortSignal): AsyncIterable<BrainAction> {
+    let answered = false;
+    const answer = (content: string) => {
+      answered = true;
+      this.messages.push({ role: 'tool', toolCallId: call.id, content });
+    };
+    try {
+      const tool: AgentTool | undefined = this.toolCaller?.find(call.name);
+      yield {
+        type: 'note',
+        event: 'tool_call',
+        text: toolTranscriptText(`${call.name} ${call.argumentsJson || '{}'}`),
+      };
+      if (!tool) {
+        const content = JSON.stringify({ error: `there is no tool named ${call.name}` });
+        answer(content);
+        yield { type: 'note', event: 'tool_result', text: toolTranscriptText(content) };
+        return;
+      }
+      const startedAtMs = Date.now();
+      // Sent before anything is said: the answer is on its way while the agent speaks.
+      const outcome = (this.toolCaller as ToolCaller).call(tool, call.argumentsJson);
+      if (tool.sayWhileWaiting) yield { type: 'say', text: tool.sayWhileWaiting };
+      if (tool.filler) {
+        const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
+        const late = await Promise.race([
+          outcome.then(() => false),
+          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), waitMs).unref()),
+        ]);
+        if (late && !signal.aborted) yield { type: 'say', text: tool.filler.text };
+      }
+      const done = await Promise.race([
+        outcome,
+        new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })),
+      ]);
+      if (done === null) return;
+      const content = toolOutcomeForModel(done);
+      answer(content);
+      yield {
+        type: 'note',
+        event: 'tool_result',
+        text: toolTranscriptText(done.ok ? content : `error: ${done.error}`),
+      };
+    } finally {
+      if (!answered) answer(unansweredToolCall);
     }
   }
 }

@@ -3,6 +3,8 @@ export type BrainAction =
   /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
   | { type: 'say'; text: string; interruptible?: boolean }
   | { type: 'send_dtmf'; digits: string }
+  /** A timed event for the transcript (a tool called, its answer); nothing is said. */
+  | { type: 'note'; event: 'tool_call' | 'tool_result'; text: string }
   | { type: 'end_call' };
 
 /** A callee turn as the pipeline hands it over. */

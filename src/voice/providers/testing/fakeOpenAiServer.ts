@@ -16,6 +16,11 @@ export interface RecordedRequest {
   uploadedFile?: { name: string; type: string; bytes: Uint8Array };
 }
 
+export interface FakeChatDelta {
+  delta: Record<string, unknown>;
+  finishReason?: string;
+}
+
 export interface FakeOpenAiScript {
   /** Required bearer token; requests without it get 401. */
   apiKey?: string;
@@ -24,7 +29,15 @@ export interface FakeOpenAiScript {
   speechSampleRateHz: number;
   transcriptionText: string;
   /** Each entry becomes one SSE chunk's `choices[0].delta` (with finish_reason when given). */
-  chatStreamDeltas: Array<{ delta: Record<string, unknown>; finishReason?: string }>;
+  chatStreamDeltas: FakeChatDelta[];
+  /**
+   * Plays the model per request: given the request's JSON (its `messages`, `tools`), the deltas
+   * to stream, or undefined for `chatStreamDeltas` (e.g. answer a `tool` message with its result).
+   */
+  chatStreamFor?: (request: {
+    messages: Array<Record<string, unknown>>;
+    tools?: unknown[];
+  }) => FakeChatDelta[] | undefined;
   /** The `message.content` of a non-streamed completion. */
   chatJsonContent: string;
   /** Answer the next request with this instead. */
@@ -163,17 +176,19 @@ export async function startFakeOpenAiServer(
         response.end(JSON.stringify({ text: script.transcriptionText }));
         return;
       case '/v1/chat/completions': {
+        const deltas =
+          (json.stream === true
+            ? script.chatStreamFor?.(json as { messages: Array<Record<string, unknown>> })
+            : undefined) ?? script.chatStreamDeltas;
         // Token counts as servers report them: about 4 characters a token for the prompt.
         const usage = {
           prompt_tokens: Math.ceil(JSON.stringify(json.messages ?? []).length / 4),
           completion_tokens:
-            json.stream === true
-              ? script.chatStreamDeltas.length
-              : Math.ceil(script.chatJsonContent.length / 4),
+            json.stream === true ? deltas.length : Math.ceil(script.chatJsonContent.length / 4),
         };
         if (json.stream === true) {
           const wantsUsage = (json.stream_options as { include_usage?: boolean } | undefined)?.include_usage;
-          const steps = script.chatStreamDeltas.map((step, index) => {
+          const steps = deltas.map((step, index) => {
             const chunk = {
               id: 'chatcmpl-fake',
               object: 'chat.completion.chunk',

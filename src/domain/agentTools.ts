@@ -1,0 +1,166 @@
+import { Ajv } from 'ajv';
+import { isObject, onlyKnownFields, refuse } from './settingsParsing.js';
+
+/**
+ * The tools an llm agent may call mid-call (`settings.tools`): functions on the customer's own
+ * server. callwright POSTs `{call_id, tool, arguments, variables}` to the tool's URL, signed like a
+ * webhook, and hands the JSON answer back to the model.
+ *
+ * ```json
+ * { "tools": [{
+ *     "name": "lookup_order",
+ *     "description": "Looks up an order by its number: status and delivery date.",
+ *     "parameters": { "type": "object",
+ *                     "properties": { "order_id": { "type": "string" } },
+ *                     "required": ["order_id"] },
+ *     "url": "https://shop.example.com/callwright/lookup-order",
+ *     "timeout_ms": 5000,
+ *     "say_while_waiting": "One moment, I'm looking that up.",
+ *     "filler": { "after_ms": 1500, "text": "Still checking, bear with me." } }] }
+ * ```
+ */
+
+/** Names the built-in tools use; a declared tool may not take one. */
+export const builtInToolNames = ['end_call', 'send_dtmf', 'transfer_call', 'leave_voicemail'] as const;
+
+export const agentToolLimits = {
+  toolsMax: 16,
+  descriptionMaxChars: 1_000,
+  spokenTextMaxChars: 300,
+  parametersMaxBytes: 8_192,
+  urlMaxChars: 2_048,
+  timeoutMinMs: 100,
+  timeoutMaxMs: 30_000,
+  defaultTimeoutMs: 5_000,
+  fillerAfterMinMs: 200,
+} as const;
+
+export interface AgentTool {
+  name: string;
+  description: string;
+  /** A JSON Schema of type object: what the model must pass (checked before the request). */
+  parameters: Record<string, unknown>;
+  url: string;
+  timeoutMs: number;
+  /** Said as soon as the tool is called, before its answer is awaited. */
+  sayWhileWaiting: string | null;
+  /** Said once if the answer takes longer than `afterMs`. */
+  filler: { afterMs: number; text: string } | null;
+}
+
+const toolNamePattern = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+/** Compiles schemas only to reject broken ones (the call-time validator is src/tools). */
+const schemaChecker = new Ajv({ strict: false, allErrors: false });
+
+function spokenText(where: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > agentToolLimits.spokenTextMaxChars)
+    refuse(`${where} must be a text of 1 to ${agentToolLimits.spokenTextMaxChars} characters`);
+  return value;
+}
+
+function toolUrl(where: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length > agentToolLimits.urlMaxChars)
+    refuse(`${where} must be an http(s) URL of at most ${agentToolLimits.urlMaxChars} characters`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    refuse(`${where} is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') refuse(`${where} must be an http or https URL`);
+  if (url.username || url.password)
+    refuse(`${where} must not carry credentials: requests are signed with the account's webhook secret`);
+  return url.href;
+}
+
+function parameterSchema(where: string, value: unknown): Record<string, unknown> {
+  if (value === undefined) return { type: 'object', properties: {}, additionalProperties: false };
+  if (!isObject(value) || value.type !== 'object')
+    refuse(`${where} must be a JSON Schema of "type": "object"`);
+  if (Buffer.byteLength(JSON.stringify(value)) > agentToolLimits.parametersMaxBytes)
+    refuse(`${where} must be at most ${agentToolLimits.parametersMaxBytes} bytes of JSON`);
+  try {
+    schemaChecker.compile(value);
+  } catch (error) {
+    refuse(`${where} is not a valid JSON Schema: ${String((error as Error).message).slice(0, 160)}`);
+  }
+  return value;
+}
+
+function parseTool(where: string, raw: unknown): AgentTool {
+  if (!isObject(raw)) refuse(`${where} must be an object`);
+  onlyKnownFields(where, raw, [
+    'name',
+    'description',
+    'parameters',
+    'url',
+    'timeout_ms',
+    'say_while_waiting',
+    'filler',
+  ]);
+  const { name, description, timeout_ms: timeoutMs, filler } = raw;
+  if (typeof name !== 'string' || !toolNamePattern.test(name))
+    refuse(`${where}.name must be 1 to 64 letters, digits, _ or -, starting with a letter`);
+  if ((builtInToolNames as readonly string[]).includes(name))
+    refuse(`${where}.name: ${name} is a built-in tool (${builtInToolNames.join(', ')})`);
+  if (
+    typeof description !== 'string' ||
+    description.trim() === '' ||
+    description.length > agentToolLimits.descriptionMaxChars
+  )
+    refuse(`${where}.description must be a text of 1 to ${agentToolLimits.descriptionMaxChars} characters`);
+  const { timeoutMinMs, timeoutMaxMs } = agentToolLimits;
+  if (
+    timeoutMs !== undefined &&
+    (!Number.isInteger(timeoutMs) ||
+      (timeoutMs as number) < timeoutMinMs ||
+      (timeoutMs as number) > timeoutMaxMs)
+  )
+    refuse(
+      `${where}.timeout_ms must be a whole number of milliseconds from ${timeoutMinMs} to ${timeoutMaxMs}`,
+    );
+  let parsedFiller: AgentTool['filler'] = null;
+  if (filler !== undefined && filler !== null) {
+    if (!isObject(filler)) refuse(`${where}.filler must be an object {after_ms, text}`);
+    onlyKnownFields(`${where}.filler`, filler, ['after_ms', 'text']);
+    const afterMs = filler.after_ms;
+    if (
+      !Number.isInteger(afterMs) ||
+      (afterMs as number) < agentToolLimits.fillerAfterMinMs ||
+      (afterMs as number) > timeoutMaxMs
+    )
+      refuse(
+        `${where}.filler.after_ms must be a whole number of milliseconds from ${agentToolLimits.fillerAfterMinMs} to ${timeoutMaxMs}`,
+      );
+    const text = spokenText(`${where}.filler.text`, filler.text);
+    if (text === null) refuse(`${where}.filler.text is required`);
+    parsedFiller = { afterMs: afterMs as number, text };
+  }
+  return {
+    name,
+    description,
+    parameters: parameterSchema(`${where}.parameters`, raw.parameters),
+    url: toolUrl(`${where}.url`, raw.url),
+    timeoutMs: (timeoutMs as number | undefined) ?? agentToolLimits.defaultTimeoutMs,
+    sayWhileWaiting: spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
+    filler: parsedFiller,
+  };
+}
+
+/** Checks `settings.tools`; throws a 400 naming the first field that does not fit. */
+export function checkAgentTools(raw: unknown, brain?: 'script' | 'llm'): AgentTool[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > agentToolLimits.toolsMax)
+    refuse(`settings.tools must be a list of at most ${agentToolLimits.toolsMax} tools`);
+  if (raw.length > 0 && brain === 'script')
+    refuse('settings.tools are called by a language model: they need the llm brain');
+  const tools = raw.map((entry, index) => parseTool(`settings.tools[${index}]`, entry));
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) refuse(`settings.tools: ${tool.name} is declared twice`);
+    names.add(tool.name);
+  }
+  return tools;
+}

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { AgentTool } from '../domain/agentTools.js';
+import type { VariableValue } from '../domain/templates.js';
+import type { Logger } from '../logger.js';
+import { deliverOnce } from '../webhooks/httpDelivery.js';
+import { webhookHeaders } from '../webhooks/signing.js';
+import type { HostnameLookup } from '../webhooks/urlGuard.js';
+
+/**
+ * Calls an agent's tools on the customer's server during a call: checks the model's arguments
+ * against the tool's schema, POSTs `{call_id, tool, arguments, variables}` signed with the
+ * account's webhook secrets in the Standard Webhooks scheme (the customer verifies it with the same
+ * code as events), through the same private-address guard, one deadline, a bounded read. Every
+ * failure — arguments that do not fit, no secret to sign with, a timeout, a non-2xx answer, a body
+ * that is not JSON or too large — comes back as a tool error the model can talk around; nothing
+ * throws.
+ */
+
+/** The largest answer handed to the model. */
+export const toolResultMaxBytes = 16_384;
+/** The most of a call or result a transcript entry keeps. */
+export const toolTranscriptMaxChars = 1_000;
+
+export type ToolOutcome =
+  | { ok: true; result: unknown; status: number; latencyMs: number }
+  | { ok: false; error: string; status: number | null; latencyMs: number };
+
+export interface ToolCallerOptions {
+  callId: string;
+  variables: Readonly<Record<string, VariableValue>>;
+  tools: readonly AgentTool[];
+  /** The account's active webhook secrets (`whsec_…`), or null when it has no webhook endpoint. */
+  signingSecrets: readonly string[] | null;
+  allowPrivate: boolean;
+  logger: Logger;
+  lookup?: HostnameLookup;
+}
+
+const argumentChecker = new Ajv({ strict: false, allErrors: true });
+
+export class ToolCaller {
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(private readonly options: ToolCallerOptions) {}
+
+  get tools(): readonly AgentTool[] {
+    return this.options.tools;
+  }
+
+  find(name: string): AgentTool | undefined {
+    return this.options.tools.find((tool) => tool.name === name);
+  }
+
+  async call(tool: AgentTool, argumentsJson: string): Promise<ToolOutcome> {
+    const failed = (error: string, status: number | null = null, latencyMs = 0): ToolOutcome => {
+      this.options.logger.info({ tool: tool.name, status, latencyMs, error }, 'tool call failed');
+      return { ok: false, error, status, latencyMs };
+    };
+    let args: unknown;
+    try {
+      args = argumentsJson.trim() === '' ? {} : JSON.parse(argumentsJson);
+    } catch {
+      return failed('the arguments are not JSON');
+    }
+    const validate = this.validatorFor(tool);
+    if (!validate(args)) {
+      const why = (validate.errors ?? [])
+        .slice(0, 3)
+        .map((problem) => `${problem.instancePath || 'arguments'} ${problem.message ?? 'is invalid'}`)
+        .join('; ');
+      return failed(`the arguments do not fit the tool's parameters: ${why}`);
+    }
+    const secrets = this.options.signingSecrets;
+    if (!secrets || secrets.length === 0)
+      return failed("the account has no webhook secret to sign the tool's request with");
+    const body = JSON.stringify({
+      call_id: this.options.callId,
+      tool: tool.name,
+      arguments: args,
+      variables: this.options.variables,
+    });
+    const id = `tool_${randomBytes(12).toString('hex')}`;
+    const headers = webhookHeaders({ secrets, id, timestampS: Math.floor(Date.now() / 1000), body });
+    const attempt = await deliverOnce({
+      url: tool.url,
+      body,
+      headers,
+      timeoutMs: tool.timeoutMs,
+      allowPrivate: this.options.allowPrivate,
+      maxResponseBytes: toolResultMaxBytes + 1,
+      ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+    });
+    if (!attempt.ok) {
+      const why =
+        attempt.status === null ? (attempt.error ?? 'no answer') : `the tool answered HTTP ${attempt.status}`;
+      return failed(why, attempt.status, attempt.latencyMs);
+    }
+    if (Buffer.byteLength(attempt.responseExcerpt) > toolResultMaxBytes)
+      return failed(
+        `the answer is larger than ${toolResultMaxBytes} bytes`,
+        attempt.status,
+        attempt.latencyMs,
+      );
+    let result: unknown;
+    try {
+      result = attempt.responseExcerpt.trim() === '' ? null : JSON.parse(attempt.responseExcerpt);
+    } catch {
+      return failed('the answer is not JSON', attempt.status, attempt.latencyMs);
+    }
+    this.options.logger.info(
+      { tool: tool.name, status: attempt.status, latencyMs: attempt.latencyMs },
+      'tool called',
+    );
+    return { ok: true, result, status: attempt.status as number, latencyMs: attempt.latencyMs };
+  }
+
+  private validatorFor(tool: AgentTool): ValidateFunction {
+    let validate = this.validators.get(tool.name);
+    if (!validate) {
+      validate = argumentChecker.compile(tool.parameters);
+      this.validators.set(tool.name, validate);
+    }
+    return validate;
+  }
+}
+
+/** What the model reads back: the tool's JSON, or `{"error": …}`. */
+export function toolOutcomeForModel(outcome: ToolOutcome): string {
+  return JSON.stringify(outcome.ok ? outcome.result : { error: outcome.error });
+}
+
+/** A tool call or result as a transcript line, cut to `toolTranscriptMaxChars`. */
+export function toolTranscriptText(text: string): string {
+  return text.length > toolTranscriptMaxChars ? `${text.slice(0, toolTranscriptMaxChars - 1)}…` : text;
+}
