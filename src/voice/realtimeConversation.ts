@@ -3,6 +3,7 @@ import type { TranscriptEntry } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
+import { type ToolCaller, toolOutcomeForModel, toolTranscriptText } from '../tools/toolCaller.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
@@ -35,6 +36,8 @@ export interface RealtimeSessionPlan {
   firstMessage: string | null;
   /** A reply asked for (the greeting) that brings no audio within this fails the session. */
   firstAudioTimeoutMs: number;
+  /** The agent's own tools (settings.tools), offered to the session next to end_call. */
+  tools: ToolCaller | null;
 }
 
 export interface RealtimeConversationOptions extends RealtimeSessionPlan {
@@ -212,7 +215,7 @@ export class RealtimeConversation {
         return;
       }
       case 'tool_call':
-        this.handleToolCall(event.callId, event.name);
+        this.handleToolCall(event.callId, event.name, event.arguments);
         return;
       case 'response_done':
         this.replyArrived();
@@ -236,6 +239,12 @@ export class RealtimeConversation {
 
   /** Asks the session for a reply that must start within the first-audio timeout. */
   private askForReply(instructions?: string): void {
+    this.armReplyTimer();
+    this.session?.respond(instructions);
+  }
+
+  /** A reply asked for that brings no audio within the first-audio timeout fails the session. */
+  private armReplyTimer(): void {
     if (this.replyTimer) clearTimeout(this.replyTimer);
     this.replyTimer = setTimeout(() => {
       this.fail(
@@ -246,7 +255,6 @@ export class RealtimeConversation {
       );
     }, this.options.firstAudioTimeoutMs);
     this.replyTimer.unref();
-    this.session?.respond(instructions);
   }
 
   private replyArrived(): void {
@@ -289,9 +297,23 @@ export class RealtimeConversation {
     this.session?.truncate(item.itemId, item.cutAtMs);
   }
 
-  private handleToolCall(callId: string, name: string): void {
+  private handleToolCall(callId: string, name: string, argumentsJson: string): void {
     if (name === endCallTool.name) {
       this.hangUpAfterPlayback('agent_hangup');
+      return;
+    }
+    const tools = this.options.tools;
+    const tool = tools?.find(name);
+    if (tools && tool) {
+      this.noteEvent('tool_call', `${name} ${argumentsJson || '{}'}`);
+      void tools.call(tool, argumentsJson).then((outcome) => {
+        if (this.ended) return;
+        const output = toolOutcomeForModel(outcome);
+        this.noteEvent('tool_result', outcome.ok ? output : `error: ${outcome.error}`);
+        // The answer goes back and a reply is asked for: it must bring audio in time.
+        this.armReplyTimer();
+        this.session?.sendToolResult(callId, output);
+      });
       return;
     }
     this.options.logger.warn(
@@ -376,6 +398,17 @@ export class RealtimeConversation {
         if (!this.ended) this.options.hangUp('provider_error');
       }
     })();
+  }
+
+  private noteEvent(event: 'tool_call' | 'tool_result', text: string): void {
+    const atMs = Math.round(this.nowMs());
+    this.addTranscriptLine({
+      role: 'agent',
+      text: toolTranscriptText(text),
+      start_ms: atMs,
+      end_ms: atMs,
+      event,
+    });
   }
 
   private addTranscriptLine(line: TranscriptEntry): void {

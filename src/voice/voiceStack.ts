@@ -203,7 +203,14 @@ export class VoiceStack {
           ),
           session: {
             instructions: systemPrompt,
-            tools: [endCallTool],
+            tools: [
+              endCallTool,
+              ...settings.tools.map(({ name, description, parameters }) => ({
+                name,
+                description,
+                parameters,
+              })),
+            ],
             ...(choice.voice ? { voice: choice.voice } : {}),
             ...(choice.language ? { language: choice.language } : {}),
           },
@@ -211,6 +218,7 @@ export class VoiceStack {
           model: choice.model ?? 'gpt-realtime',
           firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+          tools,
         };
       }
     } else {

@@ -12,6 +12,7 @@ import {
   type FakeOpenAiServer,
   startFakeOpenAiServer,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 
@@ -38,6 +39,8 @@ let webhookSecret: string;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
 let agentId: string;
+let realtimeAgentId: string;
+let realtime: FakeRealtime;
 
 /** Standard Webhooks, computed here independently of src/webhooks: HMAC-SHA256 of `id.timestamp.body`. */
 function signatureValid(headers: IncomingHttpHeaders, body: string): boolean {
@@ -105,6 +108,13 @@ beforeAll(async () => {
   toolServer = await startToolServer();
   toolBaseUrl = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
   fake = await startFakeOpenAiServer({ apiKey: 'sk-test', chatStreamFor: playModel, chatJsonContent: '{}' });
+  realtime = attachFakeRealtime(fake.httpServer, {
+    apiKey: 'sk-test',
+    replies: [
+      { text: 'Let me look that up.', toolCall: { name: 'lookup_ok', arguments: '{"order_id":"A-1001"}' } },
+      { text: 'Your order has shipped. Goodbye!', toolCall: { name: 'end_call', arguments: '{}' } },
+    ],
+  });
   service = await startFullService({
     CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
     CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
@@ -151,11 +161,22 @@ beforeAll(async () => {
       maxDurationS: 40,
     })
   ).id;
+  realtimeAgentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Order desk, speech to speech',
+      prompt: 'You help {{customer_name}} with an order.',
+      variables: ['customer_name'].map(parseVariableDeclaration),
+      brain: 'llm',
+      settings: { realtime: { provider: 'openai' }, tools: [tool('ok')] },
+      maxDurationS: 40,
+    })
+  ).id;
   await addPhoneNumber(service.store, account.id, '+15550009998');
 });
 
 afterAll(async () => {
   await service?.dispose();
+  realtime?.close();
   await fake?.close();
   toolServer?.closeAllConnections();
   toolServer?.close();
@@ -273,4 +294,35 @@ describe("an llm agent's own tools", () => {
     const ok = opening.tools.find((tool) => tool.function.name === 'lookup_ok');
     expect(ok?.function.parameters).toMatchObject({ required: ['order_id'] });
   });
+
+  it('are offered to a speech-to-speech session too, whose function call is answered with function_call_output', async () => {
+    const before = toolRequests.length;
+    const result = await postCall(service.url, key, {
+      agent_id: realtimeAgentId,
+      from_number: '+15550009998',
+      to_number: '+15550100007',
+      variables: { customer_name: 'Bo' },
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    const connection = realtime.connections.at(-1);
+    const offered = (connection?.session?.tools ?? []) as Array<{ name?: string; parameters?: unknown }>;
+    expect(offered.map((tool) => tool.name).sort()).toEqual(['end_call', 'lookup_ok']);
+    const request = toolRequests.slice(before).find((entry) => entry.path === '/ok');
+    expect(request?.signatureValid).toBe(true);
+    expect(JSON.parse(request?.body ?? '{}')).toMatchObject({
+      call_id: call.id,
+      tool: 'lookup_ok',
+      arguments: { order_id: 'A-1001' },
+      variables: { customer_name: 'Bo' },
+    });
+    expect(connection?.toolOutputs.map((output) => JSON.parse(output.output))).toEqual([
+      { status: 'shipped', eta: 'tomorrow' },
+    ]);
+    expect(events(call)).toEqual([
+      ['tool_call', 'lookup_ok {"order_id":"A-1001"}'],
+      ['tool_result', '{"status":"shipped","eta":"tomorrow"}'],
+    ]);
+    expect(call.transcript.some((entry) => entry.text === 'Your order has shipped. Goodbye!')).toBe(true);
+  }, 45_000);
 });

@@ -83,6 +83,7 @@ describe('a callee who talks over a speech-to-speech agent', () => {
       usage: new UsageMeter(),
       firstMessage: null,
       firstAudioTimeoutMs: 3000,
+      tools: null,
       brain: new LlmBrain(
         new OpenAiChatClient({ endpoint: { baseUrl: openAi.baseUrl, apiKey }, model: 'm', logger }),
         { systemPrompt: 's', firstMessage: null, extraction: [], logger },
