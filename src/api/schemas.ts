@@ -1,3 +1,4 @@
+import { analysisStatuses } from '../domain/callAnalysis.js';
 import { callStatuses, endReasons } from '../domain/callStatus.js';
 import { errorStatusByCode } from '../domain/errors.js';
 import { outboundCallLimits } from '../domain/outboundCallRequest.js';
@@ -97,6 +98,23 @@ export const transcriptSchema = {
   },
 } as const;
 
+export const callAnalysisSchema = {
+  type: ['object', 'null'],
+  description:
+    'Extension: the post-call analysis of an answered call (null otherwise). `failed` and `skipped` (the callee never spoke) say why in `reason`; `extracted_data` is then empty, not an answer.',
+  required: ['status', 'reason', 'summary', 'success'],
+  properties: {
+    status: { type: 'string', enum: [...analysisStatuses] },
+    reason: { type: ['string', 'null'] },
+    summary: { type: ['string', 'null'] },
+    success: {
+      type: ['object', 'null'],
+      required: ['passed', 'explanation'],
+      properties: { passed: { type: 'boolean' }, explanation: { type: 'string' } },
+    },
+  },
+} as const;
+
 export const callResourceSchema = {
   title: 'Call',
   type: 'object',
@@ -138,6 +156,7 @@ export const callResourceSchema = {
     transcript: transcriptSchema,
     recording_url: nullableString,
     extracted_data: { type: 'object', additionalProperties: true },
+    analysis: callAnalysisSchema,
     metrics: { type: ['object', 'null'], additionalProperties: true },
   },
   examples: [

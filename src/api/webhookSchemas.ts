@@ -1,5 +1,5 @@
 import { callStatuses, endReasons, terminalStatuses } from '../domain/callStatus.js';
-import { transcriptSchema } from './schemas.js';
+import { callAnalysisSchema, transcriptSchema } from './schemas.js';
 
 /**
  * The `call.completed` event (DESIGN §4) as the reference describes it under `webhooks`: the body
@@ -95,6 +95,7 @@ export const callCompletedEventSchema = {
             'A signed link to the WAV that needs no API key and expires after 7 days; null without a recording.',
         },
         extracted_data: { type: 'object', additionalProperties: true },
+        analysis: callAnalysisSchema,
         variables: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
         metrics: {
           type: 'object',

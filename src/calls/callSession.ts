@@ -187,6 +187,7 @@ export class CallSession {
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,
+        analysis: result.analysis,
         metrics: await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs),
         recordingPath,
       };

@@ -57,6 +57,17 @@ export interface TranscriptEntry {
   text: string;
   start_ms: number;
   end_ms: number;
+  /** A timed event rather than speech: keys pressed, a tool called, its answer. */
+  event?: 'dtmf' | 'tool_call' | 'tool_result';
+}
+
+/** Extension: what callwright worked out of an answered call once it was over. */
+export interface CallAnalysis {
+  status: 'completed' | 'failed' | 'skipped';
+  /** Why it failed or was skipped (the callee never spoke); null when completed. */
+  reason: string | null;
+  summary: string | null;
+  success: { passed: boolean; explanation: string } | null;
 }
 
 export interface Call {
@@ -79,6 +90,8 @@ export interface Call {
   transcript: TranscriptEntry[];
   recording_url?: string | null;
   extracted_data: Record<string, unknown>;
+  /** Extension: the post-call analysis of an answered call; null otherwise. */
+  analysis?: CallAnalysis | null;
   metrics?: Record<string, unknown> | null;
 }
 
@@ -150,6 +163,8 @@ export interface CallCompletedEvent {
     transcript: TranscriptEntry[];
     recording_url: string | null;
     extracted_data: Record<string, unknown>;
+    /** Extension: the post-call analysis; null for a call that was not answered. */
+    analysis?: CallAnalysis | null;
     variables: Record<string, VariableValue>;
     metrics: { response_latency_ms?: { p50: number | null; p95: number | null } };
     /** Extension: what the call cost (US dollars), in total and by stage; null without a voice. */

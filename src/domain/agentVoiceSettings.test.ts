@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentVoiceSettingsOf, checkAgentVoiceSettings } from './agentVoiceSettings.js';
+import { noAnalysisSettings } from './callAnalysis.js';
 import { checkTurnTaking, defaultTurnTaking } from './turnTakingSettings.js';
 
 describe('checkAgentVoiceSettings', () => {
@@ -22,6 +23,7 @@ describe('checkAgentVoiceSettings', () => {
       voicemail: {},
       turnTaking: defaultTurnTaking,
       tools: [],
+      analysis: noAnalysisSettings,
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -31,6 +33,7 @@ describe('checkAgentVoiceSettings', () => {
       voicemail: {},
       turnTaking: defaultTurnTaking,
       tools: [],
+      analysis: noAnalysisSettings,
     });
   });
 
@@ -87,6 +90,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       voicemail: {},
       turnTaking: defaultTurnTaking,
       tools: [],
+      analysis: noAnalysisSettings,
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

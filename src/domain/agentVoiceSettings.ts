@@ -1,4 +1,5 @@
 import { type AgentTool, checkAgentTools } from './agentTools.js';
+import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
 import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
 
@@ -97,6 +98,8 @@ export interface AgentVoiceSettings {
   turnTaking: TurnTakingSettings;
   /** Functions on the customer's server the model may call (settings.tools, src/domain/agentTools.ts). */
   tools: AgentTool[];
+  /** What is worked out of the call once it is over (settings.analysis, src/domain/callAnalysis.ts). */
+  analysis: AnalysisSettings;
 }
 
 export const voiceSettingsLimits = {
@@ -288,7 +291,16 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
  */
 export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'): AgentVoiceSettings {
   if (!isObject(raw)) refuse('the settings are a JSON object');
-  onlyKnownFields('settings', raw, ['stt', 'tts', 'llm', 'realtime', 'voicemail', 'turn_taking', 'tools']);
+  onlyKnownFields('settings', raw, [
+    'stt',
+    'tts',
+    'llm',
+    'realtime',
+    'voicemail',
+    'turn_taking',
+    'tools',
+    'analysis',
+  ]);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
   const llm = chain('settings.llm', raw.llm, parseLlm);
@@ -305,6 +317,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     voicemail: parseVoicemail(raw.voicemail),
     turnTaking: checkTurnTaking(raw.turn_taking),
     tools: checkAgentTools(raw.tools, brain),
+    analysis: checkAnalysisSettings(raw.analysis, brain),
   };
 }
 
@@ -347,6 +360,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   } catch {
     // unreadable tools: none (the model is not offered what cannot be called)
   }
+  let analysis: AnalysisSettings = noAnalysisSettings;
+  try {
+    analysis = checkAnalysisSettings(parts.analysis);
+  } catch {
+    // unreadable analysis settings: the extraction fields alone
+  }
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
@@ -355,5 +374,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     voicemail,
     turnTaking,
     tools,
+    analysis,
   };
 }

@@ -38,6 +38,8 @@ export function callCompletedEvent(
       transcript: call.transcript,
       recording_url: event.recordingUrl,
       extracted_data: call.extractedData,
+      // Extension: the post-call analysis (null for a call that was not answered).
+      analysis: call.analysis,
       variables: call.variables ?? {},
       metrics: {
         response_latency_ms: latency ?? { p50: null, p95: null },

@@ -1,3 +1,4 @@
+import type { CallAnalysis } from './callAnalysis.js';
 import type { AnsweredBy, CallStatus, EndReason } from './callStatus.js';
 import type { RatePolicy } from './rateLimit.js';
 import type { VariableValue } from './templates.js';
@@ -138,6 +139,8 @@ export interface CallRecord {
   transcript: TranscriptEntry[];
   recordingPath: string | null;
   extractedData: Record<string, unknown>;
+  /** The post-call analysis of an answered call (src/domain/callAnalysis.ts); null otherwise. */
+  analysis: CallAnalysis | null;
   metrics: Record<string, unknown> | null;
   sipCallId: string | null;
   workerId: string | null;
@@ -165,6 +168,7 @@ export interface CallFinish {
   transcript?: TranscriptEntry[];
   recordingPath?: string | null;
   extractedData?: Record<string, unknown>;
+  analysis?: CallAnalysis | null;
   metrics?: Record<string, unknown> | null;
   atIso: string;
 }

@@ -44,6 +44,7 @@ export function toCallResource(call: CallRecord, recordingUrl: string | null = n
     transcript: call.transcript,
     recording_url: recordingUrl,
     extracted_data: call.extractedData,
+    analysis: call.analysis,
     metrics: call.metrics,
   };
 }

@@ -153,6 +153,7 @@ export function callFromRow(
     | 'transcript'
     | 'recording_path'
     | 'extracted_data'
+    | 'analysis'
     | 'metrics'
     | 'sip_call_id'
     | 'worker_id'
@@ -181,6 +182,7 @@ export function callFromRow(
     transcript: codec.json(row.transcript),
     recordingPath: textOrNull(row.recording_path),
     extractedData: codec.json(row.extracted_data),
+    analysis: codec.json(row.analysis) ?? null,
     metrics: codec.json(row.metrics),
     sipCallId: textOrNull(row.sip_call_id),
     workerId: textOrNull(row.worker_id),

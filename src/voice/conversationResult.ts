@@ -1,7 +1,9 @@
+import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { AgentBrain } from './brains/types.js';
+import { analyzeCall } from './callAnalyst.js';
 import type { CallRecorder } from './callRecorder.js';
 import type { ProviderFailureLog } from './providers/index.js';
 import type { TurnTimeline } from './turnTimeline.js';
@@ -19,6 +21,7 @@ export interface ConversationResult {
   transcript: TranscriptEntry[];
   answeredBy: AnsweredBy;
   extractedData: Record<string, unknown>;
+  analysis: CallAnalysis;
   metrics: Record<string, unknown>;
   recorder: CallRecorder;
 }
@@ -65,16 +68,12 @@ export async function conversationResult(parts: {
     .map((turn) => turn.voice_to_voice_ms)
     .filter((value): value is number => value !== null);
   const sorted = [...(parts.timeline ? voiceToVoice : (parts.latenciesMs ?? []))].sort((a, b) => a - b);
-  let extractedData: Record<string, unknown> = {};
-  try {
-    extractedData = await parts.brain.extract(parts.transcript);
-  } catch (error) {
-    parts.logger.warn({ err: error }, 'extraction failed');
-  }
+  const { data: extractedData, analysis } = await analyzeCall(parts.brain, parts.transcript, parts.logger);
   return {
     transcript: parts.transcript,
     answeredBy: parts.answeredBy,
     extractedData,
+    analysis,
     recorder: parts.recorder,
     metrics: {
       response_latency_ms: { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95) },

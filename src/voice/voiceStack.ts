@@ -190,6 +190,7 @@ export class VoiceStack {
         systemPrompt,
         firstMessage,
         extraction: agent.extraction,
+        analysis: settings.analysis,
         logger,
         tools,
       });
@@ -224,7 +225,7 @@ export class VoiceStack {
     } else {
       // A script agent without a script says its first message, then listens (free-form).
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
-      brain = new ScriptBrain(script, variables, firstMessage);
+      brain = new ScriptBrain(script, variables, firstMessage, settings.analysis);
     }
     const voicemailMessage = settings.voicemail.message
       ? renderTemplate(settings.voicemail.message, variables)

@@ -216,6 +216,8 @@ describe('dashboard in chromium', () => {
     await page.getByTestId('call-status').getByText('completed').waitFor({ timeout: 40_000 });
     const ended = (await page.locator('main').textContent()) ?? '';
     expect(ended).toContain('The agent ended the call');
+    // The script's analysis: completed (the callee spoke), shown beside the extracted data.
+    expect(await page.getByTestId('analysis-status').textContent()).toBe('completed');
     const figures = page.getByTestId('call-figures');
     expect(await figures.locator('tr', { hasText: 'Voice-to-voice, median' }).textContent()).toMatch(
       /\d+ ms/,

@@ -86,7 +86,14 @@ describe('the llm brain with HTTP providers', () => {
       ['agent', 'Your appointment is confirmed.'],
       ['agent', 'Goodbye!'],
     ]);
-    expect(call.extractedData).toEqual({ confirmed: true });
+    // The callee never said a word: nothing is extracted, and the analysis says why.
+    expect(call.extractedData).toEqual({});
+    expect(call.analysis).toEqual({
+      status: 'skipped',
+      reason: 'the callee never spoke',
+      summary: null,
+      success: null,
+    });
 
     const chats = fake.requests.filter((request) => request.path.endsWith('/chat/completions'));
     const streamed = chats[0]?.json as {
@@ -101,8 +108,9 @@ describe('the llm brain with HTTP providers', () => {
       'You call Ann about an appointment.\n\nContext for this call:\nShe prefers mornings.',
     );
     expect(streamed.tools.map((tool) => tool.function.name).sort()).toEqual(['end_call', 'send_dtmf']);
-    const extraction = chats.at(-1)?.json as { response_format: { type: string } };
-    expect(extraction.response_format.type).toBe('json_schema');
+    expect(chats.some((request) => (request.json as { response_format?: unknown }).response_format)).toBe(
+      false,
+    );
     expect(
       fake.requests.filter((request) => request.path.endsWith('/audio/speech')).length,
     ).toBeGreaterThanOrEqual(3);
@@ -151,5 +159,12 @@ describe('the llm brain with HTTP providers', () => {
     };
     expect(secondChat.messages.map((message) => message.role)).toEqual(['system', 'assistant', 'user']);
     expect(secondChat.messages[2]?.content).toBe('yes');
+    // The callee spoke: a schema-constrained extraction, its unknown fields dropped.
+    expect(call.extractedData).toEqual({ confirmed: true });
+    expect(call.analysis).toMatchObject({ status: 'completed', reason: null });
+    const extraction = fake.requests.filter((request) => request.path.endsWith('/chat/completions')).at(-1)
+      ?.json as { response_format: { type: string; json_schema: { strict: boolean } } };
+    expect(extraction.response_format.type).toBe('json_schema');
+    expect(extraction.response_format.json_schema.strict).toBe(true);
   }, 45_000);
 });

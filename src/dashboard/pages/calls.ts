@@ -84,6 +84,27 @@ function facts(entries: [string, Html | string | number | null][]): Html {
   )}</dl>`;
 }
 
+/** The post-call analysis: its status (and why it failed or was skipped), summary and success. */
+function analysisFacts(call: CallRecord): Html | string {
+  const analysis = call.analysis;
+  if (!analysis) return '';
+  return facts([
+    [
+      'Analysis',
+      html`<span data-testid="analysis-status">${analysis.status}</span>${analysis.reason ? html` <span class="muted">— ${analysis.reason}</span>` : ''}`,
+    ],
+    ...(analysis.summary ? [['Summary', analysis.summary] as [string, string]] : []),
+    ...(analysis.success
+      ? [
+          [
+            'Success',
+            html`${analysis.success.passed ? 'passed' : 'not passed'} <span class="muted">— ${analysis.success.explanation}</span>`,
+          ] as [string, Html],
+        ]
+      : []),
+  ]);
+}
+
 async function callDetail(options: DashboardOptions, viewer: Viewer, call: CallRecord): Promise<Html> {
   const resource = toCallResource(call);
   const agent = await options.store.agents.get(viewer.account.id, call.agentId);
@@ -149,6 +170,7 @@ ${
 </section>
 <section class="panel" aria-labelledby="extracted-title">
 <h2 id="extracted-title">Extracted data</h2>
+${analysisFacts(call)}
 ${extracted.length === 0 ? html`<p class="muted">Nothing extracted.</p>` : facts(extracted.map(([name, value]) => [name, JSON.stringify(value)]))}
 </section>
 ${

@@ -161,6 +161,7 @@ export interface CallsTable {
   recording_path: string | null;
   extracted_data: JsonColumn;
   metrics: NullableJsonColumn;
+  analysis: NullableJsonColumn;
   sip_call_id: string | null;
   worker_id: string | null;
   lease_expires_at: NullableTimeColumn;

@@ -269,4 +269,12 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       );
     `,
   },
+  {
+    version: 9,
+    name: 'call analysis',
+    sql: `
+      -- The post-call analysis of an answered call: status, reason, summary, success (JSON).
+      ALTER TABLE calls ADD COLUMN analysis jsonb;
+    `,
+  },
 ];

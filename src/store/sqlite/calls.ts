@@ -93,6 +93,7 @@ export class SqliteCalls implements CallRepository {
       `UPDATE calls SET status = @status, end_reason = @end_reason, answered_by = COALESCE(@answered_by, answered_by),
          transcript = COALESCE(@transcript, transcript), recording_path = COALESCE(@recording_path, recording_path),
          extracted_data = COALESCE(@extracted_data, extracted_data), metrics = COALESCE(@metrics, metrics),
+         analysis = COALESCE(@analysis, analysis),
          ended_at = @at, lease_expires_at = NULL, updated_at = @at
        WHERE id = @id AND status IN ('queued', ${liveStatuses.slice(1, -1)}) RETURNING *`,
     );
@@ -227,6 +228,7 @@ export class SqliteCalls implements CallRepository {
         recording_path: finish.recordingPath ?? null,
         extracted_data: finish.extractedData ? JSON.stringify(finish.extractedData) : null,
         metrics: finish.metrics ? JSON.stringify(finish.metrics) : null,
+        analysis: finish.analysis ? JSON.stringify(finish.analysis) : null,
         at: finish.atIso,
       }) as CallRow | undefined;
       if (!row) return null;
@@ -273,6 +275,7 @@ function queuedCall(input: NewQueuedCall): CallRecord {
     recordingPath: null,
     extractedData: {},
     metrics: null,
+    analysis: null,
     sipCallId: null,
     workerId: null,
     leaseExpiresAt: null,

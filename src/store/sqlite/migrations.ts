@@ -246,4 +246,12 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       );
     `,
   },
+  {
+    version: 9,
+    name: 'call analysis',
+    sql: `
+      -- The post-call analysis of an answered call: status, reason, summary, success (JSON).
+      ALTER TABLE calls ADD COLUMN analysis TEXT;
+    `,
+  },
 ];

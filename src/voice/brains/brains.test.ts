@@ -44,7 +44,7 @@ describe('the script brain', () => {
       { type: 'say', text: 'Great, you are confirmed for Tuesday. Goodbye!' },
       { type: 'end_call' },
     ]);
-    expect(await brain.extract()).toEqual({ confirmed: true });
+    expect((await brain.analyze()).data).toEqual({ confirmed: true });
   });
 
   it('reschedules through the day question, matching words inside longer speech', async () => {
@@ -55,7 +55,7 @@ describe('the script brain', () => {
     ]);
     const done = await all(brain.onCalleeTurn({ text: 'maybe thursday please' }, signal));
     expect(done.at(-1)).toEqual({ type: 'end_call' });
-    expect(await brain.extract()).toEqual({ confirmed: false, new_day: 'Thursday' });
+    expect((await brain.analyze()).data).toEqual({ confirmed: false, new_day: 'Thursday' });
   });
 
   it('asks again when nothing matches, then gives up politely', async () => {
@@ -76,7 +76,7 @@ describe('the script brain', () => {
     await all(brain.onCalleeTurn({ text: 'can you take a message' }, signal));
     expect(brain.expectedPhrases()).toBeUndefined();
     await all(brain.onCalleeTurn({ text: 'tell her i will be late' }, signal));
-    expect(await brain.extract()).toEqual({ message: 'tell her i will be late', message_taken: true });
+    expect((await brain.analyze()).data).toEqual({ message: 'tell her i will be late', message_taken: true });
   });
 
   it('says a first message instead of the start node and keeps its listen', async () => {

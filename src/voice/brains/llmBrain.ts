@@ -1,10 +1,12 @@
 import type { AgentTool } from '../../domain/agentTools.js';
+import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
 import type { ExtractionField } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
 import { type ToolCaller, toolOutcomeForModel, toolTranscriptText } from '../../tools/toolCaller.js';
+import { languageModelAnalysis } from '../callAnalyst.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
-import type { AgentBrain, BrainAction, CalleeTurn } from './types.js';
+import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn } from './types.js';
 
 const builtInTools: ToolDefinition[] = [
   {
@@ -32,13 +34,6 @@ const unansweredToolCall = JSON.stringify({
   error: 'the callee spoke before the answer arrived; it was not awaited',
 });
 
-const jsonTypeOf: Record<ExtractionField['type'], Record<string, unknown>> = {
-  string: { type: ['string', 'null'] },
-  number: { type: ['number', 'null'] },
-  boolean: { type: ['boolean', 'null'] },
-  date: { type: ['string', 'null'], description: 'ISO 8601 date' },
-};
-
 /**
  * The prompt-driven brain: the agent's system prompt (rendered with the call's variables, the
  * call's context appended), a streaming chat model whose reply is spoken sentence by sentence as
@@ -53,6 +48,8 @@ export class LlmBrain implements AgentBrain {
       systemPrompt: string;
       firstMessage: string | null;
       extraction: ExtractionField[];
+      /** What is worked out of the call once it is over (settings.analysis). */
+      analysis?: AnalysisSettings;
       logger: Logger;
       /** The agent's own tools (settings.tools), called on the customer's server. */
       tools?: ToolCaller | null;
@@ -70,11 +67,13 @@ export class LlmBrain implements AgentBrain {
     ];
     this.firstMessage = options.firstMessage;
     this.extraction = options.extraction;
+    this.analysis = options.analysis ?? noAnalysisSettings;
     this.logger = options.logger;
   }
 
   private readonly firstMessage: string | null;
   private readonly extraction: ExtractionField[];
+  private readonly analysis: AnalysisSettings;
   private readonly logger: Logger;
   private readonly toolCaller: ToolCaller | null;
   private readonly toolDefinitions: ToolDefinition[];
@@ -114,41 +113,10 @@ export class LlmBrain implements AgentBrain {
     if (last?.role === 'assistant' && typeof last.content === 'string') last.content = text;
   }
 
-  async extract(transcript: readonly { role: string; text: string }[]): Promise<Record<string, unknown>> {
-    if (this.extraction.length === 0) return {};
-    const properties = Object.fromEntries(
-      this.extraction.map((field) => [
-        field.name,
-        { ...jsonTypeOf[field.type], description: field.description },
-      ]),
-    );
-    const conversation = transcript.map((entry) => `${entry.role}: ${entry.text}`).join('\n');
-    try {
-      const result = await this.chat.completeJson({
-        messages: [
-          {
-            role: 'system',
-            content: 'Extract the requested fields from this phone call. Use null when unknown.',
-          },
-          { role: 'user', content: conversation },
-        ],
-        schema: {
-          name: 'extracted_data',
-          schema: {
-            type: 'object',
-            properties,
-            required: Object.keys(properties),
-            additionalProperties: false,
-          },
-        },
-      });
-      if (typeof result !== 'object' || result === null) return {};
-      const known = new Set(this.extraction.map((field) => field.name));
-      return Object.fromEntries(Object.entries(result).filter(([name]) => known.has(name)));
-    } catch (error) {
-      this.logger.warn({ err: error }, 'extraction failed');
-      return {};
-    }
+  analyze(
+    transcript: readonly { role: string; text: string; event?: string }[],
+  ): Promise<CallAnalysisResult> {
+    return languageModelAnalysis(this.chat, this.analysis, this.extraction, transcript);
   }
 
   /**

@@ -1,7 +1,9 @@
+import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
 import { renderTemplate, type VariableValue } from '../../domain/templates.js';
+import { scriptAnalysis } from '../callAnalyst.js';
 import type { DialogNode, DialogOption, DialogScript } from './dialogScript.js';
 import { normalizeSpeech } from './dialogScript.js';
-import type { AgentBrain, BrainAction, CalleeTurn } from './types.js';
+import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn } from './types.js';
 
 /** Nodes entered in one response at most: a guard against `next` loops without a `listen`. */
 const maxStepsPerResponse = 50;
@@ -18,6 +20,7 @@ export class ScriptBrain implements AgentBrain {
     private readonly script: DialogScript,
     private readonly variables: Record<string, VariableValue>,
     private readonly firstMessage: string | null,
+    private readonly analysis: AnalysisSettings = noAnalysisSettings,
   ) {}
 
   greeting(): string | null {
@@ -59,8 +62,8 @@ export class ScriptBrain implements AgentBrain {
 
   noteSaid(): void {}
 
-  async extract(): Promise<Record<string, unknown>> {
-    return { ...this.extracted };
+  async analyze(): Promise<CallAnalysisResult> {
+    return scriptAnalysis({ ...this.extracted }, this.analysis);
   }
 
   private match(options: DialogOption[], turn: CalleeTurn): DialogOption | undefined {

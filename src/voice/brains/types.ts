@@ -1,3 +1,5 @@
+import type { CallAnalysis } from '../../domain/callAnalysis.js';
+
 /** What a brain asks the call to do, in order. */
 export type BrainAction =
   /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
@@ -6,6 +8,12 @@ export type BrainAction =
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
   | { type: 'note'; event: 'tool_call' | 'tool_result'; text: string }
   | { type: 'end_call' };
+
+/** What the analysis of a call gives: `extracted_data` and the analysis record. */
+export interface CallAnalysisResult {
+  data: Record<string, unknown>;
+  analysis: CallAnalysis;
+}
 
 /** A callee turn as the pipeline hands it over. */
 export interface CalleeTurn {
@@ -34,6 +42,9 @@ export interface AgentBrain {
   expectedPhrases(): string[] | undefined;
   /** Tells the brain what was actually said of its last `say` (less than asked after a barge-in). */
   noteSaid(text: string): void;
-  /** The extracted data at the end of the call. */
-  extract(transcript: readonly { role: string; text: string }[]): Promise<Record<string, unknown>>;
+  /**
+   * The post-call analysis: the extracted data, checked against the agent's data schema, and the
+   * summary and success judgement it asks for (src/voice/callAnalyst.ts).
+   */
+  analyze(transcript: readonly { role: string; text: string; event?: string }[]): Promise<CallAnalysisResult>;
 }

@@ -53,6 +53,8 @@ export interface JsonSchemaFormat {
 export interface CompleteJsonRequest {
   messages: ChatMessage[];
   schema: JsonSchemaFormat;
+  /** OpenAI's strict structured outputs (default true); false for a schema outside strict mode's subset. */
+  strict?: boolean;
   temperature?: number;
   signal?: AbortSignal;
 }
@@ -232,7 +234,11 @@ export class OpenAiChatClient {
       messages: request.messages.map(toWireMessage),
       response_format: {
         type: 'json_schema',
-        json_schema: { name: request.schema.name, schema: request.schema.schema, strict: true },
+        json_schema: {
+          name: request.schema.name,
+          schema: request.schema.schema,
+          strict: request.strict ?? true,
+        },
       },
     };
     if (request.temperature !== undefined) body.temperature = request.temperature;

@@ -40,6 +40,11 @@ export interface FakeOpenAiScript {
   }) => FakeChatDelta[] | undefined;
   /** The `message.content` of a non-streamed completion. */
   chatJsonContent: string;
+  /** Per request: the `message.content` of a non-streamed completion, or undefined for `chatJsonContent`. */
+  chatJsonFor?: (request: {
+    messages: Array<Record<string, unknown>>;
+    response_format?: { json_schema?: { name?: string } };
+  }) => string | undefined;
   /** Answer the next request with this instead. */
   nextFailure?: { status: number; body: string };
   /** Wait this long before answering (to trigger client timeouts). */
@@ -233,7 +238,13 @@ export async function startFakeOpenAiServer(
             choices: [
               {
                 index: 0,
-                message: { role: 'assistant', content: script.chatJsonContent },
+                message: {
+                  role: 'assistant',
+                  content:
+                    script.chatJsonFor?.(
+                      json as Parameters<NonNullable<FakeOpenAiScript['chatJsonFor']>>[0],
+                    ) ?? script.chatJsonContent,
+                },
                 finish_reason: 'stop',
               },
             ],

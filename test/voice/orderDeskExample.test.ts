@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
+import {
+  type FakeChatDelta,
+  type FakeOpenAiServer,
+  startFakeOpenAiServer,
+} from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * The example order desk (examples/agents/order-desk.settings.json) with the example tool server
+ * (examples/order-lookup-tool.mjs, run as its own process): the example verifies callwright's
+ * signature with its own code and answers; the model (a fake of OpenAI's chat protocol) reads the
+ * answer back to the callee.
+ */
+
+const root = resolve(import.meta.dirname, '../..');
+let fake: FakeOpenAiServer;
+let tool: ChildProcess | undefined;
+let service: Awaited<ReturnType<typeof startFullService>>;
+
+function startExampleTool(secret: string): Promise<string> {
+  const child = spawn(process.execPath, [resolve(root, 'examples/order-lookup-tool.mjs')], {
+    env: { ...process.env, CALLWRIGHT_WEBHOOK_SECRET: secret, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  tool = child;
+  return new Promise((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const url = /http:\/\/\S+/.exec(chunk.toString())?.[0];
+      if (url) done(url);
+    });
+    child.once('exit', (code) => fail(new Error(`the example tool exited (${code})`)));
+  });
+}
+
+/** The model: opens by looking up the order the callee "gave", then reads the answer out. */
+function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
+  const last = messages.at(-1);
+  if (last?.role === 'tool') {
+    const answer = JSON.parse(String(last.content)) as { found?: boolean; status?: string; error?: string };
+    const words = answer.found ? `Your order is ${answer.status}.` : 'I could not find that order.';
+    return [
+      { delta: { content: `${words} Goodbye!` } },
+      {
+        delta: {
+          tool_calls: [
+            { index: 0, id: 'call_end', type: 'function', function: { name: 'end_call', arguments: '{}' } },
+          ],
+        },
+        finishReason: 'tool_calls',
+      },
+    ];
+  }
+  return [
+    {
+      delta: {
+        tool_calls: [
+          {
+            index: 0,
+            id: 'call_lookup',
+            type: 'function',
+            function: { name: 'lookup_order', arguments: '{"order_id":"A-1001"}' },
+          },
+        ],
+      },
+      finishReason: 'tool_calls',
+    },
+  ];
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer({ apiKey: 'sk-test', chatStreamFor: playModel, chatJsonContent: '{}' });
+  service = await startFullService({
+    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
+    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
+    CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
+});
+
+afterAll(async () => {
+  tool?.kill();
+  await service?.dispose();
+  await fake?.close();
+});
+
+describe('the example order desk agent', () => {
+  it("looks an order up through the example tool server, which verifies callwright's signature", async () => {
+    const account = await service.store.accounts.create({ name: 'orders' });
+    const { key } = await createApiKey(service.store, account.id, 'orders');
+    const { secret } = await setWebhookEndpoint(
+      service.store,
+      service.secretBox,
+      account.id,
+      'http://127.0.0.1:9/events',
+      { allowPrivate: true },
+    );
+    const toolUrl = await startExampleTool(secret);
+    const settings = JSON.parse(
+      readFileSync(resolve(root, 'examples/agents/order-desk.settings.json'), 'utf8'),
+    );
+    settings.tools[0].url = toolUrl;
+    settings.llm.model = 'test-model';
+    const agent = await createAgent(service.store, account.id, {
+      name: 'Order desk',
+      prompt: 'You answer questions about orders.',
+      brain: 'llm',
+      settings,
+      maxDurationS: 30,
+    });
+    await addPhoneNumber(service.store, account.id, '+15550009996');
+    const result = await postCall(service.url, key, {
+      agent_id: agent.id,
+      from_number: '+15550009996',
+      to_number: '+15550100007',
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    const result_ = call.transcript.find((entry) => entry.event === 'tool_result');
+    expect(JSON.parse(result_?.text ?? '{}')).toMatchObject({ found: true, status: 'shipped' });
+    const said = call.transcript
+      .filter((entry) => entry.role === 'agent' && !entry.event)
+      .map((entry) => entry.text);
+    expect(said).toEqual(["One moment, I'm looking that up.", 'Your order is shipped.', 'Goodbye!']);
+  }, 45_000);
+});
