@@ -5,7 +5,7 @@ import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
-import type { InviteOptions } from '../telephony/sip/index.js';
+import { type InviteOptions, parseSipUri } from '../telephony/sip/index.js';
 
 /** Where sandbox calls go: the in-process sandbox carrier's SIP address. */
 export interface SandboxAddress {
@@ -95,4 +95,15 @@ export async function inviteForCall(
       : {}),
   };
   return { inviteOptions: invite, trunkId: trunk.id };
+}
+
+/**
+ * The Refer-To URI of a transfer target: a SIP URI as configured, or an E.164 number at the host
+ * the call itself went to (the trunk or the sandbox), so the carrier that holds the callee dials it.
+ */
+export function referToUri(destination: string, callRequestUri: string): string {
+  if (/^sips?:/.test(destination)) return destination;
+  const uri = parseSipUri(callRequestUri);
+  const host = uri ? `${uri.host}${uri.port ? `:${uri.port}` : ''}` : 'invalid';
+  return `${uri?.scheme ?? 'sip'}:${destination}@${host}`;
 }

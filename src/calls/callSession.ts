@@ -19,14 +19,14 @@ import {
   parseAnswer,
   RtpSession,
 } from '../telephony/rtp/index.js';
-import type { CallFailure, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import type { CallFailure, OutgoingCall, SipUserAgent, TransferResult } from '../telephony/sip/index.js';
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
 import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
-import { type CallRoute, inviteForCall, type SandboxAddress } from './callRoute.js';
+import { type CallRoute, inviteForCall, referToUri, type SandboxAddress } from './callRoute.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 
@@ -324,6 +324,7 @@ export class CallSession {
       silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
       maxDurationMs: this.maxDurationMs,
       hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
+      transfer: (target: string) => this.transferTo(target),
       onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),
     };
     const { realtime, ...stages } = this.callVoice;
@@ -331,6 +332,17 @@ export class CallSession {
       ? new RealtimeConversation({ ...shared, ...stages, ...realtime })
       : new Conversation({ ...shared, ...stages, ...(this.prefetch ? { prefetch: this.prefetch } : {}) });
     this.conversation.start();
+  }
+
+  /** A cold transfer (REFER) to one of the agent's targets; the call stays up until it succeeds. */
+  private transferTo(target: string): Promise<TransferResult> {
+    const destination = this.callVoice?.transferTargets[target];
+    const outgoing = this.outgoing;
+    const requestUri = this.route?.inviteOptions.requestUri;
+    if (!destination || !outgoing || !requestUri)
+      return Promise.resolve({ kind: 'failed', status: null, reason: `no transfer target ${target}` });
+    this.log.info({ target }, 'transferring the call');
+    return outgoing.transfer(referToUri(destination, requestUri));
   }
 
   /**

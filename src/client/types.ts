@@ -24,7 +24,8 @@ export type EndReason =
   | 'carrier_error'
   | 'internal_error'
   | 'provider_error'
-  | 'interrupted';
+  | 'interrupted'
+  | 'transferred';
 
 export type VariableValue = string | number | boolean;
 

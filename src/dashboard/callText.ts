@@ -15,6 +15,7 @@ const endReasonSentences: Record<EndReason, string> = {
   internal_error: 'Ended by an error in callwright',
   provider_error: 'A speech or language provider failed',
   interrupted: 'Cut off when the service stopped',
+  transferred: 'Handed to a person (transferred)',
 };
 
 const statusSentences: Partial<Record<CallStatus, string>> = {

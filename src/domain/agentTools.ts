@@ -149,6 +149,39 @@ function parseTool(where: string, raw: unknown): AgentTool {
   };
 }
 
+/** Where `transfer_call` may hand the call: a name the model picks → an E.164 number or a SIP URI. */
+export type TransferTargets = Record<string, string>;
+
+export const transferLimits = { targetsMax: 10 } as const;
+
+/** Checks `settings.transfer` (`{"targets": {"human": "+15550100001"}}`); an empty map without it. */
+export function checkTransferTargets(raw: unknown): TransferTargets {
+  if (raw === undefined) return {};
+  if (!isObject(raw)) refuse('settings.transfer must be an object {"targets": {...}}');
+  onlyKnownFields('settings.transfer', raw, ['targets']);
+  const { targets } = raw;
+  if (
+    !isObject(targets) ||
+    Object.keys(targets).length === 0 ||
+    Object.keys(targets).length > transferLimits.targetsMax
+  )
+    refuse(
+      `settings.transfer.targets must map 1 to ${transferLimits.targetsMax} names to numbers or SIP URIs`,
+    );
+  for (const [name, destination] of Object.entries(targets)) {
+    if (!/^[a-z][a-z0-9_]{0,31}$/.test(name))
+      refuse(
+        `settings.transfer.targets: "${name.slice(0, 40)}" must be 1 to 32 lower-case letters, digits or _`,
+      );
+    if (
+      typeof destination !== 'string' ||
+      !(/^\+[1-9][0-9]{6,14}$/.test(destination) || /^sips?:[^\s<>@]+@[^\s<>;]+$/.test(destination))
+    )
+      refuse(`settings.transfer.targets.${name} must be an E.164 number or a sip:/sips: URI with a user`);
+  }
+  return targets as TransferTargets;
+}
+
 /** Checks `settings.tools`; throws a 400 naming the first field that does not fit. */
 export function checkAgentTools(raw: unknown, brain?: 'script' | 'llm'): AgentTool[] {
   if (raw === undefined) return [];

@@ -24,6 +24,7 @@ describe('checkAgentVoiceSettings', () => {
       turnTaking: defaultTurnTaking,
       tools: [],
       analysis: noAnalysisSettings,
+      transferTargets: {},
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -34,6 +35,7 @@ describe('checkAgentVoiceSettings', () => {
       turnTaking: defaultTurnTaking,
       tools: [],
       analysis: noAnalysisSettings,
+      transferTargets: {},
     });
   });
 
@@ -91,6 +93,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       turnTaking: defaultTurnTaking,
       tools: [],
       analysis: noAnalysisSettings,
+      transferTargets: {},
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

@@ -1,4 +1,4 @@
-import { type AgentTool, checkAgentTools } from './agentTools.js';
+import { type AgentTool, checkAgentTools, checkTransferTargets, type TransferTargets } from './agentTools.js';
 import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
 import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
@@ -100,6 +100,8 @@ export interface AgentVoiceSettings {
   tools: AgentTool[];
   /** What is worked out of the call once it is over (settings.analysis, src/domain/callAnalysis.ts). */
   analysis: AnalysisSettings;
+  /** Where the agent may transfer the call (settings.transfer.targets); empty: no transfer_call. */
+  transferTargets: TransferTargets;
 }
 
 export const voiceSettingsLimits = {
@@ -300,6 +302,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     'turn_taking',
     'tools',
     'analysis',
+    'transfer',
   ]);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
@@ -318,6 +321,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     turnTaking: checkTurnTaking(raw.turn_taking),
     tools: checkAgentTools(raw.tools, brain),
     analysis: checkAnalysisSettings(raw.analysis, brain),
+    transferTargets: checkTransferTargets(raw.transfer),
   };
 }
 
@@ -366,6 +370,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   } catch {
     // unreadable analysis settings: the extraction fields alone
   }
+  let transferTargets: TransferTargets = {};
+  try {
+    transferTargets = checkTransferTargets(parts.transfer);
+  } catch {
+    // unreadable targets: no transfers
+  }
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
@@ -375,5 +385,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     turnTaking,
     tools,
     analysis,
+    transferTargets,
   };
 }

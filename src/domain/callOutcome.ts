@@ -15,7 +15,8 @@ export type TelephonyEnding =
   | { kind: 'internal_error' }
   /** A speech or language provider the agent needs is missing or failed; nothing could be said. */
   | { kind: 'provider_error' }
-  | { kind: 'interrupted' };
+  | { kind: 'interrupted' }
+  | { kind: 'transferred' };
 
 export interface TerminalOutcome {
   status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
@@ -49,6 +50,7 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
     case 'max_duration':
     case 'silence_timeout':
     case 'voicemail':
+    case 'transferred':
       return { status: 'completed', endReason: ending.kind };
     case 'internal_error':
     case 'provider_error':

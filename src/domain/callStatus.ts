@@ -32,6 +32,8 @@ export const endReasons = [
   'internal_error',
   'provider_error',
   'interrupted',
+  /** The agent handed the call to a person (a cold transfer the far end completed). */
+  'transferred',
 ] as const;
 export type EndReason = (typeof endReasons)[number];
 

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
+import type { TransferResult } from '../telephony/sip/index.js';
 import type { AgentSpeaker, SpokenLine } from './agentSpeaker.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
 import { type AgentEnding, providerApology } from './conversationResult.js';
@@ -54,7 +55,9 @@ export class AgentReplies {
       /** Called when a reply is over (the silence timer starts again). */
       onReplyOver: () => void;
       /** Records a timed agent event in the transcript (keys sent, a tool called, its answer). */
-      noteEvent: (event: 'dtmf' | 'tool_call' | 'tool_result', text: string) => void;
+      noteEvent: (event: 'dtmf' | 'tool_call' | 'tool_result' | 'transfer', text: string) => void;
+      /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
+      transfer?: ((target: string) => Promise<TransferResult>) | undefined;
     },
   ) {}
 
@@ -166,6 +169,10 @@ export class AgentReplies {
           return;
         }
         if (signal.aborted) continue;
+        if (action.type === 'transfer') {
+          await this.transfer(action.target);
+          return;
+        }
         this.options.noteEvent('dtmf', action.digits);
         await this.options.rtp.sendDtmf(action.digits);
       }
@@ -185,6 +192,40 @@ export class AgentReplies {
       if (lines.some((line) => line.interrupted)) this.noteCut(lines, reply.cutByCallee);
       if (this.reply === reply) this.reply = null;
       this.options.onReplyOver();
+    }
+  }
+
+  /**
+   * A cold transfer once the agent's words are out: the call ends `transferred` when the far end
+   * reached the target; otherwise the brain hears why and goes on with the callee.
+   */
+  private async transfer(target: string): Promise<void> {
+    const { brain, noteEvent, hangUp, hasEnded, logger } = this.options;
+    const result: TransferResult = this.options.transfer
+      ? await this.options.transfer(target)
+      : { kind: 'failed', status: null, reason: 'this call cannot be transferred' };
+    if (hasEnded()) return;
+    const how =
+      result.kind === 'transferred'
+        ? `transferred (${result.status})`
+        : result.kind === 'refused'
+          ? `refused by the line (${result.status})`
+          : `failed: ${result.reason}`;
+    noteEvent('transfer', `${target}: ${how}`);
+    logger.info({ target, result: result.kind }, 'transfer over');
+    if (result.kind === 'transferred') {
+      hangUp('transferred');
+      return;
+    }
+    const reason =
+      result.kind === 'refused'
+        ? `the phone line refused the transfer (SIP ${result.status})`
+        : result.status
+          ? `the transfer target did not take the call (SIP ${result.status})`
+          : `the transfer did not go through (${result.reason})`;
+    if (brain.onTransferFailed) {
+      const onFailed = brain.onTransferFailed.bind(brain);
+      setImmediate(() => this.run((signal) => onFailed(reason, signal)));
     }
   }
 

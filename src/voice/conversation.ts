@@ -3,6 +3,7 @@ import type { TranscriptEntry } from '../domain/records.js';
 import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
+import type { TransferResult } from '../telephony/sip/index.js';
 import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
 import { BeepDetector } from './beepDetector.js';
@@ -31,6 +32,8 @@ export {
 export interface ConversationOptions {
   rtp: RtpSession;
   brain: AgentBrain;
+  /** A cold transfer to one of the agent's targets, by name (settings.transfer); absent: none. */
+  transfer?: (target: string) => Promise<TransferResult>;
   tts: TextToSpeech;
   ttsVoice?: string;
   stt: SpeechToText;
@@ -134,6 +137,7 @@ export class Conversation {
       nowMs: () => this.nowMs(),
       hasEnded: () => this.ended,
       onReplyOver: () => this.armSilenceTimer(),
+      transfer: options.transfer,
       noteEvent: (event, text) => {
         const atMs = Math.round(this.nowMs());
         this.addTranscriptLine({ role: 'agent', text, start_ms: atMs, end_ms: atMs, event });

@@ -59,6 +59,8 @@ export interface CallVoice {
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
   /** How the agent takes turns (settings.turn_taking, or the defaults). */
   turnTaking: TurnTakingSettings;
+  /** Where the agent may transfer the call: target name → E.164 number or SIP URI. */
+  transferTargets: Readonly<Record<string, string>>;
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
@@ -193,6 +195,7 @@ export class VoiceStack {
         analysis: settings.analysis,
         logger,
         tools,
+        transferTargets: Object.keys(settings.transferTargets),
       });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
@@ -268,6 +271,7 @@ export class VoiceStack {
         message: voicemailMessage,
       },
       turnTaking: settings.turnTaking,
+      transferTargets: agent.brain === 'llm' ? settings.transferTargets : {},
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

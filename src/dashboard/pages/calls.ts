@@ -60,6 +60,7 @@ const transcriptEventLabels: Record<TranscriptEvent, string> = {
   dtmf: 'pressed keys',
   tool_call: 'called a tool',
   tool_result: 'tool answered',
+  transfer: 'transfer',
 };
 
 export function attemptsTable(attempts: EventAttemptRecord[]): Html {

@@ -113,6 +113,20 @@ function converse(
   });
 }
 
+/** Answers, then presses DTMF 1 after `dtmfAfterMs` and stays on the line. */
+const pressesOne = answeringPersona((call, rtp, { timing }) => {
+  call.after(timing.dtmfAfterMs, async () => {
+    try {
+      await rtp.sendDtmf('1');
+    } catch (error) {
+      call.logger.info(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox cannot send DTMF',
+      );
+    }
+  });
+});
+
 const scripts: Record<SandboxPersonaName, PersonaScript> = {
   person: answeringPersona(converse),
   busy: async (call) => call.reject(486),
@@ -147,18 +161,9 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
   hangs_up_mid_sentence: answeringPersona((call, rtp, context) =>
     converse(call, rtp, context, { hangUpDuringFirstReply: 0.5 }),
   ),
-  presses_dtmf_1: answeringPersona((call, rtp, { timing }) => {
-    call.after(timing.dtmfAfterMs, async () => {
-      try {
-        await rtp.sendDtmf('1');
-      } catch (error) {
-        call.logger.info(
-          { err: error instanceof Error ? error.message : String(error) },
-          'sandbox cannot send DTMF',
-        );
-      }
-    });
-  }),
+  presses_dtmf_1: pressesOne,
+  // Its REFER refusal is the sandbox carrier's (sandboxTransfers.ts); it presses 1 like presses_dtmf_1.
+  refuses_transfer: pressesOne,
 };
 
 /** Plays one persona on a call that has been received (and recorded) but not yet answered. */

@@ -16,7 +16,8 @@ export type SandboxPersonaName =
   | 'presses_dtmf_1'
   | 'backchannels'
   | 'interrupts'
-  | 'hangs_up_mid_sentence';
+  | 'hangs_up_mid_sentence'
+  | 'refuses_transfer';
 
 export interface SandboxPersona {
   /** E.164 number that reaches this persona. */
@@ -63,6 +64,12 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     number: '+15550100011',
     name: 'hangs_up_mid_sentence',
     description: 'answers, starts its reply when the agent pauses, and sends BYE halfway through it',
+  },
+  {
+    number: '+15550100012',
+    name: 'refuses_transfer',
+    description:
+      'answers, presses DTMF 1 after 1 s, and answers a REFER with 405 (a line that does not transfer)',
   },
 ];
 

@@ -8,6 +8,7 @@ import { runPersona } from './personaScripts.js';
 import { type PersonaTiming, resolvePersonaTiming, sandboxPersonaFor } from './personas.js';
 import { createToneVoice, type SandboxVoice } from './sandboxAudio.js';
 import { SandboxCall } from './sandboxCall.js';
+import { handleSandboxTransfers } from './sandboxTransfers.js';
 
 export interface SandboxCarrierOptions {
   readonly logger: Logger;
@@ -183,6 +184,7 @@ export class SandboxCarrier {
     }
     call.logger.info('sandbox call received');
     call.after(this.timing.maxCallMs, () => call.hangUp('sandbox maximum call length'));
+    handleSandboxTransfers(call, persona);
     await runPersona(persona, call, { timing: this.timing, voice: this.voice });
   }
 

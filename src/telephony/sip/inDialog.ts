@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger.js';
 import { allowedMethods, contactHeader, type Dialog, type LocalEndpoint } from './dialog.js';
-import type { ParsedSipRequest, ParsedSipResponse } from './message.js';
+import { headerValue, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { SipClock } from './timers.js';
 import { buildResponse, type TransactionLayer } from './transactionLayer.js';
@@ -40,6 +40,10 @@ export interface InDialogSession {
   /** The SDP the peer last sent. */
   readonly remoteSdp: string;
   onBye(): void;
+  /** A NOTIFY of a transfer we asked for (Event: refer); absent: no transfer runs (481). */
+  onReferNotify?: ((request: ParsedSipRequest) => void) | undefined;
+  /** A REFER from the peer: the status to answer (202 accepts it); absent: 501. */
+  onRefer?: ((request: ParsedSipRequest) => number) | undefined;
 }
 
 /**
@@ -81,6 +85,27 @@ export function answerInDialogRequest(
       });
       return transaction.request.method === 'INVITE' && 'acknowledge2xx' in transaction ? transaction : null;
     }
+    case 'NOTIFY': {
+      if (!/^refer\b/i.test(headerValue(request, 'Event') ?? '')) {
+        respond(489, { reason: 'Bad Event' });
+        return null;
+      }
+      if (!session.onReferNotify) {
+        respond(481);
+        return null;
+      }
+      respond(200);
+      session.onReferNotify(request);
+      return null;
+    }
+    case 'REFER':
+      if (session.onRefer && headerValue(request, 'Refer-To')) {
+        const status = session.onRefer(request);
+        respond(status, status === 405 ? { headers: [{ name: 'Allow', value: allowedMethods }] } : {});
+        return null;
+      }
+      respond(501, { headers: [{ name: 'Allow', value: allowedMethods }] });
+      return null;
     default:
       respond(501, { headers: [{ name: 'Allow', value: allowedMethods }] });
       return null;

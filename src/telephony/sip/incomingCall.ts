@@ -51,6 +51,8 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
   private resolveAcknowledged: (acknowledged: boolean) => void = () => {};
   private pendingReinvite: InviteServerTransaction | null = null;
   private byeDone: Promise<void> | null = null;
+  /** Decides a REFER from the caller (the status to answer, 202 to accept); null: 501. */
+  referHandler: ((referTo: string) => number) | null = null;
 
   constructor(services: CallServices, request: ParsedSipRequest, transaction: InviteServerTransaction) {
     super(services.logger);
@@ -158,15 +160,45 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     this.emit('canceled', { reason: 'CANCEL received' });
   }
 
+  /**
+   * Reports an accepted REFER's progress to the caller: a NOTIFY whose sipfrag is `statusLine`
+   * (`SIP/2.0 200 OK`), the subscription terminated when `final`. Resolves on its response.
+   */
+  notifyTransfer(statusLine: string, final: boolean): Promise<void> {
+    const dialog = this.dialog;
+    if (dialog === null || this.currentState !== 'confirmed') return Promise.resolve();
+    const notify = dialog.createRequest('NOTIFY', this.services.local, {
+      headers: [
+        { name: 'Event', value: 'refer' },
+        { name: 'Subscription-State', value: final ? 'terminated;reason=noresource' : 'active;expires=60' },
+        contactHeader(this.services.local),
+      ],
+      body: `${statusLine}\r\n`,
+      contentType: 'message/sipfrag;version=2.0',
+    });
+    return new Promise((resolve) => {
+      this.services.layer.sendRequest(notify, this.requestTarget(dialog), {
+        onResponse: (response) => {
+          if (response.status >= 200) resolve();
+        },
+        onTimeout: () => resolve(),
+        onTransportError: () => resolve(),
+      });
+    });
+  }
+
+  /** The caller's Contact or Record-Route, when it names an IP literal: no DNS on its say-so. */
+  private requestTarget(dialog: Dialog) {
+    const nextHop = dialog.nextHopTarget();
+    return nextHop !== null && isIP(socketHost(nextHop.host)) !== 0 ? nextHop : this.transaction.source;
+  }
+
   private sendBye(reason: string): Promise<void> {
     const dialog = this.dialog;
     if (dialog === null) return Promise.resolve();
     this.currentState = 'ending';
     const bye = dialog.createRequest('BYE', this.services.local);
-    // The caller's Contact or Record-Route, when it names an IP literal: no DNS on its say-so.
-    const nextHop = dialog.nextHopTarget();
-    const target =
-      nextHop !== null && isIP(socketHost(nextHop.host)) !== 0 ? nextHop : this.transaction.source;
+    const target = this.requestTarget(dialog);
     return new Promise((resolve) => {
       const finish = (detail: string) => {
         this.end('local', `${reason}: ${detail}`);
@@ -220,6 +252,10 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
         localSdp: this.localSdp,
         remoteSdp: this.sdpOffer ?? '',
         onBye: () => this.end('remote', 'BYE received'),
+        onRefer: this.referHandler
+          ? (refer) =>
+              (this.referHandler as (referTo: string) => number)(headerValue(refer, 'Refer-To') ?? '')
+          : undefined,
       },
       this.services,
     );

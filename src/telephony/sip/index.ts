@@ -38,6 +38,7 @@ export type {
 } from './message.js';
 export { headerValue, headerValues, parseSipMessage, serializeSipMessage } from './message.js';
 export { OutgoingCall } from './outgoingCall.js';
+export type { TransferResult } from './referTransfer.js';
 export type { SipTimerSettings, TimerScheduler } from './timers.js';
 export { defaultSipTimerSettings } from './timers.js';
 export type { NetworkTarget } from './transport.js';

@@ -33,6 +33,7 @@ import {
   type SipHeader,
   type SipRequest,
 } from './message.js';
+import { ReferTransfer, type TransferResult } from './referTransfer.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { TimerGroup } from './timers.js';
 import type { NetworkTarget } from './transport.js';
@@ -62,6 +63,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   private answered: AnsweredInfo | null = null;
   private pendingReinvite: InviteServerTransaction | null = null;
   private byeDone: Promise<void> | null = null;
+  private referral: ReferTransfer | null = null;
 
   constructor(services: CallServices, options: InviteOptions) {
     super(services.logger);
@@ -393,6 +395,19 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     });
   }
 
+  /** A cold transfer of the answered call by REFER; resolves with how it went (the call stays up). */
+  transfer(referTo: string, timeoutMs = 30_000): Promise<TransferResult> {
+    const dialog = this.dialog;
+    if (dialog === null || this.currentState !== 'answered')
+      return Promise.resolve({ kind: 'failed', status: null, reason: 'the call is not up' });
+    const { credentials } = this.options;
+    this.referral = new ReferTransfer(this.services, dialog, this.dialogTarget(dialog), referTo, {
+      timeoutMs,
+      ...(credentials ? { credentials } : {}),
+    });
+    return this.referral.result;
+  }
+
   private sendBye(authenticated: boolean, authHeader?: SipHeader): Promise<void> {
     const dialog = this.dialog;
     if (dialog === null) return Promise.resolve();
@@ -461,6 +476,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
         localSdp: this.options.sdpOffer,
         remoteSdp: this.answered?.sdpAnswer ?? '',
         onBye: () => this.end('remote', 'BYE received'),
+        onReferNotify: this.referral ? (notify) => this.referral?.notify(notify) : undefined,
       },
       this.services,
     );

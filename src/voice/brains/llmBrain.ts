@@ -26,6 +26,23 @@ const builtInTools: ToolDefinition[] = [
   },
 ];
 
+const builtInNames = new Set(['end_call', 'send_dtmf', 'transfer_call']);
+
+/** `transfer_call`, offered when the agent has transfer targets: the model picks one by name. */
+function transferTool(targets: readonly string[]): ToolDefinition {
+  return {
+    name: 'transfer_call',
+    description:
+      'Hand the call to a person (a cold transfer). Say that you are transferring the caller first; the call ends for you once the transfer succeeds.',
+    parameters: {
+      type: 'object',
+      properties: { target: { type: 'string', enum: [...targets] } },
+      required: ['target'],
+      additionalProperties: false,
+    },
+  };
+}
+
 /** Model → tools → model rounds in one reply, at most (a model that keeps calling tools is stopped). */
 export const maxToolRoundsPerReply = 4;
 
@@ -53,12 +70,17 @@ export class LlmBrain implements AgentBrain {
       logger: Logger;
       /** The agent's own tools (settings.tools), called on the customer's server. */
       tools?: ToolCaller | null;
+      /** The names of the agent's transfer targets (settings.transfer); none: no transfer_call. */
+      transferTargets?: readonly string[];
     },
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt }];
     this.toolCaller = options.tools ?? null;
+    const transferTargets = options.transferTargets ?? [];
+    this.transferTargets = new Set(transferTargets);
+    this.builtIns = [...builtInTools, ...(transferTargets.length > 0 ? [transferTool(transferTargets)] : [])];
     this.toolDefinitions = [
-      ...builtInTools,
+      ...this.builtIns,
       ...(this.toolCaller?.tools ?? []).map((tool) => ({
         name: tool.name,
         description: tool.description,
@@ -77,6 +99,10 @@ export class LlmBrain implements AgentBrain {
   private readonly logger: Logger;
   private readonly toolCaller: ToolCaller | null;
   private readonly toolDefinitions: ToolDefinition[];
+  private readonly builtIns: ToolDefinition[];
+  private readonly transferTargets: ReadonlySet<string>;
+  /** The transfer_call the call is carrying out: its answer waits for the result. */
+  private pendingTransfer: string | null = null;
   onFirstToken: (() => void) | undefined;
 
   greeting(): string | null {
@@ -94,11 +120,27 @@ export class LlmBrain implements AgentBrain {
 
   async *onCalleeTurn(turn: CalleeTurn, signal: AbortSignal): AsyncIterable<BrainAction> {
     if (!turn.text.trim()) return;
+    this.answerTransfer({ status: 'the transfer is still being placed' });
     this.messages.push({ role: 'user', content: turn.text });
     yield* this.reply(signal);
   }
 
+  async *onTransferFailed(reason: string, signal: AbortSignal): AsyncIterable<BrainAction> {
+    const note = `the transfer failed: ${reason}; tell the callee and carry on`;
+    if (this.pendingTransfer !== null) this.answerTransfer({ error: note });
+    else this.messages.push({ role: 'system', content: note.replace(/^t/, 'T') });
+    yield* this.reply(signal);
+  }
+
+  /** The transfer_call in the history gets its answer (the model requires one before anything else). */
+  private answerTransfer(answer: Record<string, string>): void {
+    if (this.pendingTransfer === null) return;
+    this.messages.push({ role: 'tool', toolCallId: this.pendingTransfer, content: JSON.stringify(answer) });
+    this.pendingTransfer = null;
+  }
+
   async *onDtmf(digit: string, signal: AbortSignal): AsyncIterable<BrainAction> {
+    this.answerTransfer({ status: 'the transfer is still being placed' });
     this.messages.push({ role: 'user', content: `[the callee pressed ${digit}]` });
     yield* this.reply(signal);
   }
@@ -150,7 +192,7 @@ export class LlmBrain implements AgentBrain {
     const followUps: BrainAction[] = [];
     let firstToken = true;
     let remembered = false;
-    const tools = toolsAllowed ? this.toolDefinitions : builtInTools;
+    const tools = toolsAllowed ? this.toolDefinitions : this.builtIns;
     try {
       for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
         if (firstToken && (event.type === 'text' || event.type === 'tool_call')) {
@@ -170,7 +212,16 @@ export class LlmBrain implements AgentBrain {
           if (event.name === 'send_dtmf' && typeof digits === 'string' && /^[0-9*#A-D]{1,32}$/.test(digits)) {
             followUps.push({ type: 'send_dtmf', digits });
           }
-          if (event.name !== 'end_call' && event.name !== 'send_dtmf') ownToolCalls.push(call);
+          const target = (event.arguments as { target?: unknown } | null)?.target;
+          if (
+            event.name === 'transfer_call' &&
+            typeof target === 'string' &&
+            this.transferTargets.has(target)
+          ) {
+            followUps.push({ type: 'transfer', target });
+            this.pendingTransfer = call.id;
+          }
+          if (!builtInNames.has(event.name)) ownToolCalls.push(call);
         }
       }
       for (const sentence of splitter.flush()) {
@@ -184,9 +235,12 @@ export class LlmBrain implements AgentBrain {
         ...(toolCalls.length ? { toolCalls } : {}),
       });
       // Built-in actions are done by the call; the agent's own tools answer once run.
-      for (const call of toolCalls)
-        if (!ownToolCalls.includes(call))
-          this.messages.push({ role: 'tool', toolCallId: call.id, content: 'done' });
+      for (const call of toolCalls) {
+        if (ownToolCalls.includes(call) || call.id === this.pendingTransfer) continue;
+        const content =
+          call.name === 'transfer_call' ? JSON.stringify({ error: 'no such transfer target' }) : 'done';
+        this.messages.push({ role: 'tool', toolCallId: call.id, content });
+      }
       if (followUps.some((action) => action.type === 'end_call')) {
         for (const call of ownToolCalls)
           this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });

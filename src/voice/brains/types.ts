@@ -5,6 +5,8 @@ export type BrainAction =
   /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
   | { type: 'say'; text: string; interruptible?: boolean }
   | { type: 'send_dtmf'; digits: string }
+  /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
+  | { type: 'transfer'; target: string }
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
   | { type: 'note'; event: 'tool_call' | 'tool_result'; text: string }
   | { type: 'end_call' };
@@ -38,6 +40,8 @@ export interface AgentBrain {
   onFirstToken?: (() => void) | undefined;
   onCalleeTurn(turn: CalleeTurn, signal: AbortSignal): AsyncIterable<BrainAction>;
   onDtmf(digit: string, signal: AbortSignal): AsyncIterable<BrainAction>;
+  /** A transfer it asked for did not happen (refused, busy, no answer): what the agent does now. */
+  onTransferFailed?(reason: string, signal: AbortSignal): AsyncIterable<BrainAction>;
   /** Phrases the callee is expected to say next (a grammar for STT); undefined for free speech. */
   expectedPhrases(): string[] | undefined;
   /** Tells the brain what was actually said of its last `say` (less than asked after a barge-in). */

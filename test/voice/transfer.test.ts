@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import type { CallRecord } from '../../src/domain/records.js';
+import {
+  type FakeChatDelta,
+  type FakeOpenAiServer,
+  startFakeOpenAiServer,
+} from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * Cold transfer to a human, end to end over SIP: the callee presses 1, the model (a fake of
+ * OpenAI's chat protocol) calls `transfer_call`, callwright sends REFER in the dialog and follows
+ * the sandbox carrier's NOTIFYs (sipfrag). A target that answers ends the call `transferred`; a
+ * busy one, or a line that refuses REFER, comes back to the model, which tells the callee.
+ */
+
+let fake: FakeOpenAiServer;
+let service: Awaited<ReturnType<typeof startFullService>>;
+let key: string;
+let agentId: string;
+
+const endCall: FakeChatDelta = {
+  delta: {
+    tool_calls: [
+      { index: 0, id: 'call_end', type: 'function', function: { name: 'end_call', arguments: '{}' } },
+    ],
+  },
+  finishReason: 'tool_calls',
+};
+
+function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
+  const last = messages.at(-1);
+  const target = /Target: (\w+)/.exec(String(messages[0]?.content ?? ''))?.[1] ?? 'human';
+  if (String(last?.content ?? '').includes('transfer failed'))
+    return [{ delta: { content: 'Sorry, nobody can take your call right now. Goodbye!' } }, endCall];
+  if (last?.role === 'user')
+    return [
+      { delta: { content: 'Transferring you now.' } },
+      {
+        delta: {
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_transfer',
+              type: 'function',
+              function: { name: 'transfer_call', arguments: JSON.stringify({ target }) },
+            },
+          ],
+        },
+        finishReason: 'tool_calls',
+      },
+    ];
+  return [{ delta: { content: 'Press one to speak to a person.' }, finishReason: 'stop' }];
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer({ apiKey: 'sk-test', chatStreamFor: playModel, chatJsonContent: '{}' });
+  service = await startFullService({
+    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
+    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
+  });
+  const account = await service.store.accounts.create({ name: 'transfers' });
+  key = (await createApiKey(service.store, account.id, 'transfers')).key;
+  agentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Front desk',
+      prompt: 'You put callers through to a person. Target: {{target}}',
+      variables: ['target'].map(parseVariableDeclaration),
+      brain: 'llm',
+      settings: {
+        llm: { model: 'test-model' },
+        transfer: { targets: { human: '+15550100001', busy_desk: '+15550100002' } },
+      },
+      maxDurationS: 30,
+    })
+  ).id;
+  await addPhoneNumber(service.store, account.id, '+15550009995');
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  await fake?.close();
+});
+
+async function call(to: string, target: string): Promise<CallRecord> {
+  const result = await postCall(service.url, key, {
+    agent_id: agentId,
+    from_number: '+15550009995',
+    to_number: to,
+    variables: { target },
+  });
+  expect(result.status).toBe(200);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+}
+
+const transferNotes = (record: CallRecord) =>
+  record.transcript.filter((entry) => entry.event === 'transfer').map((entry) => entry.text);
+const said = (record: CallRecord) =>
+  record.transcript.filter((entry) => entry.role === 'agent' && !entry.event).map((entry) => entry.text);
+
+describe('cold transfer by REFER', () => {
+  it('hands the call to a target that answers and ends it transferred', async () => {
+    const record = await call('+15550100008', 'human');
+    expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(transferNotes(record)).toEqual(['human: transferred (200)']);
+    expect(said(record)).toEqual(['Press one to speak to a person.', 'Transferring you now.']);
+    // The model was offered the targets by name, never their numbers.
+    const streamed = fake.requests.find(
+      (request) => (request.json as { tools?: unknown } | undefined)?.tools,
+    );
+    const offered =
+      (streamed?.json as { tools?: Array<{ function: { name: string; parameters: unknown } }> } | undefined)
+        ?.tools ?? [];
+    const transfer = offered.find((tool) => tool.function.name === 'transfer_call');
+    expect(JSON.stringify(transfer?.function.parameters)).toContain('"enum":["human","busy_desk"]');
+    expect(JSON.stringify(transfer)).not.toContain('+1555');
+  }, 45_000);
+
+  it('comes back to the callee when the target is busy (the final NOTIFY says 486)', async () => {
+    const record = await call('+15550100008', 'busy_desk');
+    expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(transferNotes(record)).toEqual(['busy_desk: failed: the target answered 486']);
+    expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
+  }, 45_000);
+
+  it('comes back to the callee when the line refuses REFER (405)', async () => {
+    const record = await call('+15550100012', 'human');
+    expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(transferNotes(record)).toEqual(['human: refused by the line (405)']);
+    expect(said(record).at(-1)).toBe('Goodbye!');
+  }, 45_000);
+});
