@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallOutcome, InviteOptions, OutgoingCall } from '../../src/telephony/sip/index.js';
+import type {
+  CallOutcome,
+  InviteOptions,
+  OutgoingCall,
+  TransferResult,
+} from '../../src/telephony/sip/index.js';
 import {
   expectSippPassed,
   inviteOptions as harnessInviteOptions,
@@ -120,6 +125,37 @@ describe('SIPp as the callee', () => {
     const { port, run } = await startSipp('uas_in_dialog.xml');
     const caller = await startCaller();
     const call = caller.invite(inviteOptions(port));
+    expectEnded(await outcomeOf(call, run), 'remote');
+    await expectSippPassed(run);
+  });
+
+  it('cold transfer: our REFER names the target, NOTIFY sipfrag 100 then 200 ends it transferred, then our BYE', async () => {
+    const { port, run } = await startSipp('uas_refer.xml');
+    const caller = await startCaller();
+    const call = caller.invite(inviteOptions(port));
+    const transferred = new Promise<TransferResult>((resolve) => {
+      call.on('answered', () => {
+        // The ACK goes out with the answer; the REFER follows it in the dialog.
+        setTimeout(() => void call.transfer('sip:+15550100001@127.0.0.1').then(resolve), 100);
+      });
+    });
+    const result = await transferred;
+    expect(result).toEqual({ kind: 'transferred', status: 200 });
+    await call.hangUp();
+    expectEnded(await outcomeOf(call, run), 'local');
+    await expectSippPassed(run);
+  });
+
+  it('a REFER the line refuses (405) is reported refused and the call stays up until the callee hangs up', async () => {
+    const { port, run } = await startSipp('uas_refer_refused.xml');
+    const caller = await startCaller();
+    const call = caller.invite(inviteOptions(port));
+    const refused = new Promise<TransferResult>((resolve) => {
+      call.on('answered', () => {
+        setTimeout(() => void call.transfer('sip:+15550100001@127.0.0.1').then(resolve), 100);
+      });
+    });
+    expect(await refused).toEqual({ kind: 'refused', status: 405 });
     expectEnded(await outcomeOf(call, run), 'remote');
     await expectSippPassed(run);
   });
