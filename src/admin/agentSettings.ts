@@ -1,4 +1,3 @@
-import { checkAgentVoiceSettings } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import {
   type AgentBrain,
@@ -9,7 +8,7 @@ import {
   type NewAgent,
 } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import { agentLimits, parseVariableDeclaration } from './agents.js';
+import { agentLimits, checkSettingsAndScript, parseVariableDeclaration } from './agents.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */
 export type AgentFields = Omit<NewAgent, 'accountId' | 'active'>;
@@ -109,7 +108,7 @@ export function parseAgentForm(form: AgentFormText): AgentFields {
   const brain: AgentBrain = form.brain;
   const script = form.script.trim() === '' ? null : parseJson('the script', form.script);
   const settings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
-  checkAgentVoiceSettings(settings, brain);
+  checkSettingsAndScript(settings, brain, brain === 'script' ? script : null);
   return {
     name,
     prompt: form.prompt,

@@ -13,7 +13,7 @@ import {
   type NewAgent,
 } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import { parseDialogScript } from '../voice/brains/dialogScript.js';
+import { parseDialogScript, scriptTransferTargets } from '../voice/brains/dialogScript.js';
 
 export const agentLimits = {
   nameMaxChars: 200,
@@ -52,6 +52,22 @@ export function parseExtractionField(text: string): ExtractionField {
     );
   }
   return { name, type: type as ExtractionField['type'], description: description.join(':').trim() };
+}
+
+/**
+ * An agent's settings and script checked together (a 400 naming the first field that does not fit):
+ * the script's shape, and every `transfer` it names one of `settings.transfer.targets`.
+ */
+export function checkSettingsAndScript(settings: unknown, brain: AgentBrain, script: unknown): void {
+  const checked = checkAgentVoiceSettings(settings ?? {}, brain);
+  if (script === null || script === undefined) return;
+  for (const target of scriptTransferTargets(parseDialogScript(script))) {
+    if (!Object.hasOwn(checked.transferTargets, target))
+      throw new AppError(
+        'validation_error',
+        `script: transfer to "${target}", which is not one of settings.transfer.targets`,
+      );
+  }
 }
 
 function checkBrain(input: AgentInput): { brain: AgentBrain; script: unknown } {
@@ -141,7 +157,7 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     }
   }
   const { brain, script } = checkBrain(input);
-  checkAgentVoiceSettings(input.settings ?? {}, brain);
+  checkSettingsAndScript(input.settings, brain, script);
   const extraction = input.extraction ?? [];
   if (new Set(extraction.map((field) => field.name)).size !== extraction.length) {
     throw new AppError('validation_error', 'an extraction field is declared twice');

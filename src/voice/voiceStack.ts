@@ -271,7 +271,7 @@ export class VoiceStack {
         message: voicemailMessage,
       },
       turnTaking: settings.turnTaking,
-      transferTargets: agent.brain === 'llm' ? settings.transferTargets : {},
+      transferTargets: settings.transferTargets,
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

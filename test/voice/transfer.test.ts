@@ -22,6 +22,7 @@ let fake: FakeOpenAiServer;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
 let agentId: string;
+let scriptAgentId: string;
 
 const endCall: FakeChatDelta = {
   delta: {
@@ -78,6 +79,27 @@ beforeAll(async () => {
       maxDurationS: 30,
     })
   ).id;
+  scriptAgentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Front desk, scripted',
+      prompt: 'p',
+      brain: 'script',
+      script: {
+        start: 'greet',
+        nodes: {
+          greet: {
+            say: 'Press one to speak to a person.',
+            listen: [{ phrases: ['operator'], next: 'handoff' }],
+            dtmf: { '1': 'handoff' },
+          },
+          handoff: { say: 'Transferring you now.', transfer: 'human', transfer_failed: 'sorry' },
+          sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
+        },
+      },
+      settings: { transfer: { targets: { human: '+15550100001' } } },
+      maxDurationS: 30,
+    })
+  ).id;
   await addPhoneNumber(service.store, account.id, '+15550009995');
 });
 
@@ -86,12 +108,13 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function call(to: string, target: string): Promise<CallRecord> {
+async function call(to: string, target: string, agent = agentId): Promise<CallRecord> {
   const result = await postCall(service.url, key, {
-    agent_id: agentId,
+    agent_id: agent,
     from_number: '+15550009995',
     to_number: to,
-    variables: { target },
+    // The scripted agent declares no variables.
+    ...(agent === agentId ? { variables: { target } } : {}),
   });
   expect(result.status).toBe(200);
   return waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
@@ -133,4 +156,31 @@ describe('cold transfer by REFER', () => {
     expect(transferNotes(record)).toEqual(['human: refused by the line (405)']);
     expect(said(record).at(-1)).toBe('Goodbye!');
   }, 45_000);
+
+  it('is a script step too: transfer, and transfer_failed when the line refuses', async () => {
+    const [done, refused] = await Promise.all([
+      call('+15550100008', 'human', scriptAgentId),
+      call('+15550100012', 'human', scriptAgentId),
+    ]);
+    expect(done).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(transferNotes(done)).toEqual(['human: transferred (200)']);
+    expect(refused).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(transferNotes(refused)).toEqual(['human: refused by the line (405)']);
+    expect(said(refused).slice(-2)).toEqual(['Transferring you now.', 'Sorry, nobody is free. Goodbye!']);
+  }, 45_000);
+
+  it('refuses, when the agent is saved, a script that transfers to a target the settings lack', async () => {
+    const account = await service.store.accounts.create({ name: 'bad transfers' });
+    await expect(
+      createAgent(service.store, account.id, {
+        name: 'x',
+        prompt: 'p',
+        script: {
+          start: 'a',
+          nodes: { a: { say: 'hi', transfer: 'sales', transfer_failed: 'b' }, b: { end: true } },
+        },
+        settings: { transfer: { targets: { human: '+15550100001' } } },
+      }),
+    ).rejects.toThrow(/transfer to "sales", which is not one of settings.transfer.targets/);
+  });
 });

@@ -26,6 +26,36 @@ async function all(actions: AsyncIterable<BrainAction>): Promise<BrainAction[]> 
 const signal = new AbortController().signal;
 
 describe('the script brain', () => {
+  it('presses keys after a say (a phone menu) and hands over with transfer, going on at transfer_failed', async () => {
+    const script = parseDialogScript({
+      start: 'menu',
+      nodes: {
+        menu: { say: 'Getting you through.', send_dtmf: '2#', next: 'handoff' },
+        handoff: { transfer: 'human', transfer_failed: 'sorry' },
+        sorry: { say: 'Nobody is free.', end: true },
+      },
+    });
+    const brain = new ScriptBrain(script, {}, null);
+    expect(await all(brain.start(signal))).toEqual([
+      { type: 'say', text: 'Getting you through.' },
+      { type: 'send_dtmf', digits: '2#' },
+      { type: 'transfer', target: 'human' },
+    ]);
+    expect(await all(brain.onTransferFailed('busy', signal))).toEqual([
+      { type: 'say', text: 'Nobody is free.' },
+      { type: 'end_call' },
+    ]);
+  });
+
+  it.each([
+    [{ a: { send_dtmf: '1x', end: true } }, /send_dtmf must be 1 to 32 DTMF keys/],
+    [{ a: { transfer: 'human' } }, /transfer_failed names no node/],
+    [{ a: { transfer: 'human', transfer_failed: 'a', end: true } }, /exactly one of/],
+    [{ a: { transfer_failed: 'a', end: true } }, /transfer_failed needs "transfer"/],
+  ])('refuses a node %j', (nodes, why) => {
+    expect(() => parseDialogScript({ start: 'a', nodes })).toThrow(why);
+  });
+
   it('greets with the rendered template and listens with the node phrases as its grammar', async () => {
     const brain = new ScriptBrain(example, { customer_name: 'Ann', appointment_day: 'Tuesday' }, null);
     const opening = await all(brain.start(signal));

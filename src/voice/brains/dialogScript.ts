@@ -16,7 +16,9 @@ import { AppError } from '../../domain/errors.js';
  * wait for the callee and take the first option whose phrases match what was heard (`capture`
  * stores the words themselves; an empty `phrases` list listens free-form), else `otherwise`.
  * `dtmf` maps a key to a node. `interruptible: false` reads the node's `say` in full whatever the
- * callee says over it (a legal disclosure).
+ * callee says over it (a legal disclosure). `send_dtmf` presses keys after the node's `say` (a
+ * phone menu). `transfer` hands the call to one of the agent's transfer targets (by name) after
+ * the `say`; if the transfer fails the script goes on at `transfer_failed`.
  */
 export interface DialogOption {
   phrases: string[];
@@ -34,6 +36,9 @@ export interface DialogNode {
   next?: string;
   end?: boolean;
   dtmf?: Record<string, string>;
+  send_dtmf?: string;
+  transfer?: string;
+  transfer_failed?: string;
 }
 
 export interface DialogScript {
@@ -91,6 +96,16 @@ export function parseDialogScript(value: unknown): DialogScript {
       if (!/^[0-9*#A-D]$/.test(digit)) throw invalid(`${name}.dtmf: "${digit}" is not a DTMF key`);
       exists(target, `${name}.dtmf.${digit}`);
     }
+    if (
+      node.send_dtmf !== undefined &&
+      (typeof node.send_dtmf !== 'string' || !/^[0-9*#A-D]{1,32}$/.test(node.send_dtmf))
+    )
+      throw invalid(`${name}.send_dtmf must be 1 to 32 DTMF keys (0-9 * # A-D)`);
+    if (node.transfer !== undefined) {
+      if (typeof node.transfer !== 'string' || !/^[a-z][a-z0-9_]{0,31}$/.test(node.transfer))
+        throw invalid(`${name}.transfer must name one of the agent's transfer targets`);
+      exists(node.transfer_failed, `${name}.transfer_failed`);
+    } else if (node.transfer_failed !== undefined) throw invalid(`${name}.transfer_failed needs "transfer"`);
     if (node.listen !== undefined) {
       if (!Array.isArray(node.listen) || node.listen.length === 0)
         throw invalid(`${name}.listen must be a list of options`);
@@ -107,12 +122,26 @@ export function parseDialogScript(value: unknown): DialogScript {
         checkValues(`${name}.listen[${index}].set`, option.set);
       }
     }
-    const moves = [node.end === true, node.next !== undefined, node.listen !== undefined].filter(
-      Boolean,
-    ).length;
-    if (moves !== 1) throw invalid(`node ${name} needs exactly one of "end", "next" or "listen"`);
+    const moves = [
+      node.end === true,
+      node.next !== undefined,
+      node.listen !== undefined,
+      node.transfer !== undefined,
+    ].filter(Boolean).length;
+    if (moves !== 1) throw invalid(`node ${name} needs exactly one of "end", "next", "listen" or "transfer"`);
   }
   return value as unknown as DialogScript;
+}
+
+/** The transfer targets a script's nodes name, to check against the agent's `settings.transfer`. */
+export function scriptTransferTargets(script: DialogScript): string[] {
+  return [
+    ...new Set(
+      Object.values(script.nodes)
+        .map((node) => node.transfer)
+        .filter((target): target is string => target !== undefined),
+    ),
+  ];
 }
 
 /** Lower case, letters, digits and single spaces: how heard text and phrases are compared. */

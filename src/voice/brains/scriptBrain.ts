@@ -15,6 +15,8 @@ const maxStepsPerResponse = 50;
 export class ScriptBrain implements AgentBrain {
   private current: DialogNode | null = null;
   private readonly extracted: Record<string, string | number | boolean> = {};
+  /** Where the script goes on when the transfer it asked for fails. */
+  private transferFailedNode: string | null = null;
 
   constructor(
     private readonly script: DialogScript,
@@ -45,6 +47,12 @@ export class ScriptBrain implements AgentBrain {
     } else if (node.otherwise) {
       yield* this.enter(node.otherwise, false);
     }
+  }
+
+  async *onTransferFailed(_reason: string, _signal?: AbortSignal): AsyncIterable<BrainAction> {
+    const next = this.transferFailedNode;
+    this.transferFailedNode = null;
+    if (next) yield* this.enter(next, false);
   }
 
   async *onDtmf(digit: string, _signal?: AbortSignal): AsyncIterable<BrainAction> {
@@ -93,8 +101,14 @@ export class ScriptBrain implements AgentBrain {
           text: this.render(node.say),
           ...(node.interruptible === false ? { interruptible: false } : {}),
         };
+      if (node.send_dtmf) yield { type: 'send_dtmf', digits: node.send_dtmf };
       if (node.end) {
         yield { type: 'end_call' };
+        return;
+      }
+      if (node.transfer) {
+        this.transferFailedNode = node.transfer_failed ?? null;
+        yield { type: 'transfer', target: node.transfer };
         return;
       }
       if (node.listen) return;
