@@ -25,7 +25,8 @@ export type EndReason =
   | 'internal_error'
   | 'provider_error'
   | 'interrupted'
-  | 'transferred';
+  | 'transferred'
+  | 'ivr_loop';
 
 export type VariableValue = string | number | boolean;
 

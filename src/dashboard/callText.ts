@@ -16,6 +16,7 @@ const endReasonSentences: Record<EndReason, string> = {
   provider_error: 'A speech or language provider failed',
   interrupted: 'Cut off when the service stopped',
   transferred: 'Handed to a person (transferred)',
+  ivr_loop: 'A phone menu kept repeating itself',
 };
 
 const statusSentences: Partial<Record<CallStatus, string>> = {

@@ -182,6 +182,20 @@ export function checkTransferTargets(raw: unknown): TransferTargets {
   return targets as TransferTargets;
 }
 
+/** How often one phone-menu prompt may be heard before the call ends `ivr_loop`; 0: never. */
+export const defaultIvrMaxPromptRepeats = 3;
+
+/** Checks `settings.ivr` (`{"max_prompt_repeats": 3}`); the default without it. */
+export function checkIvrSettings(raw: unknown): { maxPromptRepeats: number } {
+  if (raw === undefined) return { maxPromptRepeats: defaultIvrMaxPromptRepeats };
+  if (!isObject(raw)) refuse('settings.ivr must be an object {"max_prompt_repeats": N}');
+  onlyKnownFields('settings.ivr', raw, ['max_prompt_repeats']);
+  const repeats = raw.max_prompt_repeats ?? defaultIvrMaxPromptRepeats;
+  if (!Number.isInteger(repeats) || (repeats !== 0 && ((repeats as number) < 2 || (repeats as number) > 20)))
+    refuse('settings.ivr.max_prompt_repeats must be 0 (off) or a whole number from 2 to 20');
+  return { maxPromptRepeats: repeats as number };
+}
+
 /** Checks `settings.tools`; throws a 400 naming the first field that does not fit. */
 export function checkAgentTools(raw: unknown, brain?: 'script' | 'llm'): AgentTool[] {
   if (raw === undefined) return [];

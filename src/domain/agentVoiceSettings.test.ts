@@ -25,6 +25,7 @@ describe('checkAgentVoiceSettings', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      ivrMaxPromptRepeats: 3,
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -36,6 +37,7 @@ describe('checkAgentVoiceSettings', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      ivrMaxPromptRepeats: 3,
     });
   });
 
@@ -94,6 +96,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      ivrMaxPromptRepeats: 3,
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

@@ -1,4 +1,11 @@
-import { type AgentTool, checkAgentTools, checkTransferTargets, type TransferTargets } from './agentTools.js';
+import {
+  type AgentTool,
+  checkAgentTools,
+  checkIvrSettings,
+  checkTransferTargets,
+  defaultIvrMaxPromptRepeats,
+  type TransferTargets,
+} from './agentTools.js';
 import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
 import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
@@ -102,6 +109,8 @@ export interface AgentVoiceSettings {
   analysis: AnalysisSettings;
   /** Where the agent may transfer the call (settings.transfer.targets); empty: no transfer_call. */
   transferTargets: TransferTargets;
+  /** How often one phone-menu prompt may be heard before the call ends `ivr_loop` (settings.ivr). */
+  ivrMaxPromptRepeats: number;
 }
 
 export const voiceSettingsLimits = {
@@ -303,6 +312,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     'tools',
     'analysis',
     'transfer',
+    'ivr',
   ]);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
@@ -322,6 +332,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     tools: checkAgentTools(raw.tools, brain),
     analysis: checkAnalysisSettings(raw.analysis, brain),
     transferTargets: checkTransferTargets(raw.transfer),
+    ivrMaxPromptRepeats: checkIvrSettings(raw.ivr).maxPromptRepeats,
   };
 }
 
@@ -376,6 +387,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   } catch {
     // unreadable targets: no transfers
   }
+  let ivrMaxPromptRepeats = defaultIvrMaxPromptRepeats;
+  try {
+    ivrMaxPromptRepeats = checkIvrSettings(parts.ivr).maxPromptRepeats;
+  } catch {
+    // unreadable: the default
+  }
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
@@ -386,5 +403,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     tools,
     analysis,
     transferTargets,
+    ivrMaxPromptRepeats,
   };
 }

@@ -16,7 +16,8 @@ export type TelephonyEnding =
   /** A speech or language provider the agent needs is missing or failed; nothing could be said. */
   | { kind: 'provider_error' }
   | { kind: 'interrupted' }
-  | { kind: 'transferred' };
+  | { kind: 'transferred' }
+  | { kind: 'ivr_loop' };
 
 export interface TerminalOutcome {
   status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
@@ -51,6 +52,7 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
     case 'silence_timeout':
     case 'voicemail':
     case 'transferred':
+    case 'ivr_loop':
       return { status: 'completed', endReason: ending.kind };
     case 'internal_error':
     case 'provider_error':

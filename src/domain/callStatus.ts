@@ -34,6 +34,8 @@ export const endReasons = [
   'interrupted',
   /** The agent handed the call to a person (a cold transfer the far end completed). */
   'transferred',
+  /** A phone menu played the same prompt over and over: the agent did not get through. */
+  'ivr_loop',
 ] as const;
 export type EndReason = (typeof endReasons)[number];
 

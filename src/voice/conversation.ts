@@ -11,6 +11,7 @@ import type { AgentBrain, BrainAction } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import { type AgentEnding, type ConversationResult, conversationResult } from './conversationResult.js';
+import { IvrLoopGuard } from './ivrLoopGuard.js';
 import {
   AudioTurnDetector,
   type ProviderFailureLog,
@@ -43,6 +44,8 @@ export interface ConversationOptions {
   maxDurationMs: number;
   /** How the agent takes turns (end-of-turn waits, interruptions, greeting, quiet line). */
   turnTaking?: TurnTakingSettings;
+  /** A phone-menu prompt heard this often ends the call `ivr_loop`; 0 or absent: never. */
+  ivrMaxPromptRepeats?: number;
   /** Speech synthesised before the answer (the greeting), spoken without waiting for the voice. */
   prefetch?: SpeechPrefetch;
   voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
@@ -86,6 +89,7 @@ export class Conversation {
   private readonly replies: AgentReplies;
   private readonly settings: TurnTakingSettings;
   private utterance: CalleeUtterance | null = null;
+  private readonly ivrLoop: IvrLoopGuard;
   /** Recognitions of ended turns still running: the call's end waits for them (the last words). */
   private readonly recognitions = new Set<Promise<void>>();
   private answeredBy: AnsweredBy = 'unknown';
@@ -111,6 +115,7 @@ export class Conversation {
 
   constructor(private readonly options: ConversationOptions) {
     this.settings = options.turnTaking ?? defaultTurnTaking;
+    this.ivrLoop = new IvrLoopGuard(options.ivrMaxPromptRepeats ?? 0);
     this.recorder = new CallRecorder(options.maxDurationMs);
     this.turns = new AudioTurnDetector(options.vad, {
       silenceWindowMs: this.settings.waitMs,
@@ -387,6 +392,11 @@ export class Conversation {
           });
         }
         if (!respond || this.ended) return;
+        if (this.ivrLoop.note(text)) {
+          this.options.logger.info('the same phone-menu prompt again: ending the call');
+          this.options.hangUp('ivr_loop');
+          return;
+        }
         this.armSilenceTimer();
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).

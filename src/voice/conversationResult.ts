@@ -12,7 +12,13 @@ import type { TurnTimeline } from './turnTimeline.js';
  * What the two conversation loops (the stage pipeline and the speech-to-speech session) share:
  * how a call ends from the agent's side, the apology, and the result and figures of a call.
  */
-export type AgentEnding = 'agent_hangup' | 'silence_timeout' | 'voicemail' | 'provider_error' | 'transferred';
+export type AgentEnding =
+  | 'agent_hangup'
+  | 'silence_timeout'
+  | 'voicemail'
+  | 'provider_error'
+  | 'transferred'
+  | 'ivr_loop';
 
 /** Said in the offline voice when every provider of a stage has failed, before hanging up. */
 export const providerApology = 'Sorry, we are having technical difficulties. We will call you back. Goodbye.';

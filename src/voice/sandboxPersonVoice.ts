@@ -21,6 +21,12 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
     backchannel() {
       return speak('uh huh');
     },
+    ivrMenu() {
+      return speak('For sales, press one. For support, press two.');
+    },
+    ivrChosen() {
+      return speak('Connecting you to support. Goodbye.');
+    },
     voicemailGreeting() {
       return speak(
         'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',

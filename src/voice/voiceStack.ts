@@ -61,6 +61,7 @@ export interface CallVoice {
   turnTaking: TurnTakingSettings;
   /** Where the agent may transfer the call: target name → E.164 number or SIP URI. */
   transferTargets: Readonly<Record<string, string>>;
+  ivrMaxPromptRepeats: number;
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
@@ -272,6 +273,7 @@ export class VoiceStack {
       },
       turnTaking: settings.turnTaking,
       transferTargets: settings.transferTargets,
+      ivrMaxPromptRepeats: settings.ivrMaxPromptRepeats,
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

@@ -126,7 +126,9 @@ describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
     expect(call).toMatchObject({
       status: 'completed',
       endReason: 'agent_hangup',
-      extractedData: { confirmed: true },
+      // The agent said it all and hung up before the person replied: nothing to analyse.
+      extractedData: {},
+      analysis: { status: 'skipped', reason: 'the callee never spoke', summary: null, success: null },
     });
     expect(call.transcript[0]).toMatchObject({ role: 'agent', text: 'Hello Ann, this is the clinic.' });
     expect((call.metrics as { provider_failures: unknown[] }).provider_failures).toEqual([]);
@@ -157,11 +159,11 @@ describe('Deepgram + an OpenAI-compatible LLM + ElevenLabs, per agent', () => {
       provider: 'elevenlabs',
       quantity: spoken.reduce((sum, text) => sum + text.length, 0),
     });
-    // The fake counts a token per streamed chunk (3) and 4 characters a token of the extraction's JSON (5).
+    // The fake counts a token per streamed chunk (3); a call without the callee has no extraction.
     expect(used('llm', 'output_tokens')).toMatchObject({
       provider: 'openai',
       model: 'test-model',
-      quantity: 8,
+      quantity: 3,
     });
     expect(used('llm', 'input_tokens')?.quantity).toBeGreaterThan(10);
     expect(used('telephony', 'minutes')).toMatchObject({ provider: 'sandbox' });

@@ -127,6 +127,46 @@ const pressesOne = answeringPersona((call, rtp, { timing }) => {
   });
 });
 
+/** How often the phone menu plays before it gives up and hangs up. */
+const ivrMaxPrompts = 8;
+/** How long the menu waits for a key after its prompt. */
+const ivrKeyWaitMs = 3_000;
+
+/** A phone menu: its prompt, again and again, until the caller presses 2 (support). */
+const phoneMenu = answeringPersona((call, rtp, { voice }) => {
+  let prompts = 0;
+  let chosen = false;
+  let promptNumber = 0;
+  const prompt = async (): Promise<void> => {
+    if (call.isFinished || chosen) return;
+    if (prompts >= ivrMaxPrompts) {
+      await call.hangUp('the phone menu gave up');
+      return;
+    }
+    prompts++;
+    const mine = ++promptNumber;
+    await rtp.play(await voice.ivrMenu());
+    // Repeats unless a key (which starts its own prompt or the goodbye) came meanwhile.
+    call.after(ivrKeyWaitMs, () => (mine === promptNumber ? prompt() : undefined));
+  };
+  rtp.on('dtmf', ({ digit }) => {
+    if (chosen || call.isFinished) return;
+    promptNumber++;
+    if (digit !== '2') {
+      call.after(300, prompt);
+      return;
+    }
+    chosen = true;
+    call.logger.info('sandbox phone menu: the caller chose support');
+    void voice
+      .ivrChosen()
+      .then((audio) => rtp.play(audio))
+      .then(() => call.hangUp('the phone menu connected the caller'))
+      .catch(() => undefined);
+  });
+  call.after(300, prompt);
+});
+
 const scripts: Record<SandboxPersonaName, PersonaScript> = {
   person: answeringPersona(converse),
   busy: async (call) => call.reject(486),
@@ -164,6 +204,7 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
   presses_dtmf_1: pressesOne,
   // Its REFER refusal is the sandbox carrier's (sandboxTransfers.ts); it presses 1 like presses_dtmf_1.
   refuses_transfer: pressesOne,
+  ivr: phoneMenu,
 };
 
 /** Plays one persona on a call that has been received (and recorded) but not yet answered. */

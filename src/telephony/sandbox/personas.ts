@@ -17,7 +17,8 @@ export type SandboxPersonaName =
   | 'backchannels'
   | 'interrupts'
   | 'hangs_up_mid_sentence'
-  | 'refuses_transfer';
+  | 'refuses_transfer'
+  | 'ivr';
 
 export interface SandboxPersona {
   /** E.164 number that reaches this persona. */
@@ -70,6 +71,12 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     name: 'refuses_transfer',
     description:
       'answers, presses DTMF 1 after 1 s, and answers a REFER with 405 (a line that does not transfer)',
+  },
+  {
+    number: '+15550100013',
+    name: 'ivr',
+    description:
+      'a phone menu: "for sales press one, for support press two", again after 3 s without a key or after a wrong one; 2 → "connecting you", then BYE',
   },
 ];
 

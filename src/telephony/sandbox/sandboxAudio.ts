@@ -18,6 +18,10 @@ export interface SandboxVoice {
   voicemailGreeting(): Promise<Int16Array>;
   /** A listener's "uh huh" while the agent talks. */
   backchannel(): Promise<Int16Array>;
+  /** The phone menu's prompt ("for sales press one, for support press two"), the same every time. */
+  ivrMenu(): Promise<Int16Array>;
+  /** What the menu says once the caller chose support, before it hangs up. */
+  ivrChosen(): Promise<Int16Array>;
 }
 
 /** The stand-in voice: tone bursts for replies, a modulated hum for the greeting. */
@@ -26,6 +30,8 @@ export function createToneVoice(timing: Pick<PersonaTiming, 'replyMs' | 'greetin
     reply: async () => replyTone(timing.replyMs),
     voicemailGreeting: async () => speechLikeTone(timing.greetingMs),
     backchannel: async () => replyTone(250),
+    ivrMenu: async () => speechLikeTone(timing.greetingMs),
+    ivrChosen: async () => replyTone(timing.replyMs),
   };
 }
 

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import type { CallRecord } from '../../src/domain/records.js';
+import {
+  type FakeChatDelta,
+  type FakeOpenAiServer,
+  startFakeOpenAiServer,
+} from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * Phone menus: the sandbox's IVR persona (+15550100013) plays "for sales press one, for support
+ * press two" until it hears 2. An llm agent (the model a fake of OpenAI's chat protocol, the
+ * speech recogniser a fake of its transcription endpoint) that presses 2 gets through — the menu
+ * says goodbye and hangs up; one that never presses the right key hears the same prompt again and
+ * again, and the call ends `ivr_loop` instead of running to its maximum duration.
+ */
+
+const menu = 'For sales, press one. For support, press two.';
+let fake: FakeOpenAiServer;
+let service: Awaited<ReturnType<typeof startFullService>>;
+let key: string;
+let agentId: string;
+
+function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
+  const mode = /Case: (\w+)/.exec(String(messages[0]?.content ?? ''))?.[1];
+  if (messages.at(-1)?.role !== 'user' || mode !== 'navigate')
+    return [{ delta: { content: '' }, finishReason: 'stop' }];
+  return [
+    {
+      delta: {
+        tool_calls: [
+          {
+            index: 0,
+            id: 'call_keys',
+            type: 'function',
+            function: { name: 'send_dtmf', arguments: '{"digits":"2"}' },
+          },
+        ],
+      },
+      finishReason: 'tool_calls',
+    },
+  ];
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer({
+    apiKey: 'sk-test',
+    transcriptionText: menu,
+    chatStreamFor: playModel,
+    chatJsonContent: '{}',
+  });
+  service = await startFullService({
+    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
+    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
+  });
+  const account = await service.store.accounts.create({ name: 'menus' });
+  key = (await createApiKey(service.store, account.id, 'menus')).key;
+  agentId = (
+    await createAgent(service.store, account.id, {
+      name: 'Menu walker',
+      prompt: 'You reach support through phone menus. Case: {{mode}}',
+      variables: ['mode'].map(parseVariableDeclaration),
+      brain: 'llm',
+      settings: {
+        llm: { model: 'test-model' },
+        stt: { provider: 'openai' },
+        ivr: { max_prompt_repeats: 2 },
+        turn_taking: { wait_for_callee: true },
+      },
+      maxDurationS: 40,
+    })
+  ).id;
+  await addPhoneNumber(service.store, account.id, '+15550009994');
+});
+
+afterAll(async () => {
+  await service?.dispose();
+  await fake?.close();
+});
+
+async function callMenu(mode: string): Promise<CallRecord> {
+  const result = await postCall(service.url, key, {
+    agent_id: agentId,
+    from_number: '+15550009994',
+    to_number: '+15550100013',
+    variables: { mode },
+  });
+  expect(result.status).toBe(200);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 45_000);
+}
+
+describe('phone menus', () => {
+  it('gets through by pressing the key the menu asks for (RFC 4733), and the menu connects', async () => {
+    const call = await callMenu('navigate');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const keys = call.transcript.filter((entry) => entry.event === 'dtmf');
+    expect(keys).toEqual([expect.objectContaining({ role: 'agent', text: '2' })]);
+  }, 50_000);
+
+  it('ends with ivr_loop when the same prompt keeps coming back', async () => {
+    const call = await callMenu('stuck');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'ivr_loop' });
+    const prompts = call.transcript.filter((entry) => entry.role === 'callee' && entry.text === menu);
+    expect(prompts).toHaveLength(2);
+    expect(call.transcript.some((entry) => entry.event === 'dtmf')).toBe(false);
+  }, 50_000);
+});
