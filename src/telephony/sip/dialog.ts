@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { newBranch } from './clientTransactions.js';
 import { hasParam, parseNameAddr, parseSipUri, type SipUri } from './grammar.js';
-import { headerValue, headerValues, type SipHeader, type SipRequest } from './message.js';
+import {
+  headerValue,
+  headerValues,
+  type ParsedSipResponse,
+  type SipHeader,
+  type SipRequest,
+} from './message.js';
 import { type NetworkTarget, socketHost } from './transport.js';
 
 /** How this user agent appears on the wire. */
@@ -212,4 +218,23 @@ export function allowedNextHop(
   const address = socketHost(nextHop.host);
   if (isIP(address) === 0) return null;
   return (allows?.(address) ?? true) ? nextHop : null;
+}
+
+/** A dialog for a 2xx without Contact: the Request-URI stands in as remote target. */
+export function fallbackDialog(
+  invite: SipRequest,
+  response: ParsedSipResponse,
+  localTag: string,
+  remoteTag: string,
+) {
+  return {
+    callId: response.callId,
+    localTag,
+    remoteTag,
+    localAddress: invite.headers.find((header) => header.name === 'From')?.value ?? '',
+    remoteAddress: response.headers.find((header) => header.name === 'To')?.value ?? '',
+    remoteTarget: invite.requestUri,
+    routeSet: headerValues(response, 'Record-Route').reverse(),
+    remoteSeq: null,
+  };
 }

@@ -16,6 +16,7 @@ import {
   contactHeader,
   Dialog,
   type DialogInit,
+  fallbackDialog,
   newCallId,
   newTag,
   uacDialogFromResponse,
@@ -492,23 +493,4 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     if (response.cseq.method === 'INVITE' && response.status >= 200 && response.status < 300)
       this.receive2xx(response);
   }
-}
-
-/** A dialog for a 2xx without Contact: the Request-URI stands in as remote target. */
-function fallbackDialog(
-  invite: SipRequest,
-  response: ParsedSipResponse,
-  localTag: string,
-  remoteTag: string,
-) {
-  return {
-    callId: response.callId,
-    localTag,
-    remoteTag,
-    localAddress: invite.headers.find((header) => header.name === 'From')?.value ?? '',
-    remoteAddress: response.headers.find((header) => header.name === 'To')?.value ?? '',
-    remoteTarget: invite.requestUri,
-    routeSet: headerValues(response, 'Record-Route').reverse(),
-    remoteSeq: null,
-  };
 }
