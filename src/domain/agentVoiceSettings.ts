@@ -351,48 +351,27 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
       return [otherwise];
     }
   };
-  let realtime: RealtimeChoice | null = null;
-  try {
-    realtime = parseRealtime(parts.realtime);
-  } catch {
-    // an unreadable speech-to-speech setting: the stages, as without one
-  }
-  let voicemail: VoicemailChoice = {};
-  try {
-    voicemail = parseVoicemail(parts.voicemail);
-  } catch {
-    // an unreadable voicemail setting: hang up on voicemail, as without one
-  }
-  let turnTaking: TurnTakingSettings = { ...defaultTurnTaking };
-  try {
-    turnTaking = checkTurnTaking(parts.turn_taking);
-  } catch {
-    // unreadable turn-taking settings: the defaults
-  }
-  let tools: AgentTool[] = [];
-  try {
-    tools = checkAgentTools(parts.tools);
-  } catch {
-    // unreadable tools: none (the model is not offered what cannot be called)
-  }
-  let analysis: AnalysisSettings = noAnalysisSettings;
-  try {
-    analysis = checkAnalysisSettings(parts.analysis);
-  } catch {
-    // unreadable analysis settings: the extraction fields alone
-  }
-  let transferTargets: TransferTargets = {};
-  try {
-    transferTargets = checkTransferTargets(parts.transfer);
-  } catch {
-    // unreadable targets: no transfers
-  }
-  let ivrMaxPromptRepeats = defaultIvrMaxPromptRepeats;
-  try {
-    ivrMaxPromptRepeats = checkIvrSettings(parts.ivr).maxPromptRepeats;
-  } catch {
-    // unreadable: the default
-  }
+  /** A part that does not pass its check falls back to what an agent without it gets. */
+  const partOr = <T>(parse: () => T, otherwise: T): T => {
+    try {
+      return parse();
+    } catch {
+      return otherwise;
+    }
+  };
+  // Unreadable: no speech-to-speech (the stages), hang up on voicemail, the default turn-taking,
+  // no tools (the model is not offered what cannot be called), the extraction fields alone, no
+  // transfers, the default phone-menu guard.
+  const realtime = partOr<RealtimeChoice | null>(() => parseRealtime(parts.realtime), null);
+  const voicemail = partOr<VoicemailChoice>(() => parseVoicemail(parts.voicemail), {});
+  const turnTaking = partOr(() => checkTurnTaking(parts.turn_taking), { ...defaultTurnTaking });
+  const tools = partOr<AgentTool[]>(() => checkAgentTools(parts.tools), []);
+  const analysis = partOr(() => checkAnalysisSettings(parts.analysis), noAnalysisSettings);
+  const transferTargets = partOr<TransferTargets>(() => checkTransferTargets(parts.transfer), {});
+  const ivrMaxPromptRepeats = partOr(
+    () => checkIvrSettings(parts.ivr).maxPromptRepeats,
+    defaultIvrMaxPromptRepeats,
+  );
   return {
     stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
     tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),

@@ -3,18 +3,18 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
-  startFakeOpenAiServer,
+  fakeToolCallDelta,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
+import { startLlmTestService } from '../helpers/llmService.js';
 
 /**
  * An llm agent's own tools, end to end: the model (a fake of OpenAI's streamed chat protocol)
@@ -38,6 +38,7 @@ const toolRequests: ToolRequest[] = [];
 let webhookSecret: string;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
+let accountId: string;
 let agentId: string;
 let realtimeAgentId: string;
 let realtime: FakeRealtime;
@@ -81,13 +82,6 @@ function startToolServer(): Promise<Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-const toolCallDelta = (name: string, args: string): FakeChatDelta => ({
-  delta: {
-    tool_calls: [{ index: 0, id: `call_${name}`, type: 'function', function: { name, arguments: args } }],
-  },
-  finishReason: 'tool_calls',
-});
-
 /**
  * The model: asked to open, it calls the tool its case names; given the tool's answer, it says
  * what it learned (or that it could not) and hangs up.
@@ -97,17 +91,23 @@ function playModel(request: { messages: Array<Record<string, unknown>> }): FakeC
   if (last?.role === 'tool') {
     const answer = String(last.content);
     const words = answer.includes('"error"') ? 'Sorry, I could not look that up.' : 'Your order has shipped.';
-    return [{ delta: { role: 'assistant', content: `${words} Goodbye!` } }, toolCallDelta('end_call', '{}')];
+    return [
+      { delta: { role: 'assistant', content: `${words} Goodbye!` } },
+      fakeToolCallDelta('end_call', '{}'),
+    ];
   }
   const system = String(request.messages[0]?.content ?? '');
   const toolCase = /Case: (\w+)/.exec(system)?.[1] ?? 'ok';
-  return [toolCallDelta(`lookup_${toolCase}`, JSON.stringify({ order_id: 'A-1001' }))];
+  return [fakeToolCallDelta(`lookup_${toolCase}`, JSON.stringify({ order_id: 'A-1001' }))];
 }
 
 beforeAll(async () => {
   toolServer = await startToolServer();
   toolBaseUrl = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}`;
-  fake = await startFakeOpenAiServer({ apiKey: 'sk-test', chatStreamFor: playModel, chatJsonContent: '{}' });
+  ({ fake, service, key, accountId } = await startLlmTestService(
+    { chatStreamFor: playModel },
+    { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' },
+  ));
   realtime = attachFakeRealtime(fake.httpServer, {
     apiKey: 'sk-test',
     replies: [
@@ -115,15 +115,8 @@ beforeAll(async () => {
       { text: 'Your order has shipped. Goodbye!', toolCall: { name: 'end_call', arguments: '{}' } },
     ],
   });
-  service = await startFullService({
-    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
-    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
-    CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-  });
-  const account = await service.store.accounts.create({ name: 'tools' });
-  key = (await createApiKey(service.store, account.id, 'tools')).key;
   webhookSecret = (
-    await setWebhookEndpoint(service.store, service.secretBox, account.id, `${toolBaseUrl}/events`, {
+    await setWebhookEndpoint(service.store, service.secretBox, accountId, `${toolBaseUrl}/events`, {
       allowPrivate: true,
     })
   ).secret;
@@ -140,7 +133,7 @@ beforeAll(async () => {
     ...extra,
   });
   agentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Order desk',
       prompt: 'You help {{customer_name}} with an order. Case: {{tool_case}}',
       variables: ['customer_name', 'tool_case'].map(parseVariableDeclaration),
@@ -162,7 +155,7 @@ beforeAll(async () => {
     })
   ).id;
   realtimeAgentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Order desk, speech to speech',
       prompt: 'You help {{customer_name}} with an order.',
       variables: ['customer_name'].map(parseVariableDeclaration),
@@ -171,7 +164,7 @@ beforeAll(async () => {
       maxDurationS: 40,
     })
   ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009998');
+  await addPhoneNumber(service.store, accountId, '+15550009998');
 });
 
 afterAll(async () => {

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
-  startFakeOpenAiServer,
+  fakeToolCallDelta,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall, request } from '../helpers/http.js';
+import { startLlmTestService } from '../helpers/llmService.js';
 
 /**
  * Post-call analysis end to end: an llm agent with a data schema (an enum, a required field), a
@@ -22,6 +22,7 @@ import { postCall, request } from '../helpers/http.js';
 let fake: FakeOpenAiServer;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
+let accountId: string;
 let agentId: string;
 
 const dataSchema = {
@@ -46,26 +47,10 @@ function caseOf(messages: Array<Record<string, unknown>>): string {
 }
 
 beforeAll(async () => {
-  fake = await startFakeOpenAiServer({
-    apiKey: 'sk-test',
+  ({ fake, service, key, accountId } = await startLlmTestService({
     chatStreamFor: ({ messages }): FakeChatDelta[] =>
       messages.at(-1)?.role === 'user'
-        ? [
-            { delta: { content: 'Thank you, goodbye!' } },
-            {
-              delta: {
-                tool_calls: [
-                  {
-                    index: 0,
-                    id: 'call_end',
-                    type: 'function',
-                    function: { name: 'end_call', arguments: '{}' },
-                  },
-                ],
-              },
-              finishReason: 'tool_calls',
-            },
-          ]
+        ? [{ delta: { content: 'Thank you, goodbye!' } }, fakeToolCallDelta('end_call', '{}', 'call_end')]
         : [{ delta: { content: 'Press one to confirm your appointment.' }, finishReason: 'stop' }],
     chatJsonFor: (request) => {
       const which = request.response_format?.json_schema?.name;
@@ -79,15 +64,9 @@ beforeAll(async () => {
         success: { passed: true, explanation: 'The callee confirmed.' },
       });
     },
-  });
-  service = await startFullService({
-    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
-    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
-  });
-  const account = await service.store.accounts.create({ name: 'analysis' });
-  key = (await createApiKey(service.store, account.id, 'analysis')).key;
+  }));
   agentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Confirmer',
       prompt: 'You confirm an appointment.',
       firstMessage: 'Hello, this is the clinic. Case {{case}}.',
@@ -101,7 +80,7 @@ beforeAll(async () => {
       silenceTimeoutS: 2,
     })
   ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009997');
+  await addPhoneNumber(service.store, accountId, '+15550009997');
 });
 
 afterAll(async () => {

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
-  startFakeOpenAiServer,
+  fakeToolCallDelta,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
+import { startLlmTestService } from '../helpers/llmService.js';
 
 /**
  * Phone menus: the sandbox's IVR persona (+15550100013) plays "for sales press one, for support
@@ -23,44 +23,23 @@ const menu = 'For sales, press one. For support, press two.';
 let fake: FakeOpenAiServer;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
+let accountId: string;
 let agentId: string;
 
 function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
   const mode = /Case: (\w+)/.exec(String(messages[0]?.content ?? ''))?.[1];
   if (messages.at(-1)?.role !== 'user' || mode !== 'navigate')
     return [{ delta: { content: '' }, finishReason: 'stop' }];
-  return [
-    {
-      delta: {
-        tool_calls: [
-          {
-            index: 0,
-            id: 'call_keys',
-            type: 'function',
-            function: { name: 'send_dtmf', arguments: '{"digits":"2"}' },
-          },
-        ],
-      },
-      finishReason: 'tool_calls',
-    },
-  ];
+  return [fakeToolCallDelta('send_dtmf', '{"digits":"2"}', 'call_keys')];
 }
 
 beforeAll(async () => {
-  fake = await startFakeOpenAiServer({
-    apiKey: 'sk-test',
+  ({ fake, service, key, accountId } = await startLlmTestService({
     transcriptionText: menu,
     chatStreamFor: playModel,
-    chatJsonContent: '{}',
-  });
-  service = await startFullService({
-    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
-    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
-  });
-  const account = await service.store.accounts.create({ name: 'menus' });
-  key = (await createApiKey(service.store, account.id, 'menus')).key;
+  }));
   agentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Menu walker',
       prompt: 'You reach support through phone menus. Case: {{mode}}',
       variables: ['mode'].map(parseVariableDeclaration),
@@ -74,7 +53,7 @@ beforeAll(async () => {
       maxDurationS: 40,
     })
   ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009994');
+  await addPhoneNumber(service.store, accountId, '+15550009994');
 });
 
 afterAll(async () => {

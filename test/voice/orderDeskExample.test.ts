@@ -9,6 +9,7 @@ import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
+  fakeToolCallDelta,
   startFakeOpenAiServer,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
@@ -47,33 +48,9 @@ function playModel({ messages }: { messages: Array<Record<string, unknown>> }): 
   if (last?.role === 'tool') {
     const answer = JSON.parse(String(last.content)) as { found?: boolean; status?: string; error?: string };
     const words = answer.found ? `Your order is ${answer.status}.` : 'I could not find that order.';
-    return [
-      { delta: { content: `${words} Goodbye!` } },
-      {
-        delta: {
-          tool_calls: [
-            { index: 0, id: 'call_end', type: 'function', function: { name: 'end_call', arguments: '{}' } },
-          ],
-        },
-        finishReason: 'tool_calls',
-      },
-    ];
+    return [{ delta: { content: `${words} Goodbye!` } }, fakeToolCallDelta('end_call', '{}', 'call_end')];
   }
-  return [
-    {
-      delta: {
-        tool_calls: [
-          {
-            index: 0,
-            id: 'call_lookup',
-            type: 'function',
-            function: { name: 'lookup_order', arguments: '{"order_id":"A-1001"}' },
-          },
-        ],
-      },
-      finishReason: 'tool_calls',
-    },
-  ];
+  return [fakeToolCallDelta('lookup_order', '{"order_id":"A-1001"}', 'call_lookup')];
 }
 
 beforeAll(async () => {

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
-  startFakeOpenAiServer,
+  fakeToolCallDelta,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
+import { startLlmTestService } from '../helpers/llmService.js';
 
 /**
  * Cold transfer to a human, end to end over SIP: the callee presses 1, the model (a fake of
@@ -21,17 +21,11 @@ import { postCall } from '../helpers/http.js';
 let fake: FakeOpenAiServer;
 let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
+let accountId: string;
 let agentId: string;
 let scriptAgentId: string;
 
-const endCall: FakeChatDelta = {
-  delta: {
-    tool_calls: [
-      { index: 0, id: 'call_end', type: 'function', function: { name: 'end_call', arguments: '{}' } },
-    ],
-  },
-  finishReason: 'tool_calls',
-};
+const endCall = fakeToolCallDelta('end_call', '{}', 'call_end');
 
 function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
   const last = messages.at(-1);
@@ -41,33 +35,15 @@ function playModel({ messages }: { messages: Array<Record<string, unknown>> }): 
   if (last?.role === 'user')
     return [
       { delta: { content: 'Transferring you now.' } },
-      {
-        delta: {
-          tool_calls: [
-            {
-              index: 0,
-              id: 'call_transfer',
-              type: 'function',
-              function: { name: 'transfer_call', arguments: JSON.stringify({ target }) },
-            },
-          ],
-        },
-        finishReason: 'tool_calls',
-      },
+      fakeToolCallDelta('transfer_call', JSON.stringify({ target }), 'call_transfer'),
     ];
   return [{ delta: { content: 'Press one to speak to a person.' }, finishReason: 'stop' }];
 }
 
 beforeAll(async () => {
-  fake = await startFakeOpenAiServer({ apiKey: 'sk-test', chatStreamFor: playModel, chatJsonContent: '{}' });
-  service = await startFullService({
-    CALLWRIGHT_OPENAI_BASE_URL: fake.baseUrl,
-    CALLWRIGHT_OPENAI_API_KEY: 'sk-test',
-  });
-  const account = await service.store.accounts.create({ name: 'transfers' });
-  key = (await createApiKey(service.store, account.id, 'transfers')).key;
+  ({ fake, service, key, accountId } = await startLlmTestService({ chatStreamFor: playModel }));
   agentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Front desk',
       prompt: 'You put callers through to a person. Target: {{target}}',
       variables: ['target'].map(parseVariableDeclaration),
@@ -80,7 +56,7 @@ beforeAll(async () => {
     })
   ).id;
   scriptAgentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Front desk, scripted',
       prompt: 'p',
       brain: 'script',
@@ -100,7 +76,7 @@ beforeAll(async () => {
       maxDurationS: 30,
     })
   ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009995');
+  await addPhoneNumber(service.store, accountId, '+15550009995');
 });
 
 afterAll(async () => {

@@ -21,6 +21,14 @@ export interface FakeChatDelta {
   finishReason?: string;
 }
 
+/** A streamed chunk in which the model calls one tool (finish_reason `tool_calls`). */
+export function fakeToolCallDelta(name: string, argumentsJson = '{}', id = `call_${name}`): FakeChatDelta {
+  return {
+    delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: argumentsJson } }] },
+    finishReason: 'tool_calls',
+  };
+}
+
 export interface FakeOpenAiScript {
   /** Required bearer token; requests without it get 401. */
   apiKey?: string;
