@@ -42,13 +42,24 @@ function startExampleTool(secret: string): Promise<string> {
   });
 }
 
-/** The model: opens by looking up the order the callee "gave", then reads the answer out. */
+/**
+ * The model: opens by looking up the order the callee "gave", then reads the answer out; on a call
+ * whose context says the caller wants a person, it asks how it can help and, when the caller
+ * presses 1, says so and transfers.
+ */
 function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
   const last = messages.at(-1);
   if (last?.role === 'tool') {
     const answer = JSON.parse(String(last.content)) as { found?: boolean; status?: string; error?: string };
     const words = answer.found ? `Your order is ${answer.status}.` : 'I could not find that order.';
     return [{ delta: { content: `${words} Goodbye!` } }, fakeToolCallDelta('end_call', '{}', 'call_end')];
+  }
+  if (String(messages[0]?.content).includes('wants a person')) {
+    if (last?.role !== 'user') return [{ delta: { content: 'How can I help?' }, finishReason: 'stop' }];
+    return [
+      { delta: { content: 'Let me get you a person.' } },
+      fakeToolCallDelta('transfer_call', '{"target":"human"}', 'call_transfer'),
+    ];
   }
   return [fakeToolCallDelta('lookup_order', '{"order_id":"A-1001"}', 'call_lookup')];
 }
@@ -68,10 +79,13 @@ afterAll(async () => {
   await fake?.close();
 });
 
+let key: string;
+let agentId: string;
+
 describe('the example order desk agent', () => {
-  it("looks an order up through the example tool server, which verifies callwright's signature", async () => {
+  beforeAll(async () => {
     const account = await service.store.accounts.create({ name: 'orders' });
-    const { key } = await createApiKey(service.store, account.id, 'orders');
+    key = (await createApiKey(service.store, account.id, 'orders')).key;
     const { secret } = await setWebhookEndpoint(
       service.store,
       service.secretBox,
@@ -85,16 +99,21 @@ describe('the example order desk agent', () => {
     );
     settings.tools[0].url = toolUrl;
     settings.llm.model = 'test-model';
-    const agent = await createAgent(service.store, account.id, {
-      name: 'Order desk',
-      prompt: 'You answer questions about orders.',
-      brain: 'llm',
-      settings,
-      maxDurationS: 30,
-    });
+    agentId = (
+      await createAgent(service.store, account.id, {
+        name: 'Order desk',
+        prompt: 'You answer questions about orders.',
+        brain: 'llm',
+        settings,
+        maxDurationS: 30,
+      })
+    ).id;
     await addPhoneNumber(service.store, account.id, '+15550009996');
+  });
+
+  it("looks an order up through the example tool server, which verifies callwright's signature", async () => {
     const result = await postCall(service.url, key, {
-      agent_id: agent.id,
+      agent_id: agentId,
       from_number: '+15550009996',
       to_number: '+15550100007',
     });
@@ -106,5 +125,19 @@ describe('the example order desk agent', () => {
       .filter((entry) => entry.role === 'agent' && !entry.event)
       .map((entry) => entry.text);
     expect(said).toEqual(["One moment, I'm looking that up.", 'Your order is shipped.', 'Goodbye!']);
+  }, 45_000);
+
+  it('transfers the caller to a person on request', async () => {
+    const result = await postCall(service.url, key, {
+      agent_id: agentId,
+      from_number: '+15550009996',
+      to_number: '+15550100008',
+      context: 'The caller wants a person.',
+    });
+    const call = await waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(call.transcript.filter((entry) => entry.event === 'transfer').map((entry) => entry.text)).toEqual([
+      'human: transferred (200)',
+    ]);
   }, 45_000);
 });
