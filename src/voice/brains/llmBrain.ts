@@ -170,11 +170,20 @@ export class LlmBrain implements AgentBrain {
     for (let round = 1; round <= maxToolRoundsPerReply; round++) {
       const pending = yield* this.replyRound(signal, round < maxToolRoundsPerReply);
       if (pending.length === 0) return;
-      for (const call of pending) {
-        // Cut by the callee before this tool ran: the model still reads an answer for each call.
-        if (signal.aborted)
-          this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
-        else yield* this.runTool(call, signal);
+      try {
+        for (const call of pending) {
+          if (signal.aborted) break;
+          yield* this.runTool(call, signal);
+        }
+      } finally {
+        // Cut by the callee before a tool ran (or the reply was dropped): the model still reads an
+        // answer for every call it made, or its next request would be refused.
+        const answered = new Set(
+          this.messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
+        );
+        for (const call of pending)
+          if (!answered.has(call.id))
+            this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
       }
       if (signal.aborted) return;
     }
