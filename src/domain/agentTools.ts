@@ -1,5 +1,5 @@
-import { Ajv } from 'ajv';
-import { isObject, onlyKnownFields, refuse } from './settingsParsing.js';
+import { checkObjectSchema } from './jsonSchema.js';
+import { isObject, onlyKnownFields, refuse, wholeNumber } from './settingsParsing.js';
 
 /**
  * The tools an llm agent may call mid-call (`settings.tools`): functions on the customer's own
@@ -50,9 +50,6 @@ export interface AgentTool {
 
 const toolNamePattern = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-/** Compiles schemas only to reject broken ones (the call-time validator is src/tools). */
-const schemaChecker = new Ajv({ strict: false, allErrors: false });
-
 function spokenText(where: string, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || value.trim() === '' || value.length > agentToolLimits.spokenTextMaxChars)
@@ -73,20 +70,6 @@ function toolUrl(where: string, value: unknown): string {
   if (url.username || url.password)
     refuse(`${where} must not carry credentials: requests are signed with the account's webhook secret`);
   return url.href;
-}
-
-function parameterSchema(where: string, value: unknown): Record<string, unknown> {
-  if (value === undefined) return { type: 'object', properties: {}, additionalProperties: false };
-  if (!isObject(value) || value.type !== 'object')
-    refuse(`${where} must be a JSON Schema of "type": "object"`);
-  if (Buffer.byteLength(JSON.stringify(value)) > agentToolLimits.parametersMaxBytes)
-    refuse(`${where} must be at most ${agentToolLimits.parametersMaxBytes} bytes of JSON`);
-  try {
-    schemaChecker.compile(value);
-  } catch (error) {
-    refuse(`${where} is not a valid JSON Schema: ${String((error as Error).message).slice(0, 160)}`);
-  }
-  return value;
 }
 
 function parseTool(where: string, raw: unknown): AgentTool {
@@ -111,39 +94,33 @@ function parseTool(where: string, raw: unknown): AgentTool {
     description.length > agentToolLimits.descriptionMaxChars
   )
     refuse(`${where}.description must be a text of 1 to ${agentToolLimits.descriptionMaxChars} characters`);
-  const { timeoutMinMs, timeoutMaxMs } = agentToolLimits;
-  if (
-    timeoutMs !== undefined &&
-    (!Number.isInteger(timeoutMs) ||
-      (timeoutMs as number) < timeoutMinMs ||
-      (timeoutMs as number) > timeoutMaxMs)
-  )
-    refuse(
-      `${where}.timeout_ms must be a whole number of milliseconds from ${timeoutMinMs} to ${timeoutMaxMs}`,
-    );
+  const { timeoutMinMs, timeoutMaxMs, defaultTimeoutMs, fillerAfterMinMs } = agentToolLimits;
+  const timeout = wholeNumber(`${where}.timeout_ms`, timeoutMs, timeoutMinMs, timeoutMaxMs, defaultTimeoutMs);
   let parsedFiller: AgentTool['filler'] = null;
   if (filler !== undefined && filler !== null) {
     if (!isObject(filler)) refuse(`${where}.filler must be an object {after_ms, text}`);
     onlyKnownFields(`${where}.filler`, filler, ['after_ms', 'text']);
-    const afterMs = filler.after_ms;
-    if (
-      !Number.isInteger(afterMs) ||
-      (afterMs as number) < agentToolLimits.fillerAfterMinMs ||
-      (afterMs as number) > timeoutMaxMs
-    )
-      refuse(
-        `${where}.filler.after_ms must be a whole number of milliseconds from ${agentToolLimits.fillerAfterMinMs} to ${timeoutMaxMs}`,
-      );
+    if (filler.after_ms === undefined) refuse(`${where}.filler.after_ms is required`);
+    const afterMs = wholeNumber(
+      `${where}.filler.after_ms`,
+      filler.after_ms,
+      fillerAfterMinMs,
+      timeoutMaxMs,
+      0,
+    );
     const text = spokenText(`${where}.filler.text`, filler.text);
     if (text === null) refuse(`${where}.filler.text is required`);
-    parsedFiller = { afterMs: afterMs as number, text };
+    parsedFiller = { afterMs, text };
   }
   return {
     name,
     description,
-    parameters: parameterSchema(`${where}.parameters`, raw.parameters),
+    parameters:
+      raw.parameters === undefined
+        ? { type: 'object', properties: {}, additionalProperties: false }
+        : checkObjectSchema(`${where}.parameters`, raw.parameters, agentToolLimits.parametersMaxBytes),
     url: toolUrl(`${where}.url`, raw.url),
-    timeoutMs: (timeoutMs as number | undefined) ?? agentToolLimits.defaultTimeoutMs,
+    timeoutMs: timeout,
     sayWhileWaiting: spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
     filler: parsedFiller,
   };

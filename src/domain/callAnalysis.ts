@@ -1,6 +1,6 @@
-import { Ajv } from 'ajv';
+import { checkObjectSchema } from './jsonSchema.js';
 import type { ExtractionField } from './records.js';
-import { isObject, onlyKnownFields, refuse } from './settingsParsing.js';
+import { flag, isObject, onlyKnownFields, refuse } from './settingsParsing.js';
 
 /**
  * Post-call analysis (`settings.analysis`): what callwright works out of a call once it is over.
@@ -49,31 +49,15 @@ export const analysisLimits = {
 
 export const noAnalysisSettings: AnalysisSettings = { dataSchema: null, summary: false, successRubric: null };
 
-const schemaChecker = new Ajv({ strict: false });
-
 /** Checks `settings.analysis`; throws a 400 naming the first field that does not fit. */
 export function checkAnalysisSettings(raw: unknown, brain?: 'script' | 'llm'): AnalysisSettings {
   if (raw === undefined) return noAnalysisSettings;
   if (!isObject(raw)) refuse('settings.analysis must be an object');
   onlyKnownFields('settings.analysis', raw, ['data_schema', 'summary', 'success_rubric']);
   const { data_schema: dataSchema, summary, success_rubric: rubric } = raw;
-  if (dataSchema !== undefined) {
-    if (!isObject(dataSchema) || dataSchema.type !== 'object')
-      refuse('settings.analysis.data_schema must be a JSON Schema of "type": "object"');
-    if (Buffer.byteLength(JSON.stringify(dataSchema)) > analysisLimits.dataSchemaMaxBytes)
-      refuse(
-        `settings.analysis.data_schema must be at most ${analysisLimits.dataSchemaMaxBytes} bytes of JSON`,
-      );
-    try {
-      schemaChecker.compile(dataSchema);
-    } catch (error) {
-      refuse(
-        `settings.analysis.data_schema is not a valid JSON Schema: ${String((error as Error).message).slice(0, 160)}`,
-      );
-    }
-  }
-  if (summary !== undefined && typeof summary !== 'boolean')
-    refuse('settings.analysis.summary must be true or false');
+  if (dataSchema !== undefined)
+    checkObjectSchema('settings.analysis.data_schema', dataSchema, analysisLimits.dataSchemaMaxBytes);
+  const wantsSummary = flag('settings.analysis.summary', summary, false);
   if (
     rubric !== undefined &&
     (typeof rubric !== 'string' || rubric.trim() === '' || rubric.length > analysisLimits.rubricMaxChars)
@@ -81,13 +65,13 @@ export function checkAnalysisSettings(raw: unknown, brain?: 'script' | 'llm'): A
     refuse(
       `settings.analysis.success_rubric must be a text of 1 to ${analysisLimits.rubricMaxChars} characters`,
     );
-  if (brain === 'script' && (summary === true || rubric !== undefined))
+  if (brain === 'script' && (wantsSummary || rubric !== undefined))
     refuse(
       'settings.analysis: a summary and a success rubric are written by a language model (the llm brain)',
     );
   return {
     dataSchema: (dataSchema as Record<string, unknown> | undefined) ?? null,
-    summary: summary === true,
+    summary: wantsSummary,
     successRubric: (rubric as string | undefined) ?? null,
   };
 }

@@ -18,3 +18,24 @@ export function onlyKnownFields(where: string, value: RawSettings, known: readon
       refuse(`${where}.${key.slice(0, 60)} is not a setting (known: ${known.join(', ')})`);
   }
 }
+
+/** A whole number in [min, max]; `otherwise` when absent. */
+export function wholeNumber(
+  where: string,
+  value: unknown,
+  min: number,
+  max: number,
+  otherwise: number,
+): number {
+  if (value === undefined) return otherwise;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    refuse(`${where} must be a whole number from ${min} to ${max}`);
+  return value;
+}
+
+/** true or false; `otherwise` when absent. */
+export function flag(where: string, value: unknown, otherwise: boolean): boolean {
+  if (value === undefined) return otherwise;
+  if (typeof value !== 'boolean') refuse(`${where} must be true or false`);
+  return value;
+}

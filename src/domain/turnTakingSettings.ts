@@ -1,4 +1,4 @@
-import { isObject, onlyKnownFields as onlyKnown, refuse } from './settingsParsing.js';
+import { flag, isObject, onlyKnownFields as onlyKnown, refuse, wholeNumber } from './settingsParsing.js';
 
 /**
  * How an agent takes turns (`settings.turn_taking`): how long it waits after the callee stops,
@@ -64,19 +64,6 @@ export const turnTakingLimits = {
   stillThereTextMaxChars: 200,
   stillThereCountMax: 5,
 } as const;
-
-function wholeNumber(where: string, value: unknown, min: number, max: number, otherwise: number): number {
-  if (value === undefined) return otherwise;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    refuse(`${where} must be a whole number from ${min} to ${max}`);
-  return value;
-}
-
-function flag(where: string, value: unknown, otherwise: boolean): boolean {
-  if (value === undefined) return otherwise;
-  if (typeof value !== 'boolean') refuse(`${where} must be true or false`);
-  return value;
-}
 
 /** Checks `settings.turn_taking`; throws a 400 `validation_error` naming the first bad field. */
 export function checkTurnTaking(raw: unknown): TurnTakingSettings {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { AgentTool } from '../domain/agentTools.js';
+import { schemaProblems } from '../domain/jsonSchema.js';
 import type { VariableValue } from '../domain/templates.js';
 import type { Logger } from '../logger.js';
 import { deliverOnce } from '../webhooks/httpDelivery.js';
@@ -37,11 +37,7 @@ export interface ToolCallerOptions {
   lookup?: HostnameLookup;
 }
 
-const argumentChecker = new Ajv({ strict: false, allErrors: true });
-
 export class ToolCaller {
-  private readonly validators = new Map<string, ValidateFunction>();
-
   constructor(private readonly options: ToolCallerOptions) {}
 
   get tools(): readonly AgentTool[] {
@@ -63,14 +59,8 @@ export class ToolCaller {
     } catch {
       return failed('the arguments are not JSON');
     }
-    const validate = this.validatorFor(tool);
-    if (!validate(args)) {
-      const why = (validate.errors ?? [])
-        .slice(0, 3)
-        .map((problem) => `${problem.instancePath || 'arguments'} ${problem.message ?? 'is invalid'}`)
-        .join('; ');
-      return failed(`the arguments do not fit the tool's parameters: ${why}`);
-    }
+    const problems = schemaProblems(tool.parameters, args, 'arguments');
+    if (problems) return failed(`the arguments do not fit the tool's parameters: ${problems}`);
     const secrets = this.options.signingSecrets;
     if (!secrets || secrets.length === 0)
       return failed("the account has no webhook secret to sign the tool's request with");
@@ -114,20 +104,21 @@ export class ToolCaller {
     );
     return { ok: true, result, status: attempt.status as number, latencyMs: attempt.latencyMs };
   }
-
-  private validatorFor(tool: AgentTool): ValidateFunction {
-    let validate = this.validators.get(tool.name);
-    if (!validate) {
-      validate = argumentChecker.compile(tool.parameters);
-      this.validators.set(tool.name, validate);
-    }
-    return validate;
-  }
 }
 
 /** What the model reads back: the tool's JSON, or `{"error": …}`. */
 export function toolOutcomeForModel(outcome: ToolOutcome): string {
   return JSON.stringify(outcome.ok ? outcome.result : { error: outcome.error });
+}
+
+/** The transcript line of a tool call: its name and JSON arguments, cut. */
+export function toolCallTranscriptText(name: string, argumentsJson: string): string {
+  return toolTranscriptText(`${name} ${argumentsJson || '{}'}`);
+}
+
+/** The transcript line of a tool's answer: its JSON, or `error: …`, cut. */
+export function toolResultTranscriptText(outcome: ToolOutcome): string {
+  return toolTranscriptText(outcome.ok ? toolOutcomeForModel(outcome) : `error: ${outcome.error}`);
 }
 
 /** A tool call or result as a transcript line, cut to `toolTranscriptMaxChars`. */

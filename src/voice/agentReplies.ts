@@ -1,3 +1,4 @@
+import type { TranscriptEvent } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
 import type { TransferResult } from '../telephony/sip/index.js';
@@ -55,7 +56,7 @@ export class AgentReplies {
       /** Called when a reply is over (the silence timer starts again). */
       onReplyOver: () => void;
       /** Records a timed agent event in the transcript (keys sent, a tool called, its answer). */
-      noteEvent: (event: 'dtmf' | 'tool_call' | 'tool_result' | 'transfer', text: string) => void;
+      noteEvent: (event: TranscriptEvent, text: string) => void;
       /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
       transfer?: ((target: string) => Promise<TransferResult>) | undefined;
     },

@@ -1,10 +1,10 @@
-import { Ajv, type ValidateFunction } from 'ajv';
 import {
   type AnalysisSettings,
   type CallAnalysis,
   cutText,
   extractionFieldsSchema,
 } from '../domain/callAnalysis.js';
+import { schemaProblems } from '../domain/jsonSchema.js';
 import type { ExtractionField } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { AgentBrain, CallAnalysisResult } from './brains/types.js';
@@ -19,28 +19,6 @@ import type { OpenAiChatClient } from './providers/index.js';
  */
 
 type TranscriptLines = readonly { role: string; text: string; event?: string }[];
-
-const dataChecker = new Ajv({ strict: false, allErrors: true });
-const validators = new WeakMap<object, ValidateFunction>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) {
-    validate = dataChecker.compile(schema);
-    validators.set(schema, validate);
-  }
-  return validate;
-}
-
-/** Why `data` does not fit `schema` (the first three problems), or null when it does. */
-export function schemaProblems(schema: Record<string, unknown>, data: unknown): string | null {
-  const validate = validatorFor(schema);
-  if (validate(data)) return null;
-  return (validate.errors ?? [])
-    .slice(0, 3)
-    .map((problem) => `${problem.instancePath || 'the data'} ${problem.message ?? 'is invalid'}`)
-    .join('; ');
-}
 
 export const completedAnalysis = (
   parts: Partial<Pick<CallAnalysis, 'summary' | 'success'>> = {},
@@ -154,6 +132,7 @@ export async function languageModelAnalysis(
       return failedAnalysis(`the language model's data does not fit the data schema: ${problems}`);
   }
   if (!settings.summary && !settings.successRubric) return { data, analysis: completedAnalysis() };
+  const wantedReview = reviewSchema(settings);
   const review = await chat.completeJson({
     messages: [
       {
@@ -170,9 +149,9 @@ export async function languageModelAnalysis(
       },
       { role: 'user', content: conversation },
     ],
-    schema: { name: 'call_review', schema: reviewSchema(settings) },
+    schema: { name: 'call_review', schema: wantedReview },
   });
-  const problems = schemaProblems(reviewSchema(settings), review);
+  const problems = schemaProblems(wantedReview, review);
   if (problems)
     return { data, analysis: { ...failedAnalysis(`the review does not fit: ${problems}`).analysis } };
   const { summary, success } = review as {

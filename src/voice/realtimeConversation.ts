@@ -3,7 +3,12 @@ import type { TranscriptEntry } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
-import { type ToolCaller, toolOutcomeForModel, toolTranscriptText } from '../tools/toolCaller.js';
+import {
+  type ToolCaller,
+  toolCallTranscriptText,
+  toolOutcomeForModel,
+  toolResultTranscriptText,
+} from '../tools/toolCaller.js';
 import { BeepDetector } from './beepDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
@@ -305,14 +310,13 @@ export class RealtimeConversation {
     const tools = this.options.tools;
     const tool = tools?.find(name);
     if (tools && tool) {
-      this.noteEvent('tool_call', `${name} ${argumentsJson || '{}'}`);
+      this.noteEvent('tool_call', toolCallTranscriptText(name, argumentsJson));
       void tools.call(tool, argumentsJson).then((outcome) => {
         if (this.ended) return;
-        const output = toolOutcomeForModel(outcome);
-        this.noteEvent('tool_result', outcome.ok ? output : `error: ${outcome.error}`);
+        this.noteEvent('tool_result', toolResultTranscriptText(outcome));
         // The answer goes back and a reply is asked for: it must bring audio in time.
         this.armReplyTimer();
-        this.session?.sendToolResult(callId, output);
+        this.session?.sendToolResult(callId, toolOutcomeForModel(outcome));
       });
       return;
     }
@@ -404,7 +408,7 @@ export class RealtimeConversation {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({
       role: 'agent',
-      text: toolTranscriptText(text),
+      text,
       start_ms: atMs,
       end_ms: atMs,
       event,

@@ -1,8 +1,14 @@
-import type { AgentTool } from '../../domain/agentTools.js';
+import { type AgentTool, builtInToolNames } from '../../domain/agentTools.js';
 import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
 import type { ExtractionField } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
-import { type ToolCaller, toolOutcomeForModel, toolTranscriptText } from '../../tools/toolCaller.js';
+import {
+  type ToolCaller,
+  toolCallTranscriptText,
+  toolOutcomeForModel,
+  toolResultTranscriptText,
+  toolTranscriptText,
+} from '../../tools/toolCaller.js';
 import { languageModelAnalysis } from '../callAnalyst.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
@@ -25,8 +31,6 @@ const builtInTools: ToolDefinition[] = [
     },
   },
 ];
-
-const builtInNames = new Set(['end_call', 'send_dtmf', 'transfer_call']);
 
 /** `transfer_call`, offered when the agent has transfer targets: the model picks one by name. */
 function transferTool(targets: readonly string[]): ToolDefinition {
@@ -230,7 +234,7 @@ export class LlmBrain implements AgentBrain {
             followUps.push({ type: 'transfer', target });
             this.pendingTransfer = call.id;
           }
-          if (!builtInNames.has(event.name)) ownToolCalls.push(call);
+          if (!(builtInToolNames as readonly string[]).includes(event.name)) ownToolCalls.push(call);
         }
       }
       for (const sentence of splitter.flush()) {
@@ -265,52 +269,38 @@ export class LlmBrain implements AgentBrain {
     }
   }
 
-  /** Runs one of the agent's tools; its answer (or error) goes into the history either way. */
+  /**
+   * Runs one of the agent's tools and puts its answer (or error) in the history; a reply dropped
+   * meanwhile leaves the call to `reply`, which answers every call it did not get to.
+   */
   private async *runTool(call: ToolCall, signal: AbortSignal): AsyncIterable<BrainAction> {
-    let answered = false;
-    const answer = (content: string) => {
-      answered = true;
-      this.messages.push({ role: 'tool', toolCallId: call.id, content });
-    };
-    try {
-      const tool: AgentTool | undefined = this.toolCaller?.find(call.name);
-      yield {
-        type: 'note',
-        event: 'tool_call',
-        text: toolTranscriptText(`${call.name} ${call.argumentsJson || '{}'}`),
-      };
-      if (!tool) {
-        const content = JSON.stringify({ error: `there is no tool named ${call.name}` });
-        answer(content);
-        yield { type: 'note', event: 'tool_result', text: toolTranscriptText(content) };
-        return;
-      }
-      const startedAtMs = Date.now();
-      // Sent before anything is said: the answer is on its way while the agent speaks.
-      const outcome = (this.toolCaller as ToolCaller).call(tool, call.argumentsJson);
-      if (tool.sayWhileWaiting) yield { type: 'say', text: tool.sayWhileWaiting };
-      if (tool.filler) {
-        const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
-        const late = await Promise.race([
-          outcome.then(() => false),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(true), waitMs).unref()),
-        ]);
-        if (late && !signal.aborted) yield { type: 'say', text: tool.filler.text };
-      }
-      const done = await Promise.race([
-        outcome,
-        new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })),
-      ]);
-      if (done === null) return;
-      const content = toolOutcomeForModel(done);
+    const answer = (content: string) => this.messages.push({ role: 'tool', toolCallId: call.id, content });
+    yield { type: 'note', event: 'tool_call', text: toolCallTranscriptText(call.name, call.argumentsJson) };
+    const tool: AgentTool | undefined = this.toolCaller?.find(call.name);
+    if (!tool) {
+      const content = JSON.stringify({ error: `there is no tool named ${call.name}` });
       answer(content);
-      yield {
-        type: 'note',
-        event: 'tool_result',
-        text: toolTranscriptText(done.ok ? content : `error: ${done.error}`),
-      };
-    } finally {
-      if (!answered) answer(unansweredToolCall);
+      yield { type: 'note', event: 'tool_result', text: toolTranscriptText(content) };
+      return;
     }
+    const startedAtMs = Date.now();
+    // Sent before anything is said: the answer is on its way while the agent speaks.
+    const outcome = (this.toolCaller as ToolCaller).call(tool, call.argumentsJson);
+    if (tool.sayWhileWaiting) yield { type: 'say', text: tool.sayWhileWaiting };
+    if (tool.filler) {
+      const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
+      const late = await Promise.race([
+        outcome.then(() => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), waitMs).unref()),
+      ]);
+      if (late && !signal.aborted) yield { type: 'say', text: tool.filler.text };
+    }
+    const done = await Promise.race([
+      outcome,
+      new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })),
+    ]);
+    if (done === null) return;
+    answer(toolOutcomeForModel(done));
+    yield { type: 'note', event: 'tool_result', text: toolResultTranscriptText(done) };
   }
 }
