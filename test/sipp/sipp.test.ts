@@ -48,6 +48,15 @@ function hangUpAfterAnswer(call: OutgoingCall, delayMs: number): void {
   });
 }
 
+/** Transfers the call to +15550100001 once it is answered (the REFER follows the ACK in the dialog). */
+function transferOnceAnswered(call: OutgoingCall): Promise<TransferResult> {
+  return new Promise((resolve) => {
+    call.on('answered', () => {
+      setTimeout(() => void call.transfer('sip:+15550100001@127.0.0.1').then(resolve), 100);
+    });
+  });
+}
+
 function expectEnded(outcome: CallOutcome, by: 'local' | 'remote'): void {
   expect(outcome.kind).toBe('ended');
   if (outcome.kind !== 'ended') return;
@@ -133,13 +142,7 @@ describe('SIPp as the callee', () => {
     const { port, run } = await startSipp('uas_refer.xml');
     const caller = await startCaller();
     const call = caller.invite(inviteOptions(port));
-    const transferred = new Promise<TransferResult>((resolve) => {
-      call.on('answered', () => {
-        // The ACK goes out with the answer; the REFER follows it in the dialog.
-        setTimeout(() => void call.transfer('sip:+15550100001@127.0.0.1').then(resolve), 100);
-      });
-    });
-    const result = await transferred;
+    const result = await transferOnceAnswered(call);
     expect(result).toEqual({ kind: 'transferred', status: 200 });
     await call.hangUp();
     expectEnded(await outcomeOf(call, run), 'local');
@@ -150,12 +153,7 @@ describe('SIPp as the callee', () => {
     const { port, run } = await startSipp('uas_refer_refused.xml');
     const caller = await startCaller();
     const call = caller.invite(inviteOptions(port));
-    const refused = new Promise<TransferResult>((resolve) => {
-      call.on('answered', () => {
-        setTimeout(() => void call.transfer('sip:+15550100001@127.0.0.1').then(resolve), 100);
-      });
-    });
-    expect(await refused).toEqual({ kind: 'refused', status: 405 });
+    expect(await transferOnceAnswered(call)).toEqual({ kind: 'refused', status: 405 });
     expectEnded(await outcomeOf(call, run), 'remote');
     await expectSippPassed(run);
   });
