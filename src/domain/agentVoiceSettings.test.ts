@@ -57,6 +57,11 @@ describe('checkAgentVoiceSettings', () => {
     [{ llm: { model: '' } }, /settings\.llm\.model must be a text/],
     [{ tts: { options: { nested: { a: 1 } } } }, /settings\.tts\.options\.nested must be/],
     [{ voicemail: { action: 'sing' } }, /settings\.voicemail\.action/],
+    [
+      { voicemail: { wait_for_decision: 'yes' } },
+      /settings\.voicemail\.wait_for_decision must be true or false/,
+    ],
+    [{ voicemail: { detection: 'never' } }, /settings\.voicemail\.detection must be early or beep/],
     [[], /the settings are a JSON object/],
     [{ realtime: {} }, /settings\.realtime\.provider is required/],
     [{ llm: { credential: 'has space' } }, /settings\.llm\.credential must be the name/],

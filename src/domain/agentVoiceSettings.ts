@@ -91,6 +91,10 @@ export interface RealtimeChoice {
 export interface VoicemailChoice {
   action?: 'leave_message' | 'hang_up';
   message?: string;
+  /** The agent says nothing until it is decided who answered (a person, a machine). */
+  waitForDecision?: boolean;
+  /** `early` (default): a greeting decided a machine is acted on; `beep`: only a beep is. */
+  detection?: 'early' | 'beep';
 }
 
 export interface AgentVoiceSettings {
@@ -282,8 +286,12 @@ function parseRealtime(raw: unknown): RealtimeChoice | null {
 function parseVoicemail(raw: unknown): VoicemailChoice {
   if (raw === undefined) return {};
   if (!isObject(raw)) refuse('settings.voicemail must be an object');
-  onlyKnownFields('settings.voicemail', raw, ['action', 'message']);
-  const { action, message } = raw;
+  onlyKnownFields('settings.voicemail', raw, ['action', 'message', 'wait_for_decision', 'detection']);
+  const { action, message, wait_for_decision: waitForDecision, detection } = raw;
+  if (detection !== undefined && detection !== 'early' && detection !== 'beep')
+    refuse('settings.voicemail.detection must be early or beep');
+  if (waitForDecision !== undefined && typeof waitForDecision !== 'boolean')
+    refuse('settings.voicemail.wait_for_decision must be true or false');
   if (action !== undefined && action !== 'leave_message' && action !== 'hang_up')
     refuse('settings.voicemail.action must be leave_message or hang_up');
   if (
@@ -293,7 +301,12 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
     refuse(
       `settings.voicemail.message must be a text of at most ${voiceSettingsLimits.voicemailMessageMaxChars} characters`,
     );
-  return { ...(action ? { action } : {}), ...(message !== undefined ? { message } : {}) };
+  return {
+    ...(action ? { action } : {}),
+    ...(message !== undefined ? { message } : {}),
+    ...(waitForDecision !== undefined ? { waitForDecision } : {}),
+    ...(detection ? { detection } : {}),
+  };
 }
 
 /**

@@ -59,6 +59,8 @@ export class AgentReplies {
       noteEvent: (event: TranscriptEvent, text: string) => void;
       /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
       transfer?: ((target: string) => Promise<TransferResult>) | undefined;
+      /** Leaves a voicemail (the agent decided a machine answered); absent: the call just ends. */
+      leaveVoicemail?: ((message: string | undefined) => void) | undefined;
     },
   ) {}
 
@@ -172,6 +174,11 @@ export class AgentReplies {
         if (signal.aborted) continue;
         if (action.type === 'transfer') {
           await this.transfer(action.target);
+          return;
+        }
+        if (action.type === 'leave_voicemail') {
+          if (this.options.leaveVoicemail) this.options.leaveVoicemail(action.message);
+          else hangUp('voicemail');
           return;
         }
         this.options.noteEvent('dtmf', action.digits);

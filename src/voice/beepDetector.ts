@@ -14,6 +14,11 @@ export class BeepDetector {
     this.minFrames = Math.ceil((options.minDurationMs ?? 240) / 20);
   }
 
+  /** The last frame was part of a steady tone (a beep that is still sounding). */
+  get toneOn(): boolean {
+    return this.toneFrames > 0;
+  }
+
   /** Feeds one frame; true once a beep has lasted the minimum duration. */
   push(frame: Int16Array): boolean {
     let energy = 0;

@@ -6,7 +6,8 @@ import type { RtpSession } from '../telephony/rtp/index.js';
 import type { TransferResult } from '../telephony/sip/index.js';
 import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
-import { BeepDetector } from './beepDetector.js';
+import { AnsweringMachineHandling, type VoicemailPolicy } from './answeringMachine.js';
+import { type AnsweringDecision, answeringMetrics } from './answeringMachineDetector.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
@@ -48,7 +49,7 @@ export interface ConversationOptions {
   ivrMaxPromptRepeats?: number;
   /** Speech synthesised before the answer (the greeting), spoken without waiting for the voice. */
   prefetch?: SpeechPrefetch;
-  voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  voicemail: VoicemailPolicy;
   /** The offline voice, for the apology when every provider of a stage has failed. */
   apologyTts: TextToSpeech;
   /** The call's provider failures (the fallback providers write them), for its metrics. */
@@ -64,6 +65,8 @@ const preRollFrames = 15;
 const lastWordsTimeoutMs = 3_000;
 /** With wait_for_callee: the agent speaks first after this much silence from a callee who says nothing. */
 const waitForCalleeMaxMs = 4_000;
+/** With voicemail.wait_for_decision: the agent speaks after this long even if no decision came. */
+const decisionWaitMaxMs = 5_000;
 const silentFrame = new Int16Array(160);
 /** A barge-in's stop is measured over the agent frames sent this long after the decision. */
 const stopWatchMs = 200;
@@ -81,7 +84,9 @@ const backchannelMaxMs = 1_600;
 export class Conversation {
   private readonly recorder: CallRecorder;
   private readonly turns: AudioTurnDetector;
-  private readonly beeps = new BeepDetector();
+  private readonly answering: AnsweringMachineHandling;
+  private answeringDecision: AnsweringDecision | null = null;
+  private decisionWaitOver = false;
   private readonly transcript: TranscriptEntry[] = [];
   private readonly preRoll: Int16Array[] = [];
   private readonly timeline = new TurnTimeline();
@@ -106,7 +111,6 @@ export class Conversation {
   private greeted = false;
   private dtmfReceived = '';
   private ended = false;
-  private voicemailHandled = false;
   private lastFramePerfMs = performance.now();
   private lastAudibleCalleeMs = -1;
   private readonly onAudio = (samples: Int16Array, kind: string) => this.handleCalleeFrame(samples, kind);
@@ -143,12 +147,32 @@ export class Conversation {
       hasEnded: () => this.ended,
       onReplyOver: () => this.armSilenceTimer(),
       transfer: options.transfer,
+      leaveVoicemail: (message) => {
+        // The agent judged it a recording: so the call reports it.
+        this.answeredBy = 'machine';
+        this.answering.leaveVoicemail(this.nowMs(), message);
+      },
       noteEvent: (event, text) => {
         const atMs = Math.round(this.nowMs());
         this.addTranscriptLine({ role: 'agent', text, start_ms: atMs, end_ms: atMs, event });
       },
     });
     options.brain.onFirstToken = () => this.timeline.mark('llm_first_token', this.nowMs());
+    this.answering = new AnsweringMachineHandling({
+      policy: options.voicemail,
+      logger: options.logger,
+      onDecision: (decision) => this.handleAnsweringDecision(decision),
+      silenceAgent: () => {
+        this.replies.abort();
+        this.options.rtp.clear();
+      },
+      leaveMessage: (message) =>
+        this.replies.run(async function* () {
+          yield { type: 'say', text: message } satisfies BrainAction;
+          yield { type: 'end_call' } satisfies BrainAction;
+        }, 'voicemail'),
+      hangUp: () => this.options.hangUp('voicemail'),
+    });
   }
 
   start(): void {
@@ -156,7 +180,13 @@ export class Conversation {
     rtp.on('audio', this.onAudio);
     rtp.on('outgoingAudio', this.onOutgoing);
     rtp.on('dtmf', this.onDtmf);
-    if (this.settings.waitForCallee) {
+    if (this.options.voicemail.waitForDecision) {
+      // The decision (a person, or nobody said anything) opens the call; a machine gets no greeting.
+      setTimeout(() => {
+        this.decisionWaitOver = true;
+        this.greet();
+      }, decisionWaitMaxMs).unref();
+    } else if (this.settings.waitForCallee) {
       // The callee's "hello?" opens the call; a callee who says nothing is greeted anyway.
       setTimeout(() => this.greet(), waitForCalleeMaxMs).unref();
     } else this.greet();
@@ -164,7 +194,8 @@ export class Conversation {
   }
 
   private greet(): void {
-    if (this.greeted || this.ended) return;
+    if (this.greeted || this.ended || this.answering.machine) return;
+    if (this.options.voicemail.waitForDecision && !this.answeringDecision && !this.decisionWaitOver) return;
     this.greeted = true;
     this.replies.run((signal) => this.options.brain.start(signal));
   }
@@ -207,6 +238,7 @@ export class Conversation {
         barge_in_decision_ms: this.bargeInDecisionsMs,
         backchannels_ignored: this.backchannels,
         still_there_prompts: this.stillThereAsked,
+        answering_machine: answeringMetrics(this.answeringDecision),
       },
       dtmfReceived: this.dtmfReceived,
       providerFailures: this.options.providerFailures,
@@ -241,16 +273,18 @@ export class Conversation {
       const lastLoud = lastAudibleIndex(frame);
       if (lastLoud >= 0) this.lastAudibleCalleeMs = frameStartMs + (lastLoud + 1) / 8;
     }
-    if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(frame)) this.handleBeep();
     const utterance = this.utterance;
     if (utterance) utterance.pushAudio(frame);
     else {
       this.preRoll.push(frame);
       if (this.preRoll.length > preRollFrames) this.preRoll.shift();
     }
-    for (const event of this.turns.pushAudio(frame)) this.handleTurnEvent(event);
+    const turnEvents = this.turns.pushAudio(frame);
+    this.answering.pushFrame(frame, this.turns.lastFrameSpeech, this.recorder.elapsedMs);
+    for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
     if (!current) return;
+    if (!this.answeringDecision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
     // A complete answer: its short wait counts from the last audible sample, not from the end of
     // the VAD's hangover after it.
@@ -329,7 +363,7 @@ export class Conversation {
       // A reply follows the turn: a voice that connects per reply connects now, not after it.
       this.options.tts.prepare?.(this.options.ttsVoice ? { voice: this.options.ttsVoice } : {});
       // A machine's greeting running on does not cut the voicemail message being left.
-      const overlapped = this.agentActive() && !this.voicemailHandled;
+      const overlapped = this.agentActive() && !this.answering.machine;
       if (overlapped) this.speaker.holdNewSpeech();
       const frames = [...this.preRoll];
       this.preRoll.length = 0;
@@ -357,6 +391,7 @@ export class Conversation {
     if (utterance.overlapped && !utterance.bargedIn && this.agentActive()) {
       // A backchannel ("mhm", "okay"), a cough or a passage that may not be cut: the agent goes on.
       this.backchannels++;
+      this.answering.noteBackchannel(this.nowMs());
       this.speaker.releaseHold();
       utterance.discard();
       return;
@@ -382,6 +417,7 @@ export class Conversation {
       .then((heard) => {
         this.timeline.mark('stt_final', this.nowMs());
         const text = heard.text.trim();
+        if (text) this.answering.noteWords(text, this.nowMs());
         if (text) {
           if (this.answeredBy === 'unknown') this.answeredBy = 'human';
           this.addTranscriptLine({
@@ -400,7 +436,7 @@ export class Conversation {
         this.armSilenceTimer();
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).
-        if (this.voicemailHandled) return;
+        if (this.answering.machine) return;
         const unheard = this.replies.takeUnheard();
         if (!text && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
@@ -428,21 +464,10 @@ export class Conversation {
     this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));
   }
 
-  private handleBeep(): void {
-    this.voicemailHandled = true;
-    this.answeredBy = 'machine';
-    const { voicemail } = this.options;
-    this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
-    if (voicemail.action === 'hang_up' || !voicemail.message) {
-      this.replies.abort();
-      this.options.hangUp('voicemail');
-      return;
-    }
-    const message = voicemail.message;
-    this.replies.run(async function* () {
-      yield { type: 'say', text: message } satisfies BrainAction;
-      yield { type: 'end_call' } satisfies BrainAction;
-    }, 'voicemail');
+  private handleAnsweringDecision(decision: AnsweringDecision): void {
+    this.answeringDecision = decision;
+    if (decision.answeredBy !== 'unknown') this.answeredBy = decision.answeredBy;
+    if (decision.answeredBy !== 'machine') this.greet();
   }
 
   private addTranscriptLine(line: TranscriptEntry): void {
@@ -465,7 +490,7 @@ export class Conversation {
         this.armSilenceTimer();
         return;
       }
-      if (this.stillThereAsked < this.settings.stillThereCount && !this.voicemailHandled) {
+      if (this.stillThereAsked < this.settings.stillThereCount && !this.answering.machine) {
         this.stillThereAsked++;
         const text = this.settings.stillThereText;
         this.replies.run(async function* () {

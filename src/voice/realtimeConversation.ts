@@ -9,7 +9,8 @@ import {
   toolOutcomeForModel,
   toolResultTranscriptText,
 } from '../tools/toolCaller.js';
-import { BeepDetector } from './beepDetector.js';
+import { AnsweringMachineHandling, type VoicemailPolicy } from './answeringMachine.js';
+import { type AnsweringDecision, answeringMetrics } from './answeringMachineDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
@@ -27,6 +28,7 @@ import {
   type SpeechToSpeechOptions,
   type SpeechToSpeechSession,
   type TextToSpeech,
+  type VoiceActivityDetector,
 } from './providers/index.js';
 
 /** The speech-to-speech session a call is to hold, as the voice stack plans it from the agent. */
@@ -54,7 +56,9 @@ export interface RealtimeConversationOptions extends RealtimeSessionPlan {
   logger: Logger;
   silenceTimeoutMs: number;
   maxDurationMs: number;
-  voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  voicemail: VoicemailPolicy;
+  /** Judges the callee's frames for the answering-machine decision (20 ms frames). */
+  vad?: VoiceActivityDetector;
   apologyTts: TextToSpeech;
   providerFailures: ProviderFailureLog;
   hangUp: (ending: AgentEnding) => void;
@@ -73,6 +77,9 @@ interface AgentItem {
   cutAtMs: number | null;
 }
 
+/** With voicemail.wait_for_decision: the session greets after this long even without a decision. */
+const decisionWaitMaxMs = 5_000;
+
 /** The tool every speech-to-speech agent has: the model ends the call once it has said goodbye. */
 export const endCallTool = {
   name: 'end_call',
@@ -80,6 +87,19 @@ export const endCallTool = {
   parameters: {
     type: 'object',
     properties: { reason: { type: 'string', description: 'Why the call ends, in a few words.' } },
+  },
+};
+
+/** The session's way to leave a voicemail when it hears a recording (not a person). */
+export const leaveVoicemailTool = {
+  name: 'leave_voicemail',
+  description:
+    'A recording answered (a voicemail greeting), not a person: stop talking, wait for the beep, leave the voicemail message and hang up.',
+  parameters: {
+    type: 'object',
+    properties: {
+      message: { type: 'string', description: 'The message, when the agent has none of its own configured.' },
+    },
   },
 };
 
@@ -92,7 +112,10 @@ export const endCallTool = {
  */
 export class RealtimeConversation {
   private readonly recorder: CallRecorder;
-  private readonly beeps = new BeepDetector();
+  private readonly answering: AnsweringMachineHandling;
+  private answeringDecision: AnsweringDecision | null = null;
+  /** With voicemail.wait_for_decision: the session is open and the greeting waits for the decision. */
+  private greetingHeld = false;
   private readonly transcript: TranscriptEntry[] = [];
   private readonly latenciesMs: number[] = [];
   private readonly items: AgentItem[] = [];
@@ -105,7 +128,6 @@ export class RealtimeConversation {
   private silenceTimer: NodeJS.Timeout | null = null;
   private bargeIns = 0;
   private ended = false;
-  private voicemailHandled = false;
   private hangingUp = false;
   private endingAfterReply: AgentEnding | null = null;
   private replyTimer: NodeJS.Timeout | null = null;
@@ -114,6 +136,25 @@ export class RealtimeConversation {
 
   constructor(private readonly options: RealtimeConversationOptions) {
     this.recorder = new CallRecorder(options.maxDurationMs);
+    this.answering = new AnsweringMachineHandling({
+      policy: options.voicemail,
+      logger: options.logger,
+      onDecision: (decision) => {
+        this.answeringDecision = decision;
+        if (decision.answeredBy !== 'unknown') this.answeredBy = decision.answeredBy;
+        if (decision.answeredBy !== 'machine') this.greet();
+      },
+      silenceAgent: () => {
+        // The session may still answer the greeting: nothing of it is played from now on.
+        this.hangingUp = true;
+        this.options.rtp.clear();
+      },
+      leaveMessage: (message) => {
+        this.endingAfterReply = 'voicemail';
+        this.askForReply(`Leave this voicemail message, saying exactly, word for word: "${message}"`);
+      },
+      hangUp: () => this.options.hangUp('voicemail'),
+    });
   }
 
   start(): void {
@@ -126,10 +167,9 @@ export class RealtimeConversation {
       .then((session) => {
         if (this.ended) return session.close();
         this.session = session;
-        const { firstMessage } = this.options;
-        this.askForReply(
-          firstMessage ? `Greet the callee by saying exactly, word for word: "${firstMessage}"` : undefined,
-        );
+        this.greetingHeld = true;
+        if (!this.options.voicemail.waitForDecision) this.greet();
+        else setTimeout(() => this.greet(), decisionWaitMaxMs).unref();
       })
       .catch((error: unknown) => {
         this.options.logger.warn({ err: error }, 'the speech-to-speech session did not open');
@@ -137,6 +177,16 @@ export class RealtimeConversation {
           error instanceof ProviderError ? error : new ProviderError(this.options.provider, String(error)),
         );
       });
+  }
+
+  /** The session's first reply, once (held for the answering-machine decision when so configured). */
+  private greet(): void {
+    if (!this.greetingHeld || this.ended || this.answering.machine) return;
+    this.greetingHeld = false;
+    const { firstMessage } = this.options;
+    this.askForReply(
+      firstMessage ? `Greet the callee by saying exactly, word for word: "${firstMessage}"` : undefined,
+    );
   }
 
   async finish(): Promise<ConversationResult> {
@@ -159,6 +209,7 @@ export class RealtimeConversation {
       bargeInStopsMs: [],
       dtmfReceived: '',
       providerFailures: this.options.providerFailures,
+      extraMetrics: { answering_machine: answeringMetrics(this.answeringDecision) },
     });
   }
 
@@ -169,8 +220,17 @@ export class RealtimeConversation {
   private handleCalleeFrame(samples: Int16Array): void {
     if (this.ended) return;
     this.recorder.addCalleeFrame(samples);
-    if (!this.voicemailHandled && this.nowMs() < 60_000 && this.beeps.push(samples)) this.handleBeep();
+    this.answering.pushFrame(samples, this.frameIsSpeech(samples), this.nowMs());
     this.session?.pushAudio(samples);
+  }
+
+  /** The voice activity detector's verdict; without one, a frame louder than about −36 dBFS. */
+  private frameIsSpeech(samples: Int16Array): boolean {
+    const { vad } = this.options;
+    if (vad && samples.length === vad.frameDurationMs * 8) return vad.isSpeech(samples);
+    let sum = 0;
+    for (const sample of samples) sum += sample * sample;
+    return Math.sqrt(sum / Math.max(1, samples.length)) > 500;
   }
 
   private handleAgentFrame(samples: Int16Array): void {
@@ -188,7 +248,7 @@ export class RealtimeConversation {
         this.calleeSpeaking = true;
         this.calleeSpeechStartMs = this.nowMs();
         this.armSilenceTimer();
-        if (this.options.rtp.queuedMs > 0 && !this.voicemailHandled && !this.hangingUp) this.bargeIn();
+        if (this.options.rtp.queuedMs > 0 && !this.answering.machine && !this.hangingUp) this.bargeIn();
         return;
       case 'speech_stopped':
         this.calleeSpeaking = false;
@@ -199,6 +259,7 @@ export class RealtimeConversation {
       case 'callee_transcript': {
         const text = event.text.trim();
         if (!text) return;
+        this.answering.noteWords(text, this.nowMs());
         if (this.answeredBy === 'unknown') this.answeredBy = 'human';
         this.addTranscriptLine({
           role: 'callee',
@@ -281,7 +342,7 @@ export class RealtimeConversation {
   private play(itemId: string, samples: Int16Array): void {
     if (this.hangingUp && !this.endingAfterReply) return;
     // A reply that began while the callee is already speaking would talk over them.
-    if (this.calleeSpeaking && !this.voicemailHandled) return;
+    if (this.calleeSpeaking && !this.answering.machine) return;
     let item = this.items.find((candidate) => candidate.itemId === itemId);
     if (!item) {
       item = this.newItem(itemId);
@@ -307,6 +368,19 @@ export class RealtimeConversation {
       this.hangUpAfterPlayback('agent_hangup');
       return;
     }
+    if (name === leaveVoicemailTool.name) {
+      let message: unknown;
+      try {
+        message = (JSON.parse(argumentsJson) as { message?: unknown }).message;
+      } catch {}
+      this.session?.sendToolResult(callId, '"done"');
+      this.answeredBy = 'machine';
+      this.answering.leaveVoicemail(
+        this.nowMs(),
+        typeof message === 'string' && message.trim() ? message.slice(0, 1_000) : undefined,
+      );
+      return;
+    }
     const tools = this.options.tools;
     const tool = tools?.find(name);
     if (tools && tool) {
@@ -328,21 +402,6 @@ export class RealtimeConversation {
       callId,
       JSON.stringify({ error: `there is no tool named ${name.slice(0, 64)}` }),
     );
-  }
-
-  private handleBeep(): void {
-    this.voicemailHandled = true;
-    this.answeredBy = 'machine';
-    const { voicemail } = this.options;
-    this.options.logger.info({ action: voicemail.action }, 'answering machine detected');
-    if (voicemail.action === 'hang_up' || !voicemail.message || !this.session) {
-      this.options.hangUp('voicemail');
-      return;
-    }
-    this.options.rtp.clear();
-    this.endingAfterReply = 'voicemail';
-    this.hangingUp = true;
-    this.askForReply(`Leave this voicemail message, saying exactly, word for word: "${voicemail.message}"`);
   }
 
   /** Hangs up once every reply item's audio has been played. */

@@ -27,10 +27,20 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
     ivrChosen() {
       return speak('Connecting you to support. Goodbye.');
     },
-    voicemailGreeting() {
+    voicemailGreeting(variables) {
       return speak(
-        'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
+        greetingOf(variables) ??
+          'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
       );
     },
+    personGreeting(length, variables) {
+      return speak(greetingOf(variables) ?? (length === 'brief' ? 'Hello?' : 'Hello, Sam speaking.'));
+    },
   };
+}
+
+/** The greeting a call asks the sandbox to say instead of the persona's own (`sandbox_greeting`). */
+function greetingOf(variables: Readonly<Record<string, unknown>> | undefined): string | null {
+  const text = variables?.sandbox_greeting;
+  return typeof text === 'string' && text.trim() !== '' ? text.slice(0, 500) : null;
 }

@@ -12,6 +12,7 @@ import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import { ToolCaller } from '../tools/toolCaller.js';
+import type { VoicemailPolicy } from './answeringMachine.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
@@ -30,7 +31,7 @@ import {
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
-import { endCallTool, type RealtimeSessionPlan } from './realtimeConversation.js';
+import { endCallTool, leaveVoicemailTool, type RealtimeSessionPlan } from './realtimeConversation.js';
 import {
   type AccountVendorKeys,
   credentialFor,
@@ -56,7 +57,7 @@ export interface CallVoice {
   /** Which vendor failed at which stage during the call (no credentials), for its record. */
   providerFailures: ProviderFailureLog;
   vad: VoiceActivityDetector;
-  voicemail: { action: 'leave_message' | 'hang_up'; message: string | null };
+  voicemail: VoicemailPolicy;
   /** How the agent takes turns (settings.turn_taking, or the defaults). */
   turnTaking: TurnTakingSettings;
   /** Where the agent may transfer the call: target name → E.164 number or SIP URI. */
@@ -210,6 +211,7 @@ export class VoiceStack {
             instructions: systemPrompt,
             tools: [
               endCallTool,
+              leaveVoicemailTool,
               ...settings.tools.map(({ name, description, parameters }) => ({
                 name,
                 description,
@@ -270,6 +272,8 @@ export class VoiceStack {
       voicemail: {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
         message: voicemailMessage,
+        waitForDecision: settings.voicemail.waitForDecision === true,
+        detection: settings.voicemail.detection ?? 'early',
       },
       turnTaking: settings.turnTaking,
       transferTargets: settings.transferTargets,

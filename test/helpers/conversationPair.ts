@@ -67,7 +67,7 @@ export async function conversationPair(options: {
     silenceTimeoutMs: options.silenceTimeoutMs ?? 60_000,
     maxDurationMs: 120_000,
     turnTaking: { ...defaultTurnTaking, ...options.turnTaking },
-    voicemail: { action: 'hang_up', message: null },
+    voicemail: { action: 'hang_up', message: null, waitForDecision: false, detection: 'early' },
     apologyTts: options.tts,
     providerFailures: new ProviderFailureLog(),
     hangUp: (ending) => hangUps.push(ending),

@@ -276,6 +276,7 @@ describe("an llm agent's own tools", () => {
     expect(names).toEqual(
       [
         'end_call',
+        'leave_voicemail',
         'lookup_badjson',
         'lookup_fail',
         'lookup_ok',
@@ -300,7 +301,7 @@ describe("an llm agent's own tools", () => {
     expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     const connection = realtime.connections.at(-1);
     const offered = (connection?.session?.tools ?? []) as Array<{ name?: string; parameters?: unknown }>;
-    expect(offered.map((tool) => tool.name).sort()).toEqual(['end_call', 'lookup_ok']);
+    expect(offered.map((tool) => tool.name).sort()).toEqual(['end_call', 'leave_voicemail', 'lookup_ok']);
     const request = toolRequests.slice(before).find((entry) => entry.path === '/ok');
     expect(request?.signatureValid).toBe(true);
     expect(JSON.parse(request?.body ?? '{}')).toMatchObject({

@@ -48,6 +48,8 @@ beforeAll(async () => {
         llm: { model: 'test-model' },
         stt: { provider: 'openai' },
         ivr: { max_prompt_repeats: 2 },
+        // A phone menu's prompt is a recording too: only a beep may end this call as a machine.
+        voicemail: { detection: 'beep' },
         turn_taking: { wait_for_callee: true },
       },
       maxDurationS: 40,

@@ -107,7 +107,11 @@ describe('the llm brain with HTTP providers', () => {
     expect(streamed.messages[0]?.content).toBe(
       'You call Ann about an appointment.\n\nContext for this call:\nShe prefers mornings.',
     );
-    expect(streamed.tools.map((tool) => tool.function.name).sort()).toEqual(['end_call', 'send_dtmf']);
+    expect(streamed.tools.map((tool) => tool.function.name).sort()).toEqual([
+      'end_call',
+      'leave_voicemail',
+      'send_dtmf',
+    ]);
     expect(chats.some((request) => (request.json as { response_format?: unknown }).response_format)).toBe(
       false,
     );

@@ -134,6 +134,7 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
     });
     expect(connection.session?.tools).toEqual([
       expect.objectContaining({ type: 'function', name: 'end_call' }),
+      expect.objectContaining({ type: 'function', name: 'leave_voicemail' }),
     ]);
     // The greeting was asked for with the agent's first message; the callee's audio streamed in.
     expect(connection.responses[0]?.instructions).toContain(

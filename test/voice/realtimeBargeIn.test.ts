@@ -91,7 +91,7 @@ describe('a callee who talks over a speech-to-speech agent', () => {
       logger,
       silenceTimeoutMs: 30_000,
       maxDurationMs: 60_000,
-      voicemail: { action: 'hang_up', message: null },
+      voicemail: { action: 'hang_up', message: null, waitForDecision: false, detection: 'early' },
       apologyTts: flite,
       providerFailures: new ProviderFailureLog(),
       hangUp: (ending) => {

@@ -23,12 +23,13 @@ afterAll(async () => {
   await harness.dispose();
 });
 
-const personas: [string, string, string | null, 'unknown' | null][] = [
+const personas: [string, string, string | null, 'unknown' | 'machine' | null][] = [
   // number, status, end_reason, answered_by (as the sandbox outcomes test records them)
   ['+15550100001', 'completed', 'max_duration', 'unknown'],
   ['+15550100002', 'busy', 'rejected', null],
   ['+15550100003', 'no_answer', null, null],
-  ['+15550100004', 'completed', 'max_duration', 'unknown'],
+  // The greeting runs on past 2 s: a machine, decided before the 3 s limit; the agent has no message.
+  ['+15550100004', 'completed', 'voicemail', 'machine'],
   ['+15550100005', 'failed', 'unreachable', null],
   ['+15550100006', 'completed', 'callee_hangup', 'unknown'],
   ['+15550100007', 'completed', 'max_duration', 'unknown'],

@@ -127,6 +127,49 @@ const pressesOne = answeringPersona((call, rtp, { timing }) => {
   });
 });
 
+/** An answering machine: its greeting, a 1 kHz beep (or none), then silence while it records. */
+function voicemailPersona({ beep }: { beep: boolean }) {
+  return answeringPersona((call, rtp, { timing, voice }) => {
+    void (async () => {
+      const greeting = await voice.voicemailGreeting(call.variables);
+      if (call.isFinished) return;
+      const greeted = rtp.play(greeting);
+      if (beep) {
+        void rtp.play(silence(timing.beepGapMs));
+        await rtp.play(beepTone(timing.beepMs));
+      } else await greeted;
+      call.logger.debug('sandbox voicemail is recording (silence)');
+    })().catch((error: unknown) =>
+      call.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox greeting failed',
+      ),
+    );
+  });
+}
+
+/** A person who answers with a greeting, then talks like the person once the agent has spoken. */
+function greetThenConverse(
+  call: SandboxCall,
+  rtp: RtpSession,
+  context: PersonaContext,
+  length: 'brief' | 'long',
+): void {
+  void context.voice
+    .personGreeting(length, call.variables)
+    .then(async (greeting) => {
+      if (call.isFinished) return;
+      await rtp.play(greeting);
+      if (!call.isFinished) converse(call, rtp, context);
+    })
+    .catch((error: unknown) =>
+      call.logger.error(
+        { err: error instanceof Error ? error.message : String(error) },
+        'sandbox greeting failed',
+      ),
+    );
+}
+
 /** How often the phone menu plays before it gives up and hangs up. */
 const ivrMaxPrompts = 8;
 /** How long the menu waits for a key after its prompt. */
@@ -173,21 +216,10 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
   unreachable: async (call) => call.reject(404),
   // Rings until the caller gives up; its CANCEL gets 487 from the SIP stack.
   no_answer: async (call) => call.ring(),
-  voicemail: answeringPersona((call, rtp, { timing, voice }) => {
-    void (async () => {
-      const greeting = await voice.voicemailGreeting();
-      if (call.isFinished) return;
-      void rtp.play(greeting);
-      void rtp.play(silence(timing.beepGapMs));
-      const beep = await rtp.play(beepTone(timing.beepMs));
-      if (!beep.interrupted) call.logger.debug('sandbox voicemail is recording (silence)');
-    })().catch((error: unknown) =>
-      call.logger.error(
-        { err: error instanceof Error ? error.message : String(error) },
-        'sandbox greeting failed',
-      ),
-    );
-  }),
+  voicemail: voicemailPersona({ beep: true }),
+  voicemail_no_beep: voicemailPersona({ beep: false }),
+  greets_briefly: answeringPersona((call, rtp, context) => greetThenConverse(call, rtp, context, 'brief')),
+  greets_at_length: answeringPersona((call, rtp, context) => greetThenConverse(call, rtp, context, 'long')),
   answers_then_hangs_up: answeringPersona((call, _rtp, { timing }) => {
     call.after(timing.hangUpAfterMs, () => call.hangUp('hangs up after answering'));
   }),

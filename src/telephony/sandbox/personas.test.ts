@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 describe('sandbox persona table', () => {
-  it('maps the thirteen fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
+  it('maps the sixteen fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
     expect(sandboxPersonas.map((persona) => [persona.number, persona.name])).toEqual([
       ['+15550100001', 'person'],
       ['+15550100002', 'busy'],
@@ -53,6 +53,9 @@ describe('sandbox persona table', () => {
       ['+15550100011', 'hangs_up_mid_sentence'],
       ['+15550100012', 'refuses_transfer'],
       ['+15550100013', 'ivr'],
+      ['+15550100014', 'voicemail_no_beep'],
+      ['+15550100015', 'greets_briefly'],
+      ['+15550100016', 'greets_at_length'],
     ]);
     expect(sandboxPersonaFor('+15550100004')).toBe('voicemail');
     expect(sandboxPersonaFor('+442071838750')).toBe('person');

@@ -18,7 +18,10 @@ export type SandboxPersonaName =
   | 'interrupts'
   | 'hangs_up_mid_sentence'
   | 'refuses_transfer'
-  | 'ivr';
+  | 'ivr'
+  | 'voicemail_no_beep'
+  | 'greets_briefly'
+  | 'greets_at_length';
 
 export interface SandboxPersona {
   /** E.164 number that reaches this persona. */
@@ -77,6 +80,21 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     name: 'ivr',
     description:
       'a phone menu: "for sales press one, for support press two", again after 3 s without a key or after a wrong one; 2 → "connecting you", then BYE',
+  },
+  {
+    number: '+15550100014',
+    name: 'voicemail_no_beep',
+    description: 'answers, plays a voicemail greeting and no beep, then silence until the caller hangs up',
+  },
+  {
+    number: '+15550100015',
+    name: 'greets_briefly',
+    description: 'the person, who answers with a short "Hello?" and waits',
+  },
+  {
+    number: '+15550100016',
+    name: 'greets_at_length',
+    description: 'the person, who answers with a longer "Hello, Sam speaking." and waits',
   },
 ];
 

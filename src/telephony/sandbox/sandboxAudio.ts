@@ -14,8 +14,16 @@ export interface SandboxVoice {
    * dispatcher passes to the sandbox (and only to the sandbox) in an INVITE header.
    */
   reply(turn: number, variables: Readonly<Record<string, unknown>>): Promise<Int16Array>;
-  /** The voicemail greeting ("you have reached…"), played before the beep. */
-  voicemailGreeting(): Promise<Int16Array>;
+  /**
+   * The voicemail greeting ("you have reached…"), played before the beep. `variables` may hold
+   * `sandbox_greeting`, a text a speaking voice says instead (to try an agent on other greetings).
+   */
+  voicemailGreeting(variables?: Readonly<Record<string, unknown>>): Promise<Int16Array>;
+  /** How a person answers: a short "Hello?" or a longer opening (`sandbox_greeting` as above). */
+  personGreeting(
+    length: 'brief' | 'long',
+    variables?: Readonly<Record<string, unknown>>,
+  ): Promise<Int16Array>;
   /** A listener's "uh huh" while the agent talks. */
   backchannel(): Promise<Int16Array>;
   /** The phone menu's prompt ("for sales press one, for support press two"), the same every time. */
@@ -32,6 +40,7 @@ export function createToneVoice(timing: Pick<PersonaTiming, 'replyMs' | 'greetin
     backchannel: async () => replyTone(250),
     ivrMenu: async () => speechLikeTone(timing.greetingMs),
     ivrChosen: async () => replyTone(timing.replyMs),
+    personGreeting: async (length) => speechLikeTone(length === 'brief' ? 560 : 1_400),
   };
 }
 

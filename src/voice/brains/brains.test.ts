@@ -52,8 +52,31 @@ describe('the script brain', () => {
     [{ a: { transfer: 'human' } }, /transfer_failed names no node/],
     [{ a: { transfer: 'human', transfer_failed: 'a', end: true } }, /exactly one of/],
     [{ a: { transfer_failed: 'a', end: true } }, /transfer_failed needs "transfer"/],
+    [{ a: { leave_voicemail: false, end: true } }, /leave_voicemail must be true/],
+    [{ a: { leave_voicemail: true, end: true } }, /exactly one of/],
   ])('refuses a node %j', (nodes, why) => {
     expect(() => parseDialogScript({ start: 'a', nodes })).toThrow(why);
+  });
+
+  it('a leave_voicemail node says its words, then asks for the voicemail', async () => {
+    const brain = new ScriptBrain(
+      {
+        start: 'a',
+        nodes: {
+          a: { say: 'Hello?', listen: [{ phrases: ['leave a message'], next: 'vm' }] },
+          vm: { leave_voicemail: true },
+        },
+      },
+      {},
+      null,
+    );
+    const signal = new AbortController().signal;
+    await all(brain.start(signal));
+    expect(
+      await all(
+        brain.onCalleeTurn({ text: 'please leave a message', matchedPhrase: 'leave a message' }, signal),
+      ),
+    ).toEqual([{ type: 'leave_voicemail' }]);
   });
 
   it('greets with the rendered template and listens with the node phrases as its grammar', async () => {

@@ -18,7 +18,9 @@ import { AppError } from '../../domain/errors.js';
  * `dtmf` maps a key to a node. `interruptible: false` reads the node's `say` in full whatever the
  * callee says over it (a legal disclosure). `send_dtmf` presses keys after the node's `say` (a
  * phone menu). `transfer` hands the call to one of the agent's transfer targets (by name) after
- * the `say`; if the transfer fails the script goes on at `transfer_failed`.
+ * the `say`; if the transfer fails the script goes on at `transfer_failed`. `leave_voicemail: true`
+ * (a node reached when a machine answered, e.g. by the phrases of a recorded greeting) stops, waits
+ * for the beep and leaves the agent's voicemail message, then hangs up.
  */
 export interface DialogOption {
   phrases: string[];
@@ -39,6 +41,7 @@ export interface DialogNode {
   send_dtmf?: string;
   transfer?: string;
   transfer_failed?: string;
+  leave_voicemail?: boolean;
 }
 
 export interface DialogScript {
@@ -106,6 +109,8 @@ export function parseDialogScript(value: unknown): DialogScript {
         throw invalid(`${name}.transfer must name one of the agent's transfer targets`);
       exists(node.transfer_failed, `${name}.transfer_failed`);
     } else if (node.transfer_failed !== undefined) throw invalid(`${name}.transfer_failed needs "transfer"`);
+    if (node.leave_voicemail !== undefined && node.leave_voicemail !== true)
+      throw invalid(`${name}.leave_voicemail must be true when given`);
     if (node.listen !== undefined) {
       if (!Array.isArray(node.listen) || node.listen.length === 0)
         throw invalid(`${name}.listen must be a list of options`);
@@ -127,8 +132,12 @@ export function parseDialogScript(value: unknown): DialogScript {
       node.next !== undefined,
       node.listen !== undefined,
       node.transfer !== undefined,
+      node.leave_voicemail === true,
     ].filter(Boolean).length;
-    if (moves !== 1) throw invalid(`node ${name} needs exactly one of "end", "next", "listen" or "transfer"`);
+    if (moves !== 1)
+      throw invalid(
+        `node ${name} needs exactly one of "end", "next", "listen", "transfer" or "leave_voicemail"`,
+      );
   }
   return value as unknown as DialogScript;
 }

@@ -30,6 +30,22 @@ const builtInTools: ToolDefinition[] = [
       additionalProperties: false,
     },
   },
+  {
+    name: 'leave_voicemail',
+    description:
+      'A recording answered (a voicemail greeting), not a person: stop talking to it, wait for the beep, leave the voicemail message and hang up.',
+    parameters: {
+      type: 'object',
+      properties: {
+        message: {
+          type: 'string',
+          description: 'The message to leave, when the agent has none of its own configured.',
+          maxLength: 1000,
+        },
+      },
+      additionalProperties: false,
+    },
+  },
 ];
 
 /** `transfer_call`, offered when the agent has transfer targets: the model picks one by name. */
@@ -221,6 +237,13 @@ export class LlmBrain implements AgentBrain {
           const call = { id: event.id, name: event.name, argumentsJson: event.argumentsJson };
           toolCalls.push(call);
           if (event.name === 'end_call') followUps.push({ type: 'end_call' });
+          if (event.name === 'leave_voicemail') {
+            const message = (event.arguments as { message?: unknown } | null)?.message;
+            followUps.push({
+              type: 'leave_voicemail',
+              ...(typeof message === 'string' && message.trim() ? { message: message.slice(0, 1_000) } : {}),
+            });
+          }
           const digits = (event.arguments as { digits?: unknown } | null)?.digits;
           if (event.name === 'send_dtmf' && typeof digits === 'string' && /^[0-9*#A-D]{1,32}$/.test(digits)) {
             followUps.push({ type: 'send_dtmf', digits });
@@ -254,7 +277,7 @@ export class LlmBrain implements AgentBrain {
           call.name === 'transfer_call' ? JSON.stringify({ error: 'no such transfer target' }) : 'done';
         this.messages.push({ role: 'tool', toolCallId: call.id, content });
       }
-      if (followUps.some((action) => action.type === 'end_call')) {
+      if (followUps.some((action) => action.type === 'end_call' || action.type === 'leave_voicemail')) {
         for (const call of ownToolCalls)
           this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
         yield* followUps;

@@ -106,6 +106,10 @@ export class ScriptBrain implements AgentBrain {
         yield { type: 'end_call' };
         return;
       }
+      if (node.leave_voicemail) {
+        yield { type: 'leave_voicemail' };
+        return;
+      }
       if (node.transfer) {
         this.transferFailedNode = node.transfer_failed ?? null;
         yield { type: 'transfer', target: node.transfer };

@@ -8,6 +8,8 @@ export type BrainAction =
   /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
   | { type: 'transfer'; target: string }
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
+  /** A machine answered: leave the voicemail (the agent's message, else this one), then hang up. */
+  | { type: 'leave_voicemail'; message?: string }
   | { type: 'note'; event: 'tool_call' | 'tool_result'; text: string }
   | { type: 'end_call' };
 

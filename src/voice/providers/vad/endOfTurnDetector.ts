@@ -168,6 +168,7 @@ export class AudioTurnDetector {
   readonly #turns: EndOfTurnDetector;
   readonly #frame: Int16Array;
   #frameFill = 0;
+  #lastFrameSpeech = false;
 
   constructor(detector: VoiceActivityDetector, options: Omit<EndOfTurnOptions, 'frameDurationMs'> = {}) {
     this.#detector = detector;
@@ -177,6 +178,11 @@ export class AudioTurnDetector {
 
   get isSpeaking(): boolean {
     return this.#turns.isSpeaking;
+  }
+
+  /** The voice activity detector's verdict on the last whole frame pushed. */
+  get lastFrameSpeech(): boolean {
+    return this.#lastFrameSpeech;
   }
 
   get voicedMs(): number {
@@ -211,7 +217,8 @@ export class AudioTurnDetector {
       offset += taken;
       if (this.#frameFill === this.#frame.length) {
         this.#frameFill = 0;
-        const event = this.#turns.pushDecision(this.#detector.isSpeech(this.#frame));
+        this.#lastFrameSpeech = this.#detector.isSpeech(this.#frame);
+        const event = this.#turns.pushDecision(this.#lastFrameSpeech);
         if (event) events.push(event);
       }
     }
