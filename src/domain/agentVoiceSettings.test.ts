@@ -62,6 +62,7 @@ describe('checkAgentVoiceSettings', () => {
       /settings\.voicemail\.wait_for_decision must be true or false/,
     ],
     [{ voicemail: { detection: 'never' } }, /settings\.voicemail\.detection must be early or beep/],
+    [{ voicemail: { machine_speech_ms: 500 } }, /machine_speech_ms must be a whole number from 1000 to 6000/],
     [[], /the settings are a JSON object/],
     [{ realtime: {} }, /settings\.realtime\.provider is required/],
     [{ llm: { credential: 'has space' } }, /settings\.llm\.credential must be the name/],

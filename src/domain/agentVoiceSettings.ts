@@ -7,7 +7,7 @@ import {
   type TransferTargets,
 } from './agentTools.js';
 import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
-import { isObject, onlyKnownFields, type RawSettings, refuse } from './settingsParsing.js';
+import { isObject, onlyKnownFields, type RawSettings, refuse, wholeNumber } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
 
 /**
@@ -95,7 +95,12 @@ export interface VoicemailChoice {
   waitForDecision?: boolean;
   /** `early` (default): a greeting decided a machine is acted on; `beep`: only a beep is. */
   detection?: 'early' | 'beep';
+  /** First words that run on this long without a pause are a recording (ms). */
+  machineSpeechMs?: number;
 }
+
+/** The default of settings.voicemail.machine_speech_ms (the same as Twilio's speech threshold). */
+export const defaultMachineSpeechMs = 2_400;
 
 export interface AgentVoiceSettings {
   /** The first choice, then its fallbacks, in order; never empty. */
@@ -286,8 +291,18 @@ function parseRealtime(raw: unknown): RealtimeChoice | null {
 function parseVoicemail(raw: unknown): VoicemailChoice {
   if (raw === undefined) return {};
   if (!isObject(raw)) refuse('settings.voicemail must be an object');
-  onlyKnownFields('settings.voicemail', raw, ['action', 'message', 'wait_for_decision', 'detection']);
+  onlyKnownFields('settings.voicemail', raw, [
+    'action',
+    'message',
+    'wait_for_decision',
+    'detection',
+    'machine_speech_ms',
+  ]);
   const { action, message, wait_for_decision: waitForDecision, detection } = raw;
+  const machineSpeechMs =
+    raw.machine_speech_ms === undefined
+      ? undefined
+      : wholeNumber('settings.voicemail.machine_speech_ms', raw.machine_speech_ms, 1_000, 6_000, 0);
   if (detection !== undefined && detection !== 'early' && detection !== 'beep')
     refuse('settings.voicemail.detection must be early or beep');
   if (waitForDecision !== undefined && typeof waitForDecision !== 'boolean')
@@ -306,6 +321,7 @@ function parseVoicemail(raw: unknown): VoicemailChoice {
     ...(message !== undefined ? { message } : {}),
     ...(waitForDecision !== undefined ? { waitForDecision } : {}),
     ...(detection ? { detection } : {}),
+    ...(machineSpeechMs !== undefined ? { machineSpeechMs } : {}),
   };
 }
 

@@ -38,11 +38,16 @@ describe('the answering-machine detector on voice decisions', () => {
     expect(decision).toMatchObject({ answeredBy: 'human', confidence: 0.65 });
   });
 
-  it('words that run on through short pauses are a machine once they have lasted 2 s', () => {
-    const greeting = (frames(500, 's') + frames(300, '.')).repeat(6);
+  it('words that run on through short pauses are a machine once they have lasted 2.4 s (or as set)', () => {
+    const greeting = (frames(700, 's') + frames(300, '.')).repeat(6);
     const decision = decide(frames(300, '.') + greeting);
     expect(decision).toMatchObject({ answeredBy: 'machine', reason: 'long_greeting' });
-    expect(decision?.decisionMs).toBe(300 + 2_000);
+    expect(decision?.decisionMs).toBe(300 + 2_400);
+    const quicker = decide(
+      frames(300, '.') + greeting,
+      new AnsweringMachineDetector({ greetingMachineMs: 1_500 }),
+    );
+    expect(quicker?.decisionMs).toBe(300 + 1_500);
   });
 
   it('nothing said for 3 s is unknown', () => {
@@ -143,6 +148,7 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
     message: 'Call us back.',
     waitForDecision: true,
     detection: 'early',
+    machineSpeechMs: 2_400,
   };
 
   it('a person saying "Hello?" is decided a person within 2 s, and nothing is left', async () => {
@@ -154,7 +160,7 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
     expect(seen.silencedAtMs).toBe(-1);
   });
 
-  it('a recorded greeting is decided a machine within 2.5 s; the message starts after the beep', async () => {
+  it('a recorded greeting is decided a machine within 3 s; the message starts after the beep', async () => {
     const greeting = await speak(
       'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
     );
@@ -162,7 +168,7 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
     const audio = concatSamples([silence(300), greeting, silence(300), beepTone(500), silence(3_000)]);
     const seen = play(audio, leave);
     expect(seen.decision).toMatchObject({ answeredBy: 'machine', reason: 'long_greeting' });
-    expect(seen.decision?.decisionMs).toBeLessThanOrEqual(2_500);
+    expect(seen.decision?.decisionMs).toBeLessThanOrEqual(3_000);
     expect(seen.silencedAtMs).toBe(seen.decision?.decisionMs);
     expect(seen.leftAtMs).toBeGreaterThanOrEqual(beepStartMs + 500);
     expect(seen.leftAtMs).toBeLessThanOrEqual(beepStartMs + 600);
@@ -191,6 +197,15 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
     expect(seen.leftAtMs).toBeGreaterThanOrEqual(beepStartMs + 500);
   });
 
+  it('machine_speech_ms 2000: the same greeting is decided within 2.5 s', async () => {
+    const greeting = await speak(
+      'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
+    );
+    const seen = play(concatSamples([silence(300), greeting]), { ...leave, machineSpeechMs: 2_000 });
+    expect(seen.decision).toMatchObject({ answeredBy: 'machine', reason: 'long_greeting' });
+    expect(seen.decision?.decisionMs).toBeLessThanOrEqual(2_500);
+  });
+
   it('hang_up: the agent hangs up at the decision', async () => {
     const greeting = await speak('You have reached the voicemail of Alex Morgan. Please leave your message.');
     const seen = play(concatSamples([silence(200), greeting, beepTone(500), silence(500)]), {
@@ -198,6 +213,7 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
       message: null,
       waitForDecision: false,
       detection: 'early',
+      machineSpeechMs: 2_400,
     });
     expect(seen.decision?.answeredBy).toBe('machine');
     expect(seen.hungUpAtMs).toBe(seen.decision?.decisionMs);

@@ -17,6 +17,8 @@ export interface VoicemailPolicy {
    * agents that go through phone menus, whose prompts are recordings too). Both report the decision.
    */
   detection: 'early' | 'beep';
+  /** First words that run on this long without a pause are a recording (ms). */
+  machineSpeechMs: number;
 }
 
 /** After a machine is decided without a beep, the greeting is over once it is quiet this long. */
@@ -65,7 +67,10 @@ export class AnsweringMachineHandling {
       timing?: Partial<AnsweringMachineTiming>;
     },
   ) {
-    this.detector = new AnsweringMachineDetector(options.timing);
+    this.detector = new AnsweringMachineDetector({
+      greetingMachineMs: options.policy.machineSpeechMs,
+      ...options.timing,
+    });
     this.message = options.policy.message;
   }
 

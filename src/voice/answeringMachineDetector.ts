@@ -33,7 +33,7 @@ export interface AnsweringMachineTiming {
 }
 
 export const defaultAnsweringMachineTiming: AnsweringMachineTiming = {
-  greetingMachineMs: 2_000,
+  greetingMachineMs: 2_400,
   personPauseMs: 700,
   silenceMaxMs: 3_000,
 };
@@ -79,7 +79,8 @@ export function soundsLikeRecordedGreeting(text: string): boolean {
  * beeps the beep detector heard and the recogniser's words, and decides once:
  *
  * - a beep, or words only a recording says → machine;
- * - first words that run on past `greetingMachineMs` without a pause of `personPauseMs` → machine
+ * - first words that run on past `greetingMachineMs` (2.4 s by default, the agent's
+ *   `machine_speech_ms`) without a pause of `personPauseMs` → machine
  *   (a recorded greeting is a monologue; a person says "Hello?" and waits);
  * - first words followed by that pause → person, surer the shorter the words were;
  * - a short sound over the agent that let it talk on (a backchannel) → person;

@@ -2,6 +2,7 @@ import type { VendorCredential, VoiceConfig } from '../config.js';
 import {
   type AgentVoiceSettings,
   agentVoiceSettingsOf,
+  defaultMachineSpeechMs,
   type LlmChoice,
   type SttChoice,
   type TtsChoice,
@@ -274,6 +275,7 @@ export class VoiceStack {
         message: voicemailMessage,
         waitForDecision: settings.voicemail.waitForDecision === true,
         detection: settings.voicemail.detection ?? 'early',
+        machineSpeechMs: settings.voicemail.machineSpeechMs ?? defaultMachineSpeechMs,
       },
       turnTaking: settings.turnTaking,
       transferTargets: settings.transferTargets,

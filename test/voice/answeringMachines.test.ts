@@ -125,11 +125,11 @@ describe('answering machines, decided early (script agent, waits for the decisio
 
   const agentLines = (record: CallRecord) => record.transcript.filter((entry) => entry.role === 'agent');
 
-  it('a voicemail with a beep: a machine within 2.5 s; the message, rendered, starts after the beep', async () => {
+  it('a voicemail with a beep: a machine within 3 s; the message, rendered, starts after the beep', async () => {
     const record = await call('+15550100004');
     expect(record).toMatchObject({ status: 'completed', endReason: 'voicemail', answeredBy: 'machine' });
     expect(record.figures).toMatchObject({ answered_by: 'machine', reason: 'long_greeting' });
-    expect(record.figures.decision_ms).toBeLessThanOrEqual(2_500);
+    expect(record.figures.decision_ms).toBeLessThanOrEqual(3_000);
     // It waited for the decision: the greeting was never said, only the message.
     expect(agentLines(record).map((line) => line.text)).toEqual([
       'Hi Ann, this is the clinic. Please call us back about your appointment.',
@@ -145,8 +145,8 @@ describe('answering machines, decided early (script agent, waits for the decisio
   it('a voicemail without a beep: the message starts once the greeting has been quiet 1.5 s', async () => {
     const record = await call('+15550100014');
     expect(record).toMatchObject({ status: 'completed', endReason: 'voicemail', answeredBy: 'machine' });
-    expect(record.figures.decision_ms).toBeLessThanOrEqual(2_500);
     const path = record.recordingPath as string;
+    expect(record.figures.decision_ms).toBeLessThanOrEqual(3_000);
     expect(beepEndMs(path)).toBe(-1);
     const greeting = audibleSpanMs(path, 0);
     const agentAudio = audibleSpanMs(path, 1);

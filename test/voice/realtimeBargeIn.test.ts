@@ -91,7 +91,13 @@ describe('a callee who talks over a speech-to-speech agent', () => {
       logger,
       silenceTimeoutMs: 30_000,
       maxDurationMs: 60_000,
-      voicemail: { action: 'hang_up', message: null, waitForDecision: false, detection: 'early' },
+      voicemail: {
+        action: 'hang_up',
+        message: null,
+        waitForDecision: false,
+        detection: 'early',
+        machineSpeechMs: 2_400,
+      },
       apologyTts: flite,
       providerFailures: new ProviderFailureLog(),
       hangUp: (ending) => {
