@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { html, unsafeRaw } from './html.js';
+import { answeredByText } from './pages/calls.js';
 import { keyFlags } from './pages/keys.js';
 import { responseLatencyMs } from './pages/overview.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -52,5 +53,21 @@ describe('key flags and latency figures', () => {
     expect(responseLatencyMs({ response_latency_ms: { p50: 380, p95: 900 } })).toBe(380);
     expect(responseLatencyMs({ response_latency_ms: { p50: null } })).toBeNull();
     expect(responseLatencyMs({ barge_ins: 2 })).toBeNull();
+  });
+});
+
+describe('who answered, on the call page', () => {
+  it('adds the early decision: confidence, time and reason', () => {
+    const metrics = {
+      answering_machine: {
+        answered_by: 'machine',
+        confidence: 0.82,
+        decision_ms: 2680,
+        reason: 'long_greeting',
+      },
+    };
+    expect(answeredByText('machine', metrics)).toBe('machine (82 %, decided at 2.7 s, long greeting)');
+    expect(answeredByText('unknown', { answering_machine: null })).toBe('unknown');
+    expect(answeredByText(null, metrics)).toBeNull();
   });
 });

@@ -127,7 +127,7 @@ ${facts([
       ? null
       : html`${plainOutcome(call.status, call.endReason)}${call.endReason ? html` <span class="muted">(<code>${call.endReason}</code>)</span>` : ''}`,
   ],
-  ['Answered by', call.answeredBy],
+  ['Answered by', answeredByText(call.answeredBy, call.metrics)],
   ['Agent', agent ? html`<a href="/agents/${agent.id}">${agent.name}</a>` : call.agentId],
   ['To', call.toNumber],
   ['From', call.fromNumber],
@@ -282,4 +282,21 @@ ${callsTable(calls, agentNames)}
       .header('Cache-Control', 'private, no-store')
       .send(createReadStream(path));
   });
+}
+
+/** Who answered, with how sure the early decision was and when it was made ("machine (80 %, 2.7 s, long greeting)"). */
+export function answeredByText(
+  answeredBy: string | null,
+  metrics: Record<string, unknown> | null,
+): string | null {
+  const decision = (metrics?.answering_machine ?? null) as {
+    confidence?: unknown;
+    decision_ms?: unknown;
+    reason?: unknown;
+  } | null;
+  if (answeredBy === null || !decision || typeof decision.decision_ms !== 'number') return answeredBy;
+  const confidence =
+    typeof decision.confidence === 'number' ? `${Math.round(decision.confidence * 100)} %, ` : '';
+  const reason = typeof decision.reason === 'string' ? `, ${decision.reason.replaceAll('_', ' ')}` : '';
+  return `${answeredBy} (${confidence}decided at ${(decision.decision_ms / 1000).toFixed(1)} s${reason})`;
 }
