@@ -26,6 +26,7 @@ describe('checkAgentVoiceSettings', () => {
       analysis: noAnalysisSettings,
       transferTargets: {},
       ivrMaxPromptRepeats: 3,
+      dtmf: 'rfc4733',
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -38,6 +39,7 @@ describe('checkAgentVoiceSettings', () => {
       analysis: noAnalysisSettings,
       transferTargets: {},
       ivrMaxPromptRepeats: 3,
+      dtmf: 'rfc4733',
     });
   });
 
@@ -62,6 +64,7 @@ describe('checkAgentVoiceSettings', () => {
       /settings\.voicemail\.wait_for_decision must be true or false/,
     ],
     [{ voicemail: { detection: 'never' } }, /settings\.voicemail\.detection must be early or beep/],
+    [{ dtmf: 'tones' }, /settings\.dtmf must be rfc4733 or inband/],
     [{ voicemail: { machine_speech_ms: 500 } }, /machine_speech_ms must be a whole number from 1000 to 6000/],
     [[], /the settings are a JSON object/],
     [{ realtime: {} }, /settings\.realtime\.provider is required/],
@@ -103,6 +106,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       analysis: noAnalysisSettings,
       transferTargets: {},
       ivrMaxPromptRepeats: 3,
+      dtmf: 'rfc4733',
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

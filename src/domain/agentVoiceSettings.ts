@@ -120,6 +120,17 @@ export interface AgentVoiceSettings {
   transferTargets: TransferTargets;
   /** How often one phone-menu prompt may be heard before the call ends `ivr_loop` (settings.ivr). */
   ivrMaxPromptRepeats: number;
+  /**
+   * settings.dtmf: `rfc4733` (default) sends keys as RFC 4733 events where the line negotiated
+   * them and as tones otherwise; `inband` always as tones in the audio (and listens for tones).
+   */
+  dtmf: 'rfc4733' | 'inband';
+}
+
+function parseDtmf(raw: unknown): 'rfc4733' | 'inband' {
+  if (raw === undefined) return 'rfc4733';
+  if (raw !== 'rfc4733' && raw !== 'inband') refuse('settings.dtmf must be rfc4733 or inband');
+  return raw;
 }
 
 export const voiceSettingsLimits = {
@@ -342,6 +353,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     'analysis',
     'transfer',
     'ivr',
+    'dtmf',
   ]);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
@@ -362,6 +374,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     analysis: checkAnalysisSettings(raw.analysis, brain),
     transferTargets: checkTransferTargets(raw.transfer),
     ivrMaxPromptRepeats: checkIvrSettings(raw.ivr).maxPromptRepeats,
+    dtmf: parseDtmf(raw.dtmf),
   };
 }
 
@@ -412,5 +425,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     analysis,
     transferTargets,
     ivrMaxPromptRepeats,
+    dtmf: partOr(() => parseDtmf(parts.dtmf), 'rfc4733' as const),
   };
 }

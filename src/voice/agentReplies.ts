@@ -59,6 +59,8 @@ export class AgentReplies {
       noteEvent: (event: TranscriptEvent, text: string) => void;
       /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
       transfer?: ((target: string) => Promise<TransferResult>) | undefined;
+      /** Keys always as tones in the audio (settings.dtmf inband); else RFC 4733 where negotiated. */
+      dtmfInband?: boolean;
       /** Leaves a voicemail (the agent decided a machine answered); absent: the call just ends. */
       leaveVoicemail?: ((message: string | undefined) => void) | undefined;
     },
@@ -103,6 +105,14 @@ export class AgentReplies {
     void this.lastLine.then((line) => {
       if (line && !line.interrupted) brain.noteSaid([unheard.heard, unheard.rest].filter(Boolean).join(' '));
     });
+  }
+
+  /** Says one passage (the agent's own words, not the brain's); with `thenEnd`, hangs up after it. */
+  say(text: string, thenEnd?: AgentEnding): void {
+    this.run(async function* () {
+      yield { type: 'say', text } satisfies BrainAction;
+      if (thenEnd) yield { type: 'end_call' } satisfies BrainAction;
+    }, thenEnd);
   }
 
   /**
@@ -182,7 +192,7 @@ export class AgentReplies {
           return;
         }
         this.options.noteEvent('dtmf', action.digits);
-        await this.options.rtp.sendDtmf(action.digits);
+        await this.options.rtp.sendDtmf(action.digits, { inband: this.options.dtmfInband === true });
       }
     } catch (error) {
       if (signal.aborted) return;

@@ -21,6 +21,8 @@ export interface VoicemailPolicy {
   machineSpeechMs: number;
 }
 
+/** With wait_for_decision: the agent speaks after this long even if no decision came. */
+export const decisionWaitMaxMs = 5_000;
 /** After a machine is decided without a beep, the greeting is over once it is quiet this long. */
 const greetingOverSilenceMs = 1_500;
 /** A greeting that never ends: the message is left this long after the decision anyway. */

@@ -2,13 +2,13 @@ import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
-import type { RtpSession } from '../telephony/rtp/index.js';
+import { InbandDtmfDetector, type RtpSession } from '../telephony/rtp/index.js';
 import type { TransferResult } from '../telephony/sip/index.js';
 import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
-import { AnsweringMachineHandling, type VoicemailPolicy } from './answeringMachine.js';
-import { type AnsweringDecision, answeringMetrics } from './answeringMachineDetector.js';
-import type { AgentBrain, BrainAction } from './brains/types.js';
+import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
+import { answeringMetrics } from './answeringMachineDetector.js';
+import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import { type AgentEnding, type ConversationResult, conversationResult } from './conversationResult.js';
@@ -47,6 +47,8 @@ export interface ConversationOptions {
   turnTaking?: TurnTakingSettings;
   /** A phone-menu prompt heard this often ends the call `ivr_loop`; 0 or absent: never. */
   ivrMaxPromptRepeats?: number;
+  /** `inband`: keys sent and heard as tones in the audio even where RFC 4733 was negotiated. */
+  dtmf?: 'rfc4733' | 'inband';
   /** Speech synthesised before the answer (the greeting), spoken without waiting for the voice. */
   prefetch?: SpeechPrefetch;
   voicemail: VoicemailPolicy;
@@ -65,8 +67,6 @@ const preRollFrames = 15;
 const lastWordsTimeoutMs = 3_000;
 /** With wait_for_callee: the agent speaks first after this much silence from a callee who says nothing. */
 const waitForCalleeMaxMs = 4_000;
-/** With voicemail.wait_for_decision: the agent speaks after this long even if no decision came. */
-const decisionWaitMaxMs = 5_000;
 const silentFrame = new Int16Array(160);
 /** A barge-in's stop is measured over the agent frames sent this long after the decision. */
 const stopWatchMs = 200;
@@ -85,7 +85,8 @@ export class Conversation {
   private readonly recorder: CallRecorder;
   private readonly turns: AudioTurnDetector;
   private readonly answering: AnsweringMachineHandling;
-  private answeringDecision: AnsweringDecision | null = null;
+  /** Keys pressed as tones: heard on a line without RFC 4733, or always with settings.dtmf inband. */
+  private inbandKeys: InbandDtmfDetector | null = null;
   private decisionWaitOver = false;
   private readonly transcript: TranscriptEntry[] = [];
   private readonly preRoll: Int16Array[] = [];
@@ -147,6 +148,7 @@ export class Conversation {
       hasEnded: () => this.ended,
       onReplyOver: () => this.armSilenceTimer(),
       transfer: options.transfer,
+      dtmfInband: options.dtmf === 'inband',
       leaveVoicemail: (message) => {
         // The agent judged it a recording: so the call reports it.
         this.answeredBy = 'machine';
@@ -161,16 +163,15 @@ export class Conversation {
     this.answering = new AnsweringMachineHandling({
       policy: options.voicemail,
       logger: options.logger,
-      onDecision: (decision) => this.handleAnsweringDecision(decision),
+      onDecision: ({ answeredBy }) => {
+        if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        if (answeredBy !== 'machine') this.greet();
+      },
       silenceAgent: () => {
         this.replies.abort();
         this.options.rtp.clear();
       },
-      leaveMessage: (message) =>
-        this.replies.run(async function* () {
-          yield { type: 'say', text: message } satisfies BrainAction;
-          yield { type: 'end_call' } satisfies BrainAction;
-        }, 'voicemail'),
+      leaveMessage: (message) => this.replies.say(message, 'voicemail'),
       hangUp: () => this.options.hangUp('voicemail'),
     });
   }
@@ -180,6 +181,7 @@ export class Conversation {
     rtp.on('audio', this.onAudio);
     rtp.on('outgoingAudio', this.onOutgoing);
     rtp.on('dtmf', this.onDtmf);
+    if (this.options.dtmf === 'inband' || !rtp.carriesDtmfEvents) this.inbandKeys = new InbandDtmfDetector();
     if (this.options.voicemail.waitForDecision) {
       // The decision (a person, or nobody said anything) opens the call; a machine gets no greeting.
       setTimeout(() => {
@@ -195,7 +197,7 @@ export class Conversation {
 
   private greet(): void {
     if (this.greeted || this.ended || this.answering.machine) return;
-    if (this.options.voicemail.waitForDecision && !this.answeringDecision && !this.decisionWaitOver) return;
+    if (this.options.voicemail.waitForDecision && !this.answering.decision && !this.decisionWaitOver) return;
     this.greeted = true;
     this.replies.run((signal) => this.options.brain.start(signal));
   }
@@ -238,7 +240,7 @@ export class Conversation {
         barge_in_decision_ms: this.bargeInDecisionsMs,
         backchannels_ignored: this.backchannels,
         still_there_prompts: this.stillThereAsked,
-        answering_machine: answeringMetrics(this.answeringDecision),
+        answering_machine: answeringMetrics(this.answering.decision),
       },
       dtmfReceived: this.dtmfReceived,
       providerFailures: this.options.providerFailures,
@@ -279,12 +281,14 @@ export class Conversation {
       this.preRoll.push(frame);
       if (this.preRoll.length > preRollFrames) this.preRoll.shift();
     }
+    const key = this.inbandKeys?.push(frame);
+    if (key) this.handleDtmf(key);
     const turnEvents = this.turns.pushAudio(frame);
     this.answering.pushFrame(frame, this.turns.lastFrameSpeech, this.recorder.elapsedMs);
     for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
     if (!current) return;
-    if (!this.answeringDecision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
+    if (!this.answering.decision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
     // A complete answer: its short wait counts from the last audible sample, not from the end of
     // the VAD's hangover after it.
@@ -464,12 +468,6 @@ export class Conversation {
     this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));
   }
 
-  private handleAnsweringDecision(decision: AnsweringDecision): void {
-    this.answeringDecision = decision;
-    if (decision.answeredBy !== 'unknown') this.answeredBy = decision.answeredBy;
-    if (decision.answeredBy !== 'machine') this.greet();
-  }
-
   private addTranscriptLine(line: TranscriptEntry): void {
     this.transcript.push(line);
     if (!this.ended) this.options.onTranscriptChange?.([...this.transcript]);
@@ -492,10 +490,7 @@ export class Conversation {
       }
       if (this.stillThereAsked < this.settings.stillThereCount && !this.answering.machine) {
         this.stillThereAsked++;
-        const text = this.settings.stillThereText;
-        this.replies.run(async function* () {
-          yield { type: 'say', text } satisfies BrainAction;
-        });
+        this.replies.say(this.settings.stillThereText);
         return;
       }
       this.options.hangUp('silence_timeout');

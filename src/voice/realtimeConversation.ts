@@ -9,8 +9,8 @@ import {
   toolOutcomeForModel,
   toolResultTranscriptText,
 } from '../tools/toolCaller.js';
-import { AnsweringMachineHandling, type VoicemailPolicy } from './answeringMachine.js';
-import { type AnsweringDecision, answeringMetrics } from './answeringMachineDetector.js';
+import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
+import { answeringMetrics } from './answeringMachineDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
@@ -77,9 +77,6 @@ interface AgentItem {
   cutAtMs: number | null;
 }
 
-/** With voicemail.wait_for_decision: the session greets after this long even without a decision. */
-const decisionWaitMaxMs = 5_000;
-
 /** The tool every speech-to-speech agent has: the model ends the call once it has said goodbye. */
 export const endCallTool = {
   name: 'end_call',
@@ -113,7 +110,6 @@ export const leaveVoicemailTool = {
 export class RealtimeConversation {
   private readonly recorder: CallRecorder;
   private readonly answering: AnsweringMachineHandling;
-  private answeringDecision: AnsweringDecision | null = null;
   /** With voicemail.wait_for_decision: the session is open and the greeting waits for the decision. */
   private greetingHeld = false;
   private readonly transcript: TranscriptEntry[] = [];
@@ -139,10 +135,9 @@ export class RealtimeConversation {
     this.answering = new AnsweringMachineHandling({
       policy: options.voicemail,
       logger: options.logger,
-      onDecision: (decision) => {
-        this.answeringDecision = decision;
-        if (decision.answeredBy !== 'unknown') this.answeredBy = decision.answeredBy;
-        if (decision.answeredBy !== 'machine') this.greet();
+      onDecision: ({ answeredBy }) => {
+        if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        if (answeredBy !== 'machine') this.greet();
       },
       silenceAgent: () => {
         // The session may still answer the greeting: nothing of it is played from now on.
@@ -209,7 +204,7 @@ export class RealtimeConversation {
       bargeInStopsMs: [],
       dtmfReceived: '',
       providerFailures: this.options.providerFailures,
-      extraMetrics: { answering_machine: answeringMetrics(this.answeringDecision) },
+      extraMetrics: { answering_machine: answeringMetrics(this.answering.decision) },
     });
   }
 

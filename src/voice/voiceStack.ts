@@ -64,6 +64,8 @@ export interface CallVoice {
   /** Where the agent may transfer the call: target name → E.164 number or SIP URI. */
   transferTargets: Readonly<Record<string, string>>;
   ivrMaxPromptRepeats: number;
+  /** Keys as RFC 4733 events where negotiated (else tones), or always as tones (settings.dtmf). */
+  dtmf: 'rfc4733' | 'inband';
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
@@ -280,6 +282,7 @@ export class VoiceStack {
       turnTaking: settings.turnTaking,
       transferTargets: settings.transferTargets,
       ivrMaxPromptRepeats: settings.ivrMaxPromptRepeats,
+      dtmf: settings.dtmf,
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

@@ -50,12 +50,20 @@ export async function conversationPair(options: {
   turnTaking?: Partial<TurnTakingSettings>;
   silenceTimeoutMs?: number;
   prefetch?: SpeechPrefetch;
+  /** false: the callee's line negotiates no RFC 4733 telephone-event (keys only as tones). */
+  telephoneEvent?: boolean;
+  dtmf?: 'rfc4733' | 'inband';
 }) {
   const { clock, ports, vad } = await sharedMedia();
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
   const calleeRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
-  agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort })));
-  calleeRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort })));
+  const telephoneEvent = options.telephoneEvent ?? true;
+  agentRtp.start(
+    parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort, telephoneEvent })),
+  );
+  calleeRtp.start(
+    parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort, telephoneEvent })),
+  );
   const hangUps: AgentEnding[] = [];
   const conversation = new Conversation({
     rtp: agentRtp,
@@ -77,6 +85,7 @@ export async function conversationPair(options: {
     apologyTts: options.tts,
     providerFailures: new ProviderFailureLog(),
     hangUp: (ending) => hangUps.push(ending),
+    ...(options.dtmf ? { dtmf: options.dtmf } : {}),
     ...(options.prefetch ? { prefetch: options.prefetch } : {}),
   });
   const heard: HeardFrame[] = [];

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { CallRecord } from '../../src/domain/records.js';
+import { InbandDtmfDetector } from '../../src/telephony/rtp/index.js';
 import {
   type FakeChatDelta,
   type FakeOpenAiServer,
@@ -63,11 +65,11 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function callMenu(mode: string): Promise<CallRecord> {
+async function callMenu(mode: string, to = '+15550100013'): Promise<CallRecord> {
   const result = await postCall(service.url, key, {
     agent_id: agentId,
     from_number: '+15550009994',
-    to_number: '+15550100013',
+    to_number: to,
     variables: { mode },
   });
   expect(result.status).toBe(200);
@@ -80,6 +82,23 @@ describe('phone menus', () => {
     expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
     const keys = call.transcript.filter((entry) => entry.event === 'dtmf');
     expect(keys).toEqual([expect.objectContaining({ role: 'agent', text: '2' })]);
+  }, 50_000);
+
+  it('gets through a menu on a line without RFC 4733 by pressing the key as tones', async () => {
+    const call = await callMenu('navigate', '+15550100017');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const keys = call.transcript.filter((entry) => entry.event === 'dtmf');
+    expect(keys).toEqual([expect.objectContaining({ role: 'agent', text: '2' })]);
+    // The key is in the agent's audio (right channel of the recording), as the menu heard it.
+    const wav = readFileSync(call.recordingPath as string);
+    const tones = new InbandDtmfDetector();
+    let heard = '';
+    for (let offset = 44; offset + 640 <= wav.length; offset += 640) {
+      const frame = new Int16Array(160);
+      for (let i = 0; i < 160; i++) frame[i] = wav.readInt16LE(offset + i * 4 + 2);
+      heard += tones.push(frame) ?? '';
+    }
+    expect(heard).toBe('2');
   }, 50_000);
 
   it('ends with ivr_loop when the same prompt keeps coming back', async () => {

@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../../logger.js';
 import { type DtmfDigit, DtmfReceiver, DtmfSender, type DtmfSendOptions, isDtmfDigits } from './dtmf.js';
 import { decodeG711Into, encodeG711Into, type G711Codec, samplesPerMs, silenceByteByCodec } from './g711.js';
+import { dtmfToneAudio } from './inbandDtmf.js';
 import { JitterBuffer, type JitterBufferOptions } from './jitterBuffer.js';
 import type { ClockRegistration, MediaClock } from './mediaClock.js';
 import { MediaError } from './mediaError.js';
@@ -231,14 +232,25 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     return { discardedMs: this.outgoing.clear() };
   }
 
+  /** The far end negotiated RFC 4733 telephone-event (keys travel as events, not as audio). */
+  get carriesDtmfEvents(): boolean {
+    return this.remote !== null && this.remote.telephoneEventPayloadType !== null;
+  }
+
   /**
-   * Sends digits as RFC 4733 events (needs a negotiated telephone-event payload type). Audio is
-   * paused while an event is on the wire. Resolves after the last digit's gap.
+   * Sends digits as RFC 4733 events when the far end negotiated telephone-event (audio is paused
+   * while an event is on the wire), else — or with `inband` — as dual tones in the audio, after
+   * what is queued. Resolves after the last digit's gap.
    */
-  sendDtmf(digits: string, options: DtmfSendOptions = {}): Promise<void> {
+  sendDtmf(digits: string, options: DtmfSendOptions & { inband?: boolean } = {}): Promise<void> {
     if (!isDtmfDigits(digits)) return Promise.reject(new RangeError(`not DTMF digits: ${digits}`));
-    if (!this.remote || this.remote.telephoneEventPayloadType === null) {
-      return Promise.reject(new Error('the far end did not negotiate telephone-event'));
+    if (!this.remote) return Promise.reject(new Error('no far end to send DTMF to'));
+    if (options.inband || !this.carriesDtmfEvents) {
+      const tones = dtmfToneAudio(digits, {
+        ...(options.durationMs !== undefined ? { durationMs: options.durationMs } : {}),
+        ...(options.gapMs !== undefined ? { gapMs: options.gapMs } : {}),
+      });
+      return this.play(tones).then(() => undefined);
     }
     return this.dtmfSender.enqueue(digits, options, this.options.clock.frameMs);
   }

@@ -1,4 +1,4 @@
-import type { RtpSession } from '../rtp/index.js';
+import { InbandDtmfDetector, type RtpSession } from '../rtp/index.js';
 import { type PersonaTiming, personMaxReplies, type SandboxPersonaName } from './personas.js';
 import { beepTone, type SandboxVoice, silence } from './sandboxAudio.js';
 import type { SandboxCall } from './sandboxCall.js';
@@ -12,12 +12,16 @@ export interface PersonaContext {
 
 type PersonaScript = (call: SandboxCall, context: PersonaContext) => Promise<void>;
 
-/** Rings once (answerDelayMs), answers, and hands the started media to `conversation`. */
+/**
+ * Rings once (answerDelayMs), answers, and hands the started media to `conversation`.
+ * `telephoneEvent: false`: the answer leaves RFC 4733 out (keys only as tones in the audio).
+ */
 function answeringPersona(
   conversation: (call: SandboxCall, rtp: RtpSession, context: PersonaContext) => void,
+  media: { telephoneEvent?: boolean } = {},
 ) {
   return async (call: SandboxCall, context: PersonaContext): Promise<void> => {
-    if (!(await call.prepareMedia())) return;
+    if (!(await call.prepareMedia(media))) return;
     call.ring();
     call.after(context.timing.answerDelayMs, async () => {
       const rtp = await call.answer();
@@ -175,8 +179,11 @@ const ivrMaxPrompts = 8;
 /** How long the menu waits for a key after its prompt. */
 const ivrKeyWaitMs = 3_000;
 
-/** A phone menu: its prompt, again and again, until the caller presses 2 (support). */
-const phoneMenu = answeringPersona((call, rtp, { voice }) => {
+/**
+ * A phone menu: its prompt, again and again, until the caller presses 2 (support). It hears keys
+ * as RFC 4733 events and as tones in the audio.
+ */
+function phoneMenu(call: SandboxCall, rtp: RtpSession, { voice }: PersonaContext): void {
   let prompts = 0;
   let chosen = false;
   let promptNumber = 0;
@@ -192,8 +199,9 @@ const phoneMenu = answeringPersona((call, rtp, { voice }) => {
     // Repeats unless a key (which starts its own prompt or the goodbye) came meanwhile.
     call.after(ivrKeyWaitMs, () => (mine === promptNumber ? prompt() : undefined));
   };
-  rtp.on('dtmf', ({ digit }) => {
+  const onKey = (digit: string): void => {
     if (chosen || call.isFinished) return;
+    call.logger.debug({ digit }, 'sandbox phone menu heard a key');
     promptNumber++;
     if (digit !== '2') {
       call.after(300, prompt);
@@ -206,9 +214,15 @@ const phoneMenu = answeringPersona((call, rtp, { voice }) => {
       .then((audio) => rtp.play(audio))
       .then(() => call.hangUp('the phone menu connected the caller'))
       .catch(() => undefined);
+  };
+  rtp.on('dtmf', ({ digit }) => onKey(digit));
+  const tones = new InbandDtmfDetector();
+  rtp.on('audio', (samples) => {
+    const digit = tones.push(samples);
+    if (digit) onKey(digit);
   });
   call.after(300, prompt);
-});
+}
 
 const scripts: Record<SandboxPersonaName, PersonaScript> = {
   person: answeringPersona(converse),
@@ -236,7 +250,8 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
   presses_dtmf_1: pressesOne,
   // Its REFER refusal is the sandbox carrier's (sandboxTransfers.ts); it presses 1 like presses_dtmf_1.
   refuses_transfer: pressesOne,
-  ivr: phoneMenu,
+  ivr: answeringPersona(phoneMenu),
+  ivr_without_rfc4733: answeringPersona(phoneMenu, { telephoneEvent: false }),
 };
 
 /** Plays one persona on a call that has been received (and recorded) but not yet answered. */

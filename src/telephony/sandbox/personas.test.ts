@@ -38,7 +38,7 @@ afterEach(async () => {
 });
 
 describe('sandbox persona table', () => {
-  it('maps the sixteen fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
+  it('maps the seventeen fictional numbers, every other E.164 number to the person, non-numbers to null', () => {
     expect(sandboxPersonas.map((persona) => [persona.number, persona.name])).toEqual([
       ['+15550100001', 'person'],
       ['+15550100002', 'busy'],
@@ -56,6 +56,7 @@ describe('sandbox persona table', () => {
       ['+15550100014', 'voicemail_no_beep'],
       ['+15550100015', 'greets_briefly'],
       ['+15550100016', 'greets_at_length'],
+      ['+15550100017', 'ivr_without_rfc4733'],
     ]);
     expect(sandboxPersonaFor('+15550100004')).toBe('voicemail');
     expect(sandboxPersonaFor('+442071838750')).toBe('person');

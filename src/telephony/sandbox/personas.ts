@@ -21,7 +21,8 @@ export type SandboxPersonaName =
   | 'ivr'
   | 'voicemail_no_beep'
   | 'greets_briefly'
-  | 'greets_at_length';
+  | 'greets_at_length'
+  | 'ivr_without_rfc4733';
 
 export interface SandboxPersona {
   /** E.164 number that reaches this persona. */
@@ -95,6 +96,12 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     number: '+15550100016',
     name: 'greets_at_length',
     description: 'the person, who answers with a longer "Hello, Sam speaking." and waits',
+  },
+  {
+    number: '+15550100017',
+    name: 'ivr_without_rfc4733',
+    description:
+      'the phone menu of +15550100013 on a line that answers without telephone-event: keys reach it only as tones in the audio',
   },
 ];
 

@@ -107,9 +107,10 @@ export class SandboxCall {
   /**
    * Opens the RTP socket and answers the offer in advance (a real callee's switch checks the SDP
    * before it rings). On failure the call is rejected: 488 for an offer we cannot accept, 503 when
-   * no RTP port is free. Returns false then.
+   * no RTP port is free. Returns false then. `telephoneEvent: false` answers without RFC 4733
+   * (a line whose keys travel only as tones in the audio).
    */
-  async prepareMedia(): Promise<boolean> {
+  async prepareMedia(options: { telephoneEvent?: boolean } = {}): Promise<boolean> {
     const offer = this.incoming.sdpOffer;
     if (offer === null) {
       this.logger.info('sandbox call without an SDP offer: 488');
@@ -137,7 +138,11 @@ export class SandboxCall {
       return false;
     }
     try {
-      const answer = createAnswer(offer, { address: session.publicAddress, port: session.localPort });
+      const answer = createAnswer(offer, {
+        address: session.publicAddress,
+        port: session.localPort,
+        telephoneEvent: options.telephoneEvent ?? true,
+      });
       this.media = { session, answer };
       return true;
     } catch (error) {
