@@ -26,9 +26,11 @@ import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
-import { type CallRoute, inviteForCall, referToUri, type SandboxAddress } from './callRoute.js';
+import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
+import { transferCall } from './callTransfers.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
+import type { TransferLeg } from './transferLeg.js';
 
 /** Everything a worker needs to place calls; built once per process. */
 export interface CallWorkerContext {
@@ -99,6 +101,10 @@ export class CallSession {
   private finish: CallFinish | null = null;
   private finished: CallRecord | null = null;
   private recorded = false;
+  /** A transfer's second leg, once the target answered; bridged to the callee when the agent leaves. */
+  private transferLeg: TransferLeg | null = null;
+  /** The conversation, gathered when the agent left a bridged call (the call itself goes on). */
+  private gathered: Promise<Partial<CallFinish>> | null = null;
 
   constructor(
     private readonly context: CallWorkerContext,
@@ -127,6 +133,15 @@ export class CallSession {
   /** Ends the call from our side with the given reason (max duration, agent hang-up, shutdown). */
   endLocally(ending: TelephonyEnding): void {
     this.localEnding ??= ending;
+    const leg = this.transferLeg;
+    if (ending.kind === 'transferred' && leg) {
+      // The agent leaves a bridged call: the callee stays, now with the target.
+      if (!this.gathered && this.rtp) {
+        this.gathered = this.gatherConversation();
+        leg.bridge(this.rtp);
+      }
+      return;
+    }
     void this.outgoing?.hangUp().catch((error: unknown) => this.log.warn({ err: error }, 'hang-up failed'));
   }
 
@@ -138,11 +153,12 @@ export class CallSession {
       this.log.error({ err: error }, 'call failed inside the worker');
       ending = this.localEnding ?? { kind: 'internal_error' };
     } finally {
+      void this.transferLeg?.hangUp();
       this.releaseMedia();
     }
     const outcome = terminalOutcomeOf(ending);
     const endedAtIso = new Date().toISOString();
-    const produced = await this.gatherConversation();
+    const produced = await (this.gathered ?? this.gatherConversation());
     this.finish = { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso };
     await this.recordEnd({ attempts: 4 });
     this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
@@ -223,16 +239,9 @@ export class CallSession {
       }
     }
     // A refusal (AppError) is final; a failed read (a dropped connection) is tried again.
-    const invite = await retryBriefly(
-      () =>
-        inviteForCall(context.store, call, {
-          sandbox: context.sandbox,
-          secretBox: context.secretBox,
-          ringTimeoutMs: context.ringTimeoutMs,
-          trunkAllowPrivate: context.trunkAllowPrivate,
-        }),
-      { retryIf: (error) => !isAppError(error) },
-    ).catch((error: unknown) => {
+    const invite = await retryBriefly(() => inviteForCall(context.store, call, this.routeOptions()), {
+      retryIf: (error) => !isAppError(error),
+    }).catch((error: unknown) => {
       this.log.warn({ err: error }, 'no route for the call');
       return null;
     });
@@ -324,7 +333,7 @@ export class CallSession {
       silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
       maxDurationMs: this.maxDurationMs,
       hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
-      transfer: (target: string) => this.transferTo(target),
+      transfer: (target: string, summary?: string) => this.transferTo(target, summary),
       onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),
     };
     const { realtime, ...stages } = this.callVoice;
@@ -334,15 +343,48 @@ export class CallSession {
     this.conversation.start();
   }
 
-  /** A cold transfer (REFER) to one of the agent's targets; the call stays up until it succeeds. */
-  private transferTo(target: string): Promise<TransferResult> {
-    const destination = this.callVoice?.transferTargets[target];
-    const outgoing = this.outgoing;
+  /** A transfer to one of the agent's targets (src/calls/callTransfers.ts); the call stays up until it succeeds. */
+  private transferTo(target: string, summary: string | undefined): Promise<TransferResult> {
+    const { context, callVoice: voice, outgoing } = this;
     const requestUri = this.route?.inviteOptions.requestUri;
-    if (!destination || !outgoing || !requestUri)
+    if (!voice || !outgoing || !requestUri)
       return Promise.resolve({ kind: 'failed', status: null, reason: `no transfer target ${target}` });
-    this.log.info({ target }, 'transferring the call');
-    return outgoing.transfer(referToUri(destination, requestUri));
+    return transferCall(
+      {
+        store: context.store,
+        call: this.call,
+        routeOptions: this.routeOptions(),
+        legContext: { ...context, logger: this.log },
+        targets: voice.transferTargets,
+        options: voice.transferOptions,
+        outgoing,
+        requestUri,
+        tts: voice.tts,
+        ttsVoice: voice.ttsVoice,
+        logger: this.log,
+        handOff: (leg) => {
+          if (this.localEnding) return void leg.hangUp();
+          this.transferLeg = leg;
+          // The target hanging up ends the call.
+          void leg.ended.then(() => {
+            this.localEnding ??= { kind: 'transferred' };
+            void this.outgoing?.hangUp().catch(() => undefined);
+          });
+        },
+      },
+      target,
+      summary,
+    );
+  }
+
+  private routeOptions(): CallRouteOptions {
+    const { context } = this;
+    return {
+      sandbox: context.sandbox,
+      secretBox: context.secretBox,
+      ringTimeoutMs: context.ringTimeoutMs,
+      trunkAllowPrivate: context.trunkAllowPrivate,
+    };
   }
 
   /**

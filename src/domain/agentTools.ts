@@ -131,11 +131,47 @@ export type TransferTargets = Record<string, string>;
 
 export const transferLimits = { targetsMax: 10 } as const;
 
+/** How the agent's transfers go (settings.transfer besides its targets). */
+export interface TransferOptions {
+  /** Warm: callwright dials the target, the agent briefs the person, then the callee joins. */
+  warm: boolean;
+  /** Said to the person before the callee joins (a template); the model's own summary wins. */
+  whisper: string | null;
+  /** When the line refuses REFER, callwright dials an E.164 target itself and bridges the legs. */
+  bridgeWhenRefused: boolean;
+}
+
+export const defaultTransferOptions: TransferOptions = {
+  warm: false,
+  whisper: null,
+  bridgeWhenRefused: true,
+};
+
+/** Checks the options of `settings.transfer` (`warm`, `whisper`, `bridge_when_refused`). */
+export function checkTransferOptions(raw: unknown): TransferOptions {
+  if (raw === undefined) return defaultTransferOptions;
+  checkTransferTargets(raw);
+  const { warm, whisper, bridge_when_refused: bridge } = raw as Record<string, unknown>;
+  if (warm !== undefined && typeof warm !== 'boolean') refuse('settings.transfer.warm must be true or false');
+  if (bridge !== undefined && typeof bridge !== 'boolean')
+    refuse('settings.transfer.bridge_when_refused must be true or false');
+  if (
+    whisper !== undefined &&
+    (typeof whisper !== 'string' || whisper.trim() === '' || whisper.length > 1_000)
+  )
+    refuse('settings.transfer.whisper must be a text of 1 to 1000 characters');
+  return {
+    warm: warm === true,
+    whisper: typeof whisper === 'string' ? whisper : null,
+    bridgeWhenRefused: bridge !== false,
+  };
+}
+
 /** Checks `settings.transfer` (`{"targets": {"human": "+15550100001"}}`); an empty map without it. */
 export function checkTransferTargets(raw: unknown): TransferTargets {
   if (raw === undefined) return {};
   if (!isObject(raw)) refuse('settings.transfer must be an object {"targets": {...}}');
-  onlyKnownFields('settings.transfer', raw, ['targets']);
+  onlyKnownFields('settings.transfer', raw, ['targets', 'warm', 'whisper', 'bridge_when_refused']);
   const { targets } = raw;
   if (
     !isObject(targets) ||

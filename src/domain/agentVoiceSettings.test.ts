@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { defaultTransferOptions } from './agentTools.js';
 import { agentVoiceSettingsOf, checkAgentVoiceSettings } from './agentVoiceSettings.js';
 import { noAnalysisSettings } from './callAnalysis.js';
 import { checkTurnTaking, defaultTurnTaking } from './turnTakingSettings.js';
@@ -25,6 +26,7 @@ describe('checkAgentVoiceSettings', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
     });
@@ -38,6 +40,7 @@ describe('checkAgentVoiceSettings', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
     });
@@ -65,6 +68,18 @@ describe('checkAgentVoiceSettings', () => {
     ],
     [{ voicemail: { detection: 'never' } }, /settings\.voicemail\.detection must be early or beep/],
     [{ dtmf: 'tones' }, /settings\.dtmf must be rfc4733 or inband/],
+    [
+      { transfer: { targets: { a: '+15550100001' }, warm: 'yes' } },
+      /settings\.transfer\.warm must be true or false/,
+    ],
+    [
+      { transfer: { targets: { a: '+15550100001' }, whisper: '' } },
+      /settings\.transfer\.whisper must be a text/,
+    ],
+    [
+      { transfer: { targets: { a: '+15550100001' }, bridge_when_refused: 1 } },
+      /settings\.transfer\.bridge_when_refused must be true or false/,
+    ],
     [{ voicemail: { machine_speech_ms: 500 } }, /machine_speech_ms must be a whole number from 1000 to 6000/],
     [[], /the settings are a JSON object/],
     [{ realtime: {} }, /settings\.realtime\.provider is required/],
@@ -105,6 +120,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       tools: [],
       analysis: noAnalysisSettings,
       transferTargets: {},
+      transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
     });

@@ -2,8 +2,11 @@ import {
   type AgentTool,
   checkAgentTools,
   checkIvrSettings,
+  checkTransferOptions,
   checkTransferTargets,
   defaultIvrMaxPromptRepeats,
+  defaultTransferOptions,
+  type TransferOptions,
   type TransferTargets,
 } from './agentTools.js';
 import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
@@ -118,6 +121,8 @@ export interface AgentVoiceSettings {
   analysis: AnalysisSettings;
   /** Where the agent may transfer the call (settings.transfer.targets); empty: no transfer_call. */
   transferTargets: TransferTargets;
+  /** Warm or cold, the whisper, the bridge when REFER is refused (settings.transfer). */
+  transferOptions: TransferOptions;
   /** How often one phone-menu prompt may be heard before the call ends `ivr_loop` (settings.ivr). */
   ivrMaxPromptRepeats: number;
   /**
@@ -373,6 +378,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     tools: checkAgentTools(raw.tools, brain),
     analysis: checkAnalysisSettings(raw.analysis, brain),
     transferTargets: checkTransferTargets(raw.transfer),
+    transferOptions: checkTransferOptions(raw.transfer),
     ivrMaxPromptRepeats: checkIvrSettings(raw.ivr).maxPromptRepeats,
     dtmf: parseDtmf(raw.dtmf),
   };
@@ -410,6 +416,7 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   const tools = partOr<AgentTool[]>(() => checkAgentTools(parts.tools), []);
   const analysis = partOr(() => checkAnalysisSettings(parts.analysis), noAnalysisSettings);
   const transferTargets = partOr<TransferTargets>(() => checkTransferTargets(parts.transfer), {});
+  const transferOptions = partOr(() => checkTransferOptions(parts.transfer), defaultTransferOptions);
   const ivrMaxPromptRepeats = partOr(
     () => checkIvrSettings(parts.ivr).maxPromptRepeats,
     defaultIvrMaxPromptRepeats,
@@ -424,6 +431,7 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     tools,
     analysis,
     transferTargets,
+    transferOptions,
     ivrMaxPromptRepeats,
     dtmf: partOr(() => parseDtmf(parts.dtmf), 'rfc4733' as const),
   };

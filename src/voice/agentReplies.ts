@@ -58,7 +58,7 @@ export class AgentReplies {
       /** Records a timed agent event in the transcript (keys sent, a tool called, its answer). */
       noteEvent: (event: TranscriptEvent, text: string) => void;
       /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
-      transfer?: ((target: string) => Promise<TransferResult>) | undefined;
+      transfer?: ((target: string, summary?: string) => Promise<TransferResult>) | undefined;
       /** Keys always as tones in the audio (settings.dtmf inband); else RFC 4733 where negotiated. */
       dtmfInband?: boolean;
       /** Leaves a voicemail (the agent decided a machine answered); absent: the call just ends. */
@@ -183,7 +183,7 @@ export class AgentReplies {
         }
         if (signal.aborted) continue;
         if (action.type === 'transfer') {
-          await this.transfer(action.target);
+          await this.transfer(action.target, action.summary);
           return;
         }
         if (action.type === 'leave_voicemail') {
@@ -217,15 +217,19 @@ export class AgentReplies {
    * A cold transfer once the agent's words are out: the call ends `transferred` when the far end
    * reached the target; otherwise the brain hears why and goes on with the callee.
    */
-  private async transfer(target: string): Promise<void> {
+  private async transfer(target: string, summary: string | undefined): Promise<void> {
     const { brain, noteEvent, hangUp, hasEnded, logger } = this.options;
     const result: TransferResult = this.options.transfer
-      ? await this.options.transfer(target)
+      ? await this.options.transfer(target, summary)
       : { kind: 'failed', status: null, reason: 'this call cannot be transferred' };
     if (hasEnded()) return;
     const how =
       result.kind === 'transferred'
-        ? `transferred (${result.status})`
+        ? result.via === 'bridge'
+          ? `the line refused REFER; dialled and bridged (${result.status})`
+          : result.via === 'warm'
+            ? `briefed${result.whisper ? ` ("${result.whisper.slice(0, 200)}")` : ''} and bridged (${result.status})`
+            : `transferred (${result.status})`
         : result.kind === 'refused'
           ? `refused by the line (${result.status})`
           : `failed: ${result.reason}`;

@@ -35,7 +35,7 @@ export interface ConversationOptions {
   rtp: RtpSession;
   brain: AgentBrain;
   /** A cold transfer to one of the agent's targets, by name (settings.transfer); absent: none. */
-  transfer?: (target: string) => Promise<TransferResult>;
+  transfer?: (target: string, summary?: string) => Promise<TransferResult>;
   tts: TextToSpeech;
   ttsVoice?: string;
   stt: SpeechToText;

@@ -1,4 +1,5 @@
 import type { VendorCredential, VoiceConfig } from '../config.js';
+import type { TransferOptions } from '../domain/agentTools.js';
 import {
   type AgentVoiceSettings,
   agentVoiceSettingsOf,
@@ -63,6 +64,7 @@ export interface CallVoice {
   turnTaking: TurnTakingSettings;
   /** Where the agent may transfer the call: target name → E.164 number or SIP URI. */
   transferTargets: Readonly<Record<string, string>>;
+  transferOptions: TransferOptions;
   ivrMaxPromptRepeats: number;
   /** Keys as RFC 4733 events where negotiated (else tones), or always as tones (settings.dtmf). */
   dtmf: 'rfc4733' | 'inband';
@@ -281,6 +283,7 @@ export class VoiceStack {
       },
       turnTaking: settings.turnTaking,
       transferTargets: settings.transferTargets,
+      transferOptions: settings.transferOptions,
       ivrMaxPromptRepeats: settings.ivrMaxPromptRepeats,
       dtmf: settings.dtmf,
       ...(realtime ? { realtime } : {}),

@@ -24,6 +24,7 @@ let key: string;
 let accountId: string;
 let agentId: string;
 let scriptAgentId: string;
+let warmAgentId: string;
 
 const endCall = fakeToolCallDelta('end_call', '{}', 'call_end');
 
@@ -32,10 +33,15 @@ function playModel({ messages }: { messages: Array<Record<string, unknown>> }): 
   const target = /Target: (\w+)/.exec(String(messages[0]?.content ?? ''))?.[1] ?? 'human';
   if (String(last?.content ?? '').includes('transfer failed'))
     return [{ delta: { content: 'Sorry, nobody can take your call right now. Goodbye!' } }, endCall];
+  const warm = String(messages[0]?.content ?? '').includes('Warm.');
   if (last?.role === 'user')
     return [
       { delta: { content: 'Transferring you now.' } },
-      fakeToolCallDelta('transfer_call', JSON.stringify({ target }), 'call_transfer'),
+      fakeToolCallDelta(
+        'transfer_call',
+        JSON.stringify(warm ? { target, summary: 'A caller who pressed one.' } : { target }),
+        'call_transfer',
+      ),
     ];
   return [{ delta: { content: 'Press one to speak to a person.' }, finishReason: 'stop' }];
 }
@@ -50,9 +56,22 @@ beforeAll(async () => {
       brain: 'llm',
       settings: {
         llm: { model: 'test-model' },
-        transfer: { targets: { human: '+15550100001', busy_desk: '+15550100002' } },
+        transfer: { targets: { human: '+15550100015', busy_desk: '+15550100002' } },
       },
-      maxDurationS: 30,
+      maxDurationS: 60,
+    })
+  ).id;
+  warmAgentId = (
+    await createAgent(service.store, accountId, {
+      name: 'Front desk, warm',
+      prompt: 'Warm. You brief a person, then put the caller through. Target: {{target}}',
+      variables: ['target'].map(parseVariableDeclaration),
+      brain: 'llm',
+      settings: {
+        llm: { model: 'test-model' },
+        transfer: { targets: { human: '+15550100015', nobody: '+15550100003' }, warm: true },
+      },
+      maxDurationS: 60,
     })
   ).id;
   scriptAgentId = (
@@ -72,8 +91,9 @@ beforeAll(async () => {
           sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
         },
       },
-      settings: { transfer: { targets: { human: '+15550100001' } } },
-      maxDurationS: 30,
+      // Without the bridge: a refused REFER goes on at transfer_failed.
+      settings: { transfer: { targets: { human: '+15550100001' }, bridge_when_refused: false } },
+      maxDurationS: 60,
     })
   ).id;
   await addPhoneNumber(service.store, accountId, '+15550009995');
@@ -90,10 +110,10 @@ async function call(to: string, target: string, agent = agentId): Promise<CallRe
     from_number: '+15550009995',
     to_number: to,
     // The scripted agent declares no variables.
-    ...(agent === agentId ? { variables: { target } } : {}),
+    ...(agent !== scriptAgentId ? { variables: { target } } : {}),
   });
   expect(result.status).toBe(200);
-  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 40_000);
+  return waitForTerminal(service, (result.body as { call_id: string }).call_id, 65_000);
 }
 
 const transferNotes = (record: CallRecord) =>
@@ -126,14 +146,19 @@ describe('cold transfer by REFER', () => {
     expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
   }, 45_000);
 
-  it('comes back to the callee when the line refuses REFER (405)', async () => {
+  it('dials the target itself and bridges the legs when the line refuses REFER (405)', async () => {
+    const before = (await service.store.sandboxInvites.list()).length;
     const record = await call('+15550100012', 'human');
-    expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
-    expect(transferNotes(record)).toEqual(['human: refused by the line (405)']);
-    expect(said(record).at(-1)).toBe('Goodbye!');
-  }, 45_000);
+    expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(transferNotes(record)).toEqual(['human: the line refused REFER; dialled and bridged (200)']);
+    expect(said(record).at(-1)).toBe('Transferring you now.');
+    // A second INVITE went to the target, over the call's own route.
+    const invites = (await service.store.sandboxInvites.list()).slice(before);
+    expect(invites.map((invite) => invite.toNumber).sort()).toEqual(['+15550100012', '+15550100015']);
+    await expectTheyTalked(record);
+  }, 70_000);
 
-  it('is a script step too: transfer, and transfer_failed when the line refuses', async () => {
+  it('is a script step too: transfer, and transfer_failed when the line refuses (bridge off)', async () => {
     const [done, refused] = await Promise.all([
       call('+15550100008', 'human', scriptAgentId),
       call('+15550100012', 'human', scriptAgentId),
@@ -159,4 +184,34 @@ describe('cold transfer by REFER', () => {
       }),
     ).rejects.toThrow(/transfer to "sales", which is not one of settings.transfer.targets/);
   });
+});
+
+/**
+ * After the agent left, the callee and the target talked over the bridge: each sandbox person only
+ * speaks after hearing the other pause, and hangs up after six replies — so the call ends by a
+ * hang-up well after the agent's last words (twelve flite replies take about 25 s) and well before
+ * its 60 s limit. With no audio across
+ * the bridge neither would speak and the call would run to the limit.
+ */
+async function expectTheyTalked(record: CallRecord): Promise<void> {
+  const callMs = Date.parse(record.endedAt as string) - Date.parse(record.inProgressAt as string);
+  const agentDoneMs = Math.max(...record.transcript.map((entry) => entry.end_ms));
+  expect(callMs - agentDoneMs).toBeGreaterThan(8_000);
+  expect(callMs).toBeLessThan(50_000);
+}
+
+describe('warm transfer', () => {
+  it('dials the person, briefs them with the summary, then bridges the callee in', async () => {
+    const record = await call('+15550100012', 'human', warmAgentId);
+    expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(transferNotes(record)).toEqual(['human: briefed ("A caller who pressed one.") and bridged (200)']);
+    await expectTheyTalked(record);
+  }, 70_000);
+
+  it('comes back to the callee when the person does not answer, and says so', async () => {
+    const record = await call('+15550100012', 'nobody', warmAgentId);
+    expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    expect(transferNotes(record)).toEqual(['nobody: failed: the target did not answer']);
+    expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
+  }, 45_000);
 });

@@ -118,7 +118,9 @@ function converse(
 }
 
 /** Answers, then presses DTMF 1 after `dtmfAfterMs` and stays on the line. */
-const pressesOne = answeringPersona((call, rtp, { timing }) => {
+const pressesOne = answeringPersona((call, rtp, { timing }) => pressOneAfter(call, rtp, timing));
+
+function pressOneAfter(call: SandboxCall, rtp: RtpSession, timing: PersonaTiming): void {
   call.after(timing.dtmfAfterMs, async () => {
     try {
       await rtp.sendDtmf('1');
@@ -129,7 +131,7 @@ const pressesOne = answeringPersona((call, rtp, { timing }) => {
       );
     }
   });
-});
+}
 
 /** An answering machine: its greeting, a 1 kHz beep (or none), then silence while it records. */
 function voicemailPersona({ beep }: { beep: boolean }) {
@@ -248,8 +250,12 @@ const scripts: Record<SandboxPersonaName, PersonaScript> = {
     converse(call, rtp, context, { hangUpDuringFirstReply: 0.5 }),
   ),
   presses_dtmf_1: pressesOne,
-  // Its REFER refusal is the sandbox carrier's (sandboxTransfers.ts); it presses 1 like presses_dtmf_1.
-  refuses_transfer: pressesOne,
+  // Its REFER refusal is the sandbox carrier's (sandboxTransfers.ts); it presses 1 like
+  // presses_dtmf_1, then talks like the person (to whoever it is bridged to).
+  refuses_transfer: answeringPersona((call, rtp, context) => {
+    pressOneAfter(call, rtp, context.timing);
+    converse(call, rtp, context);
+  }),
   ivr: answeringPersona(phoneMenu),
   ivr_without_rfc4733: answeringPersona(phoneMenu, { telephoneEvent: false }),
 };

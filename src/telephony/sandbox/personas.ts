@@ -74,7 +74,7 @@ export const sandboxPersonas: readonly SandboxPersona[] = [
     number: '+15550100012',
     name: 'refuses_transfer',
     description:
-      'answers, presses DTMF 1 after 1 s, and answers a REFER with 405 (a line that does not transfer)',
+      'answers, presses DTMF 1 after 1 s, answers a REFER with 405 (a line that does not transfer), and talks like the person',
   },
   {
     number: '+15550100013',

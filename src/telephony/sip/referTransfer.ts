@@ -13,7 +13,17 @@ import type { NetworkTarget } from './transport.js';
 
 export type TransferResult =
   /** The far end reached the target (the NOTIFY's sipfrag said 2xx). */
-  | { readonly kind: 'transferred'; readonly status: number }
+  | {
+      readonly kind: 'transferred';
+      readonly status: number;
+      /**
+       * Absent: the far end transferred (REFER). `bridge`: the line refused REFER, callwright dialled
+       * the target and bridged the legs; `warm`: callwright dialled, briefed and bridged.
+       */
+      readonly via?: 'bridge' | 'warm';
+      /** What the person taking the call was told first (a warm transfer). */
+      readonly whisper?: string;
+    }
   /** The REFER itself was refused (e.g. 405, 501, 603: the trunk does not transfer). */
   | { readonly kind: 'refused'; readonly status: number }
   /** Accepted, but the target was not reached (busy, no answer…), or no final NOTIFY came. */

@@ -56,7 +56,15 @@ function transferTool(targets: readonly string[]): ToolDefinition {
       'Hand the call to a person (a cold transfer). Say that you are transferring the caller first; the call ends for you once the transfer succeeds.',
     parameters: {
       type: 'object',
-      properties: { target: { type: 'string', enum: [...targets] } },
+      properties: {
+        target: { type: 'string', enum: [...targets] },
+        summary: {
+          type: 'string',
+          maxLength: 1000,
+          description:
+            'For the person who takes the call: who is calling and what they need, in one or two sentences (said to them before the caller joins, on a warm transfer).',
+        },
+      },
       required: ['target'],
       additionalProperties: false,
     },
@@ -254,7 +262,12 @@ export class LlmBrain implements AgentBrain {
             typeof target === 'string' &&
             this.transferTargets.has(target)
           ) {
-            followUps.push({ type: 'transfer', target });
+            const summary = (event.arguments as { summary?: unknown } | null)?.summary;
+            followUps.push({
+              type: 'transfer',
+              target,
+              ...(typeof summary === 'string' && summary.trim() ? { summary: summary.slice(0, 1_000) } : {}),
+            });
             this.pendingTransfer = call.id;
           }
           if (!(builtInToolNames as readonly string[]).includes(event.name)) ownToolCalls.push(call);

@@ -6,7 +6,7 @@ export type BrainAction =
   | { type: 'say'; text: string; interruptible?: boolean }
   | { type: 'send_dtmf'; digits: string }
   /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
-  | { type: 'transfer'; target: string }
+  | { type: 'transfer'; target: string; summary?: string }
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
   /** A machine answered: leave the voicemail (the agent's message, else this one), then hang up. */
   | { type: 'leave_voicemail'; message?: string }

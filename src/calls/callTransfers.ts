@@ -1,0 +1,112 @@
+import type { TransferOptions } from '../domain/agentTools.js';
+import { isE164 } from '../domain/phone.js';
+import type { CallRecord } from '../domain/records.js';
+import { renderTemplate } from '../domain/templates.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+import type { OutgoingCall, TransferResult } from '../telephony/sip/index.js';
+import { resample } from '../voice/providers/audio/resampler.js';
+import { concatSamples } from '../voice/providers/audio/samples.js';
+import { type TextToSpeech, telephoneSampleRateHz } from '../voice/providers/index.js';
+import { type CallRouteOptions, inviteForCall, referToUri } from './callRoute.js';
+import { TransferLeg, type TransferLegContext } from './transferLeg.js';
+
+/** What a call's transfers need from its session. */
+export interface CallTransferParts {
+  store: Store;
+  call: CallRecord;
+  routeOptions: CallRouteOptions;
+  legContext: TransferLegContext;
+  targets: Readonly<Record<string, string>>;
+  options: TransferOptions;
+  /** The call's own SIP dialog with the callee, and the Request-URI it was dialled at. */
+  outgoing: OutgoingCall;
+  requestUri: string;
+  /** The agent's voice, for the whisper to the person on a warm transfer. */
+  tts: TextToSpeech;
+  ttsVoice: string | undefined;
+  logger: Logger;
+  /** The target leg answered and the agent is done: the session bridges it to the callee. */
+  handOff: (leg: TransferLeg) => void;
+}
+
+/**
+ * Carries out one transfer to a target of the agent, by name:
+ * - cold (the default): REFER in the call's dialog; when the line refuses REFER and the target is a
+ *   number, callwright dials it over the call's route and bridges the two legs (`via: bridge`);
+ * - warm: callwright dials the target, says the whisper (the model's summary, else the agent's
+ *   `whisper`) to the person who answers, then bridges the callee in (`via: warm`).
+ * A target that does not answer (busy, no answer, unreachable) is `failed`, with the call untouched:
+ * the agent goes back to the callee.
+ */
+export async function transferCall(
+  parts: CallTransferParts,
+  target: string,
+  summary: string | undefined,
+): Promise<TransferResult> {
+  const destination = parts.targets[target];
+  if (!destination) return { kind: 'failed', status: null, reason: `no transfer target ${target}` };
+  if (parts.options.warm) {
+    if (!isE164(destination))
+      return { kind: 'failed', status: null, reason: 'a warm transfer needs a phone number as its target' };
+    const whisper =
+      summary ??
+      (parts.options.whisper ? renderTemplate(parts.options.whisper, parts.call.variables ?? {}) : null);
+    return dialAndBridge(parts, destination, whisper, 'warm');
+  }
+  parts.logger.info({ target }, 'transferring the call (REFER)');
+  const referred = await parts.outgoing.transfer(referToUri(destination, parts.requestUri));
+  if (referred.kind !== 'refused' || !parts.options.bridgeWhenRefused || !isE164(destination))
+    return referred;
+  parts.logger.info(
+    { target, status: referred.status },
+    'the line refused REFER: dialling the target to bridge',
+  );
+  return dialAndBridge(parts, destination, null, 'bridge');
+}
+
+async function dialAndBridge(
+  parts: CallTransferParts,
+  destination: string,
+  whisper: string | null,
+  via: 'bridge' | 'warm',
+): Promise<TransferResult> {
+  let leg: TransferLeg;
+  try {
+    const route = await inviteForCall(
+      parts.store,
+      { ...parts.call, toNumber: destination },
+      parts.routeOptions,
+    );
+    leg = await TransferLeg.dial(parts.legContext, route.inviteOptions);
+  } catch (error) {
+    parts.logger.warn({ err: error }, 'the transfer target could not be dialled');
+    return { kind: 'failed', status: null, reason: 'the target could not be dialled' };
+  }
+  const answer = await leg.answer;
+  if (answer.kind === 'failed') return { kind: 'failed', status: answer.status, reason: answer.reason };
+  if (whisper) {
+    try {
+      const played = await leg.rtp.play(await spoken(parts.tts, parts.ttsVoice, whisper));
+      if (played.interrupted) throw new Error('the whisper was cut');
+    } catch (error) {
+      parts.logger.warn({ err: error }, 'the whisper to the transfer target failed');
+      await leg.hangUp();
+      return { kind: 'failed', status: null, reason: 'the person could not be briefed' };
+    }
+  }
+  parts.handOff(leg);
+  return { kind: 'transferred', status: 200, via, ...(whisper ? { whisper } : {}) };
+}
+
+/** The whole of `text` in the agent's voice, at the telephone rate. */
+async function spoken(tts: TextToSpeech, voice: string | undefined, text: string): Promise<Int16Array> {
+  const pieces: Int16Array[] = [];
+  for await (const chunk of tts.synthesize(text, voice ? { voice } : {}))
+    pieces.push(
+      chunk.sampleRateHz === telephoneSampleRateHz
+        ? chunk.samples
+        : resample(chunk.samples, chunk.sampleRateHz, telephoneSampleRateHz),
+    );
+  return concatSamples(pieces);
+}
