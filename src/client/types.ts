@@ -60,7 +60,7 @@ export interface TranscriptEntry {
   start_ms: number;
   end_ms: number;
   /** A timed event rather than speech: keys pressed, a tool called, its answer. */
-  event?: 'dtmf' | 'tool_call' | 'tool_result';
+  event?: 'dtmf' | 'tool_call' | 'tool_result' | 'transfer' | 'end_call';
 }
 
 /** Extension: what callwright worked out of an answered call once it was over. */

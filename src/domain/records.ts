@@ -102,7 +102,7 @@ export interface PhoneNumberRecord {
   createdAt: string;
 }
 
-export const transcriptEvents = ['dtmf', 'tool_call', 'tool_result', 'transfer'] as const;
+export const transcriptEvents = ['dtmf', 'tool_call', 'tool_result', 'transfer', 'end_call'] as const;
 export type TranscriptEvent = (typeof transcriptEvents)[number];
 
 export interface TranscriptEntry {

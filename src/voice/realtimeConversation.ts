@@ -11,7 +11,7 @@ import {
 } from '../tools/toolCaller.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
 import { answeringMetrics } from './answeringMachineDetector.js';
-import type { AgentBrain } from './brains/types.js';
+import { type AgentBrain, endCallReason } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
   type AgentEnding,
@@ -360,6 +360,8 @@ export class RealtimeConversation {
 
   private handleToolCall(callId: string, name: string, argumentsJson: string): void {
     if (name === endCallTool.name) {
+      const reason = endCallReason(argumentsJson);
+      if (reason) this.noteEvent('end_call', reason);
       this.hangUpAfterPlayback('agent_hangup');
       return;
     }
@@ -458,7 +460,7 @@ export class RealtimeConversation {
     })();
   }
 
-  private noteEvent(event: 'tool_call' | 'tool_result', text: string): void {
+  private noteEvent(event: 'tool_call' | 'tool_result' | 'end_call', text: string): void {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({
       role: 'agent',

@@ -61,6 +61,7 @@ const transcriptEventLabels: Record<TranscriptEvent, string> = {
   tool_call: 'called a tool',
   tool_result: 'tool answered',
   transfer: 'transfer',
+  end_call: 'hung up because',
 };
 
 export function attemptsTable(attempts: EventAttemptRecord[]): Html {

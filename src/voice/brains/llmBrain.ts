@@ -12,13 +12,25 @@ import {
 import { languageModelAnalysis } from '../callAnalyst.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
-import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn } from './types.js';
+import {
+  type AgentBrain,
+  type BrainAction,
+  type CallAnalysisResult,
+  type CalleeTurn,
+  endCallReason,
+} from './types.js';
 
 const builtInTools: ToolDefinition[] = [
   {
     name: 'end_call',
     description: 'Hang up once the conversation is over (after saying goodbye).',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: {
+        reason: { type: 'string', maxLength: 200, description: 'Why the call ends, in a few words.' },
+      },
+      additionalProperties: false,
+    },
   },
   {
     name: 'send_dtmf',
@@ -244,7 +256,11 @@ export class LlmBrain implements AgentBrain {
         } else if (event.type === 'tool_call') {
           const call = { id: event.id, name: event.name, argumentsJson: event.argumentsJson };
           toolCalls.push(call);
-          if (event.name === 'end_call') followUps.push({ type: 'end_call' });
+          if (event.name === 'end_call') {
+            const reason = endCallReason(event.argumentsJson);
+            if (reason) followUps.push({ type: 'note', event: 'end_call', text: reason });
+            followUps.push({ type: 'end_call' });
+          }
           if (event.name === 'leave_voicemail') {
             const message = (event.arguments as { message?: unknown } | null)?.message;
             followUps.push({

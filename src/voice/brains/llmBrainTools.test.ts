@@ -6,7 +6,11 @@ import { createLogger } from '../../logger.js';
 import { ToolCaller } from '../../tools/toolCaller.js';
 import { generateWebhookSecret } from '../../webhooks/signing.js';
 import { OpenAiChatClient } from '../providers/index.js';
-import { type FakeOpenAiServer, startFakeOpenAiServer } from '../providers/testing/fakeOpenAiServer.js';
+import {
+  type FakeOpenAiServer,
+  fakeToolCallDelta,
+  startFakeOpenAiServer,
+} from '../providers/testing/fakeOpenAiServer.js';
 import { LlmBrain } from './llmBrain.js';
 
 /**
@@ -32,19 +36,31 @@ beforeAll(async () => {
   fake = await startFakeOpenAiServer({
     apiKey: 'sk-t',
     chatStreamFor: ({ messages }) =>
-      messages.at(-1)?.role === 'user'
-        ? [{ delta: { content: 'Sure.' }, finishReason: 'stop' }]
-        : [
-            {
-              delta: {
-                tool_calls: [
-                  { index: 0, id: 'call_a', type: 'function', function: { name: 'slow_a', arguments: '{}' } },
-                  { index: 1, id: 'call_b', type: 'function', function: { name: 'slow_b', arguments: '{}' } },
-                ],
+      String(messages[0]?.content) === 'ends'
+        ? [fakeToolCallDelta('end_call', '{"reason":"the callee asked to be called later"}')]
+        : messages.at(-1)?.role === 'user'
+          ? [{ delta: { content: 'Sure.' }, finishReason: 'stop' }]
+          : [
+              {
+                delta: {
+                  tool_calls: [
+                    {
+                      index: 0,
+                      id: 'call_a',
+                      type: 'function',
+                      function: { name: 'slow_a', arguments: '{}' },
+                    },
+                    {
+                      index: 1,
+                      id: 'call_b',
+                      type: 'function',
+                      function: { name: 'slow_b', arguments: '{}' },
+                    },
+                  ],
+                },
+                finishReason: 'tool_calls',
               },
-              finishReason: 'tool_calls',
-            },
-          ],
+            ],
   });
 });
 
@@ -109,5 +125,20 @@ describe('the llm brain with its own tools', () => {
     expect(
       last.messages.filter((message) => message.role === 'tool').map((message) => message.tool_call_id),
     ).toEqual(['call_a', 'call_b']);
+  });
+});
+
+describe('the built-in end_call', () => {
+  it("puts the model's reason in the transcript before the hang-up", async () => {
+    const brain = new LlmBrain(
+      new OpenAiChatClient({ endpoint: { baseUrl: fake.baseUrl, apiKey: 'sk-t' }, model: 'm' }),
+      { systemPrompt: 'ends', firstMessage: null, extraction: [], logger: createLogger('silent') },
+    );
+    const actions = [];
+    for await (const action of brain.start(new AbortController().signal)) actions.push(action);
+    expect(actions).toEqual([
+      { type: 'note', event: 'end_call', text: 'the callee asked to be called later' },
+      { type: 'end_call' },
+    ]);
   });
 });

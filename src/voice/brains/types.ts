@@ -10,7 +10,7 @@ export type BrainAction =
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
   /** A machine answered: leave the voicemail (the agent's message, else this one), then hang up. */
   | { type: 'leave_voicemail'; message?: string }
-  | { type: 'note'; event: 'tool_call' | 'tool_result'; text: string }
+  | { type: 'note'; event: 'tool_call' | 'tool_result' | 'end_call'; text: string }
   | { type: 'end_call' };
 
 /** What the analysis of a call gives: `extracted_data` and the analysis record. */
@@ -53,4 +53,14 @@ export interface AgentBrain {
    * summary and success judgement it asks for (src/voice/callAnalyst.ts).
    */
   analyze(transcript: readonly { role: string; text: string; event?: string }[]): Promise<CallAnalysisResult>;
+}
+
+/** The `reason` an `end_call` tool call gave (cut to 200 characters), or null. */
+export function endCallReason(argumentsJson: string): string | null {
+  try {
+    const reason = (JSON.parse(argumentsJson) as { reason?: unknown } | null)?.reason;
+    return typeof reason === 'string' && reason.trim() ? reason.trim().slice(0, 200) : null;
+  } catch {
+    return null;
+  }
 }
