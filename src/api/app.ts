@@ -19,6 +19,7 @@ import {
 } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
 import { registerCredentialRoutes } from './credentials.js';
+import { registerDoNotCallRoutes } from './doNotCall.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
@@ -179,6 +180,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, links);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
+      registerDoNotCallRoutes(api, store);
       registerCredentialRoutes(api, store, deps.secretBox ?? null, {
         allowPrivate: deps.providerAllowPrivate === true,
       });

@@ -222,6 +222,12 @@ export class CallSession {
       this.log.error('the call has no readable agent; it is not dialled');
       return { kind: 'internal_error' };
     }
+    // Checked at the last moment before the INVITE, so a number listed while the call queued counts.
+    const suppressed = await retryBriefly(() => context.store.doNotCall.get(call.accountId, call.toNumber));
+    if (suppressed) {
+      this.log.info('the number is on the do-not-call list: the call is not dialled');
+      return { kind: 'do_not_call' };
+    }
     if (context.voice) {
       try {
         // The account's own vendor keys come first; only this call's voice stack sees them opened.
@@ -334,6 +340,16 @@ export class CallSession {
       maxDurationMs: this.maxDurationMs,
       hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
       transfer: (target: string, summary?: string) => this.transferTo(target, summary),
+      addToDoNotCall: async () => {
+        const { accountId, toNumber } = this.call;
+        const entry = {
+          number: toNumber,
+          reason: 'the callee asked not to be called',
+          source: 'callee_request' as const,
+        };
+        await retryBriefly(() => this.context.store.doNotCall.add(accountId, [entry]));
+        this.log.info('the callee asked not to be called again: the number is on the do-not-call list');
+      },
       onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),
     };
     const { realtime, ...stages } = this.callVoice;

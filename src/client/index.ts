@@ -13,6 +13,8 @@ import type {
   Call,
   CreatedCall,
   CreateOutboundCallRequest,
+  DoNotCallAdded,
+  DoNotCallEntry,
   ListCallsParams,
   ListEventsParams,
   Page,
@@ -151,9 +153,51 @@ export class EventsResource {
   }
 }
 
+export class DoNotCallResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Puts numbers on the do-not-call list (`POST /v1/do-not-call`); safe to repeat. */
+  add(numbers: string[], reason?: string, options?: RequestOptions): Promise<DoNotCallAdded> {
+    return this.transport.request(
+      {
+        method: 'POST',
+        path: '/v1/do-not-call',
+        body: { numbers, ...(reason !== undefined ? { reason } : {}) },
+        retry: 'idempotent',
+      },
+      options,
+    );
+  }
+
+  /** One page of the list, in number order (`GET /v1/do-not-call`). */
+  listPage(
+    params: { limit?: number; cursor?: string } = {},
+    options?: RequestOptions,
+  ): Promise<Page<DoNotCallEntry>> {
+    const query = { limit: params.limit, cursor: params.cursor };
+    return this.transport.request(
+      { method: 'GET', path: '/v1/do-not-call', query, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  /** The entry of one number; `NotFoundError` when it is not listed. */
+  get(number: string, options?: RequestOptions): Promise<DoNotCallEntry> {
+    const path = `/v1/do-not-call/${encodeURIComponent(number)}`;
+    return this.transport.request({ method: 'GET', path, retry: 'idempotent' }, options);
+  }
+
+  /** Takes a number off the list; `NotFoundError` when it was not on it. */
+  remove(number: string, options?: RequestOptions): Promise<{ number: string; deleted: true }> {
+    const path = `/v1/do-not-call/${encodeURIComponent(number)}`;
+    return this.transport.request({ method: 'DELETE', path, retry: 'idempotent' }, options);
+  }
+}
+
 export class CallwrightClient {
   readonly calls: CallsResource;
   readonly events: EventsResource;
+  readonly doNotCall: DoNotCallResource;
 
   constructor(options: CallwrightClientOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -175,5 +219,6 @@ export class CallwrightClient {
     });
     this.calls = new CallsResource(transport);
     this.events = new EventsResource(transport);
+    this.doNotCall = new DoNotCallResource(transport);
   }
 }

@@ -26,7 +26,8 @@ export type EndReason =
   | 'provider_error'
   | 'interrupted'
   | 'transferred'
-  | 'ivr_loop';
+  | 'ivr_loop'
+  | 'do_not_call';
 
 export type VariableValue = string | number | boolean;
 
@@ -60,7 +61,7 @@ export interface TranscriptEntry {
   start_ms: number;
   end_ms: number;
   /** A timed event rather than speech: keys pressed, a tool called, its answer. */
-  event?: 'dtmf' | 'tool_call' | 'tool_result' | 'transfer' | 'end_call';
+  event?: 'dtmf' | 'tool_call' | 'tool_result' | 'transfer' | 'end_call' | 'do_not_call';
 }
 
 /** Extension: what callwright worked out of an answered call once it was over. */
@@ -184,4 +185,17 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Time limit of each attempt, overriding the client's `timeoutMs`. */
   timeoutMs?: number;
+}
+
+/** An entry of the do-not-call list. */
+export interface DoNotCallEntry {
+  number: string;
+  reason: string | null;
+  source: 'api' | 'callee_request';
+  created_at: string;
+}
+
+export interface DoNotCallAdded {
+  added: number;
+  already_listed: number;
 }

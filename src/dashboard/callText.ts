@@ -17,6 +17,7 @@ const endReasonSentences: Record<EndReason, string> = {
   interrupted: 'Cut off when the service stopped',
   transferred: 'Handed to a person (transferred)',
   ivr_loop: 'A phone menu kept repeating itself',
+  do_not_call: 'Not dialled: the number is on the do-not-call list',
 };
 
 const statusSentences: Partial<Record<CallStatus, string>> = {
@@ -87,6 +88,8 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'barge_in_decision_ms',
     'backchannels_ignored',
     'still_there_prompts',
+    // Shown beside "Answered by" in the summary.
+    'answering_machine',
   ]);
   const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
   const perTurn = listOfNumbers(metrics.response_latencies_ms);

@@ -21,7 +21,13 @@ import { isObject, onlyKnownFields, refuse, wholeNumber } from './settingsParsin
  */
 
 /** Names the built-in tools use; a declared tool may not take one. */
-export const builtInToolNames = ['end_call', 'send_dtmf', 'transfer_call', 'leave_voicemail'] as const;
+export const builtInToolNames = [
+  'end_call',
+  'send_dtmf',
+  'transfer_call',
+  'leave_voicemail',
+  'add_to_do_not_call',
+] as const;
 
 export const agentToolLimits = {
   toolsMax: 16,

@@ -17,7 +17,8 @@ export type TelephonyEnding =
   | { kind: 'provider_error' }
   | { kind: 'interrupted' }
   | { kind: 'transferred' }
-  | { kind: 'ivr_loop' };
+  | { kind: 'ivr_loop' }
+  | { kind: 'do_not_call' };
 
 export interface TerminalOutcome {
   status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
@@ -46,6 +47,8 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
       return { status: 'failed', endReason: 'carrier_error' };
     case 'canceled':
       return { status: 'canceled', endReason: ending.answered ? 'agent_hangup' : null };
+    case 'do_not_call':
+      return { status: 'canceled', endReason: 'do_not_call' };
     case 'callee_hangup':
     case 'agent_hangup':
     case 'max_duration':

@@ -36,6 +36,8 @@ export const endReasons = [
   'transferred',
   /** A phone menu played the same prompt over and over: the agent did not get through. */
   'ivr_loop',
+  /** The number is on the account's do-not-call list: the call was never dialled. */
+  'do_not_call',
 ] as const;
 export type EndReason = (typeof endReasons)[number];
 

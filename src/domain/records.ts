@@ -102,7 +102,27 @@ export interface PhoneNumberRecord {
   createdAt: string;
 }
 
-export const transcriptEvents = ['dtmf', 'tool_call', 'tool_result', 'transfer', 'end_call'] as const;
+/** Where a do-not-call entry came from. */
+export const doNotCallSources = ['api', 'callee_request'] as const;
+export type DoNotCallSource = (typeof doNotCallSources)[number];
+
+/** A number the account never dials again (its suppression list). */
+export interface DoNotCallEntry {
+  accountId: string;
+  number: string;
+  reason: string | null;
+  source: DoNotCallSource;
+  createdAt: string;
+}
+
+export const transcriptEvents = [
+  'dtmf',
+  'tool_call',
+  'tool_result',
+  'transfer',
+  'end_call',
+  'do_not_call',
+] as const;
 export type TranscriptEvent = (typeof transcriptEvents)[number];
 
 export interface TranscriptEntry {

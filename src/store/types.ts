@@ -9,6 +9,8 @@ import type {
   CallFinish,
   CallRecord,
   CallsPerDay,
+  DoNotCallEntry,
+  DoNotCallSource,
   EventAttemptRecord,
   EventRecord,
   NewAgent,
@@ -147,6 +149,18 @@ export interface AccountPriceRepository {
   set(accountId: string, prices: Price[]): Promise<void>;
 }
 
+export interface DoNotCallRepository {
+  /** Adds numbers (an entry already there keeps its first reason and source); returns how many were new. */
+  add(
+    accountId: string,
+    entries: { number: string; reason: string | null; source: DoNotCallSource }[],
+  ): Promise<number>;
+  get(accountId: string, number: string): Promise<DoNotCallEntry | null>;
+  /** Numbers in order, from after `afterNumber`. */
+  list(accountId: string, options: { limit: number; afterNumber?: string }): Promise<DoNotCallEntry[]>;
+  remove(accountId: string, number: string): Promise<boolean>;
+}
+
 export interface SandboxInviteRepository {
   record(entry: SandboxInviteRecord): Promise<void>;
   list(): Promise<SandboxInviteRecord[]>;
@@ -161,6 +175,7 @@ export interface Store {
   readonly trunks: TrunkRepository;
   readonly credentials: ProviderCredentialRepository;
   readonly prices: AccountPriceRepository;
+  readonly doNotCall: DoNotCallRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;

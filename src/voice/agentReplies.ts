@@ -59,6 +59,8 @@ export class AgentReplies {
       noteEvent: (event: TranscriptEvent, text: string) => void;
       /** Hands the call to a target of the agent by name (a cold transfer); absent: no transfers. */
       transfer?: ((target: string, summary?: string) => Promise<TransferResult>) | undefined;
+      /** Puts the callee's number on the account's do-not-call list; absent: not possible here. */
+      addToDoNotCall?: (() => Promise<void>) | undefined;
       /** Keys always as tones in the audio (settings.dtmf inband); else RFC 4733 where negotiated. */
       dtmfInband?: boolean;
       /** Leaves a voicemail (the agent decided a machine answered); absent: the call just ends. */
@@ -150,6 +152,11 @@ export class AgentReplies {
     try {
       for await (const action of actions(signal)) {
         if (hasEnded()) return;
+        // The callee's wish to be left alone is kept even when they talked over the reply.
+        if (action.type === 'do_not_call') {
+          await this.addToDoNotCall();
+          continue;
+        }
         if (signal.aborted) {
           if (!reply.cutByCallee) return;
           if (action.type !== 'end_call') continue;
@@ -248,6 +255,19 @@ export class AgentReplies {
     if (brain.onTransferFailed) {
       const onFailed = brain.onTransferFailed.bind(brain);
       setImmediate(() => this.run((signal) => onFailed(reason, signal)));
+    }
+  }
+
+  /** The callee asked to be left alone: their number goes on the list, noted in the transcript. */
+  private async addToDoNotCall(): Promise<void> {
+    const { addToDoNotCall, noteEvent, logger } = this.options;
+    try {
+      if (!addToDoNotCall) throw new Error('no do-not-call list for this call');
+      await addToDoNotCall();
+      noteEvent('do_not_call', 'the number was put on the do-not-call list');
+    } catch (error) {
+      logger.error({ err: error }, 'could not put the number on the do-not-call list');
+      noteEvent('do_not_call', 'failed: the number could not be put on the do-not-call list');
     }
   }
 

@@ -36,6 +36,8 @@ export interface ConversationOptions {
   brain: AgentBrain;
   /** A cold transfer to one of the agent's targets, by name (settings.transfer); absent: none. */
   transfer?: (target: string, summary?: string) => Promise<TransferResult>;
+  /** Puts the callee's number on the account's do-not-call list (the callee asked). */
+  addToDoNotCall?: () => Promise<void>;
   tts: TextToSpeech;
   ttsVoice?: string;
   stt: SpeechToText;
@@ -149,6 +151,7 @@ export class Conversation {
       onReplyOver: () => this.armSilenceTimer(),
       transfer: options.transfer,
       dtmfInband: options.dtmf === 'inband',
+      addToDoNotCall: options.addToDoNotCall,
       leaveVoicemail: (message) => {
         // The agent judged it a recording: so the call reports it.
         this.answeredBy = 'machine';

@@ -434,6 +434,36 @@ describe.each(storeKinds)('Store on %s', (kind) => {
     expect(await store.prices.get(other.id)).toEqual([]);
   });
 
+  it('the do-not-call list: per account, first entry kept, paged in number order, removed once', async () => {
+    const numbers = Array.from({ length: 1_203 }, (_, index) => `+1555${String(2_000_000 + index)}`);
+    const entries = numbers.map((number) => ({ number, reason: 'asked', source: 'api' as const }));
+    expect(await store.doNotCall.add(account.id, entries)).toBe(1_203);
+    // Listed again (and the callee asking too): nothing new, the first reason and source stay.
+    expect(
+      await store.doNotCall.add(account.id, [
+        { number: numbers[5] as string, reason: 'again', source: 'callee_request' },
+      ]),
+    ).toBe(0);
+    expect(await store.doNotCall.get(account.id, numbers[5] as string)).toMatchObject({
+      number: numbers[5],
+      reason: 'asked',
+      source: 'api',
+      createdAt: expect.stringMatching(isoPattern),
+    });
+    const firstPage = await store.doNotCall.list(account.id, { limit: 1_000 });
+    const rest = await store.doNotCall.list(account.id, {
+      limit: 1_000,
+      afterNumber: firstPage.at(-1)?.number as string,
+    });
+    expect([...firstPage, ...rest].map((entry) => entry.number)).toEqual([...numbers].sort());
+    const other = await store.accounts.create({ name: 'listed apart' });
+    expect(await store.doNotCall.get(other.id, numbers[0] as string)).toBeNull();
+    expect(await store.doNotCall.remove(other.id, numbers[0] as string)).toBe(false);
+    expect(await store.doNotCall.remove(account.id, numbers[0] as string)).toBe(true);
+    expect(await store.doNotCall.remove(account.id, numbers[0] as string)).toBe(false);
+    expect(await store.doNotCall.get(account.id, numbers[0] as string)).toBeNull();
+  });
+
   it('first-run sign-up and service secrets are decided once, even when raced', async () => {
     const other = await handle.openAnother();
     const users = await Promise.all(

@@ -62,6 +62,7 @@ const transcriptEventLabels: Record<TranscriptEvent, string> = {
   tool_result: 'tool answered',
   transfer: 'transfer',
   end_call: 'hung up because',
+  do_not_call: 'put on the do-not-call list',
 };
 
 export function attemptsTable(attempts: EventAttemptRecord[]): Html {

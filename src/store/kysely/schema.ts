@@ -113,6 +113,14 @@ export interface AccountPricesTable {
   updated_at: TimeColumn;
 }
 
+export interface DoNotCallTable {
+  account_id: string;
+  number: string;
+  reason: string | null;
+  source: string;
+  created_at: TimeColumn;
+}
+
 export interface SandboxInvitesTable {
   id: Generated<number>;
   sip_call_id: string;
@@ -182,6 +190,7 @@ export interface Database {
   trunks: TrunksTable;
   provider_credentials: ProviderCredentialsTable;
   account_prices: AccountPricesTable;
+  do_not_call: DoNotCallTable;
   sandbox_invites: SandboxInvitesTable;
   users: UsersTable;
   sessions: SessionsTable;

@@ -277,4 +277,19 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE calls ADD COLUMN analysis jsonb;
     `,
   },
+  {
+    version: 10,
+    name: 'do not call',
+    sql: `
+      -- An account's suppression list: numbers never dialled again.
+      CREATE TABLE do_not_call (
+        account_id text NOT NULL REFERENCES accounts (id),
+        number text NOT NULL,
+        reason text,
+        source text NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (account_id, number)
+      );
+    `,
+  },
 ];

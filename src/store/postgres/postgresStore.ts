@@ -5,6 +5,7 @@ import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
+import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
@@ -64,6 +65,7 @@ export class PostgresStore implements Store {
   readonly trunks: KyselyTrunks;
   readonly credentials: KyselyCredentials;
   readonly prices: KyselyPrices;
+  readonly doNotCall: KyselyDoNotCall;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -88,6 +90,7 @@ export class PostgresStore implements Store {
     this.trunks = new KyselyTrunks(queries);
     this.credentials = new KyselyCredentials(queries);
     this.prices = new KyselyPrices(queries);
+    this.doNotCall = new KyselyDoNotCall(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

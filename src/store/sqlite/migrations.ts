@@ -254,4 +254,19 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       ALTER TABLE calls ADD COLUMN analysis TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'do not call',
+    sql: `
+      -- An account's suppression list: numbers never dialled again.
+      CREATE TABLE do_not_call (
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        number TEXT NOT NULL,
+        reason TEXT,
+        source TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, number)
+      );
+    `,
+  },
 ];

@@ -5,6 +5,7 @@ import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
+import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
@@ -66,6 +67,7 @@ export class SqliteStore implements Store {
   readonly trunks: KyselyTrunks;
   readonly credentials: KyselyCredentials;
   readonly prices: KyselyPrices;
+  readonly doNotCall: KyselyDoNotCall;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -92,6 +94,7 @@ export class SqliteStore implements Store {
     this.trunks = new KyselyTrunks(queries);
     this.credentials = new KyselyCredentials(queries);
     this.prices = new KyselyPrices(queries);
+    this.doNotCall = new KyselyDoNotCall(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -20,7 +20,9 @@ import { AppError } from '../../domain/errors.js';
  * phone menu). `transfer` hands the call to one of the agent's transfer targets (by name) after
  * the `say`; if the transfer fails the script goes on at `transfer_failed`. `leave_voicemail: true`
  * (a node reached when a machine answered, e.g. by the phrases of a recorded greeting) stops, waits
- * for the beep and leaves the agent's voicemail message, then hangs up.
+ * for the beep and leaves the agent's voicemail message, then hangs up. `do_not_call: true` puts the
+ * callee's number on the account's do-not-call list (the callee asked to be left alone), after the
+ * node's `say`, and the node goes on as it says.
  */
 export interface DialogOption {
   phrases: string[];
@@ -42,6 +44,7 @@ export interface DialogNode {
   transfer?: string;
   transfer_failed?: string;
   leave_voicemail?: boolean;
+  do_not_call?: boolean;
 }
 
 export interface DialogScript {
@@ -109,6 +112,8 @@ export function parseDialogScript(value: unknown): DialogScript {
         throw invalid(`${name}.transfer must name one of the agent's transfer targets`);
       exists(node.transfer_failed, `${name}.transfer_failed`);
     } else if (node.transfer_failed !== undefined) throw invalid(`${name}.transfer_failed needs "transfer"`);
+    if (node.do_not_call !== undefined && node.do_not_call !== true)
+      throw invalid(`${name}.do_not_call must be true when given`);
     if (node.leave_voicemail !== undefined && node.leave_voicemail !== true)
       throw invalid(`${name}.leave_voicemail must be true when given`);
     if (node.listen !== undefined) {

@@ -43,6 +43,12 @@ const builtInTools: ToolDefinition[] = [
     },
   },
   {
+    name: 'add_to_do_not_call',
+    description:
+      'The callee asked not to be called again ("stop calling me", "take me off your list"): put their number on the do-not-call list, then confirm and say goodbye.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+  },
+  {
     name: 'leave_voicemail',
     description:
       'A recording answered (a voicemail greeting), not a person: stop talking to it, wait for the beep, leave the voicemail message and hang up.',
@@ -261,6 +267,7 @@ export class LlmBrain implements AgentBrain {
             if (reason) followUps.push({ type: 'note', event: 'end_call', text: reason });
             followUps.push({ type: 'end_call' });
           }
+          if (event.name === 'add_to_do_not_call') followUps.push({ type: 'do_not_call' });
           if (event.name === 'leave_voicemail') {
             const message = (event.arguments as { message?: unknown } | null)?.message;
             followUps.push({

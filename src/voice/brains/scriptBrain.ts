@@ -102,6 +102,7 @@ export class ScriptBrain implements AgentBrain {
           ...(node.interruptible === false ? { interruptible: false } : {}),
         };
       if (node.send_dtmf) yield { type: 'send_dtmf', digits: node.send_dtmf };
+      if (node.do_not_call) yield { type: 'do_not_call' };
       if (node.end) {
         yield { type: 'end_call' };
         return;

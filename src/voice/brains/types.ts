@@ -8,6 +8,8 @@ export type BrainAction =
   /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
   | { type: 'transfer'; target: string; summary?: string }
   /** A timed event for the transcript (a tool called, its answer); nothing is said. */
+  /** The callee asked not to be called again: their number goes on the account's do-not-call list. */
+  | { type: 'do_not_call' }
   /** A machine answered: leave the voicemail (the agent's message, else this one), then hang up. */
   | { type: 'leave_voicemail'; message?: string }
   | { type: 'note'; event: 'tool_call' | 'tool_result' | 'end_call'; text: string }
