@@ -18,7 +18,7 @@ const entrySchema = {
     reason: { type: ['string', 'null'] },
     source: {
       type: 'string',
-      enum: ['api', 'callee_request'],
+      enum: ['api', 'dashboard', 'cli', 'callee_request'],
       description: '`callee_request`: the callee asked the agent to stop calling (the agent put it there).',
     },
     created_at: { type: 'string', format: 'date-time' },

@@ -23,6 +23,7 @@ import {
   UsageError,
 } from './context.js';
 import { credentials } from './credentialCommands.js';
+import { doNotCall } from './doNotCallCommands.js';
 import { nearestName } from './help.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
@@ -300,6 +301,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   trunks,
   calls,
   credentials,
+  'do-not-call': doNotCall,
   ...webhookCommandGroups,
   users,
 };

@@ -146,6 +146,20 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
     },
   },
+  'do-not-call': {
+    summary: 'numbers the account never dials (calls to them end at once, undialled)',
+    verbs: {
+      add: { synopsis: 'NUMBER [--reason TEXT]', summary: 'put an E.164 number on the list' },
+      import: {
+        synopsis: '--csv FILE [--reason TEXT]',
+        summary:
+          'add the numbers of a CSV (number[,reason]); every row is checked first, one bad row adds nothing',
+        example: 'callwright do-not-call import --csv opt-outs.csv',
+      },
+      list: { synopsis: '[--limit N] [--after NUMBER]', summary: 'the list, in number order' },
+      remove: { synopsis: 'NUMBER', summary: 'take a number off the list' },
+    },
+  },
   webhook: {
     summary: "the account's call.completed endpoint",
     verbs: {

@@ -191,7 +191,7 @@ export interface RequestOptions {
 export interface DoNotCallEntry {
   number: string;
   reason: string | null;
-  source: 'api' | 'callee_request';
+  source: 'api' | 'dashboard' | 'cli' | 'callee_request';
   created_at: string;
 }
 

@@ -103,7 +103,7 @@ export interface PhoneNumberRecord {
 }
 
 /** Where a do-not-call entry came from. */
-export const doNotCallSources = ['api', 'callee_request'] as const;
+export const doNotCallSources = ['api', 'dashboard', 'cli', 'callee_request'] as const;
 export type DoNotCallSource = (typeof doNotCallSources)[number];
 
 /** A number the account never dials again (its suppression list). */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +173,44 @@ describe('calls from the command line', () => {
     expect(shownAgent.stdout).toMatch(/^customer_name +any +yes +-$/m);
     expect(shownAgent.stdout).toMatch(/^party +number +no +"2"$/m);
   });
+});
+
+describe('the do-not-call list from the command line', () => {
+  it('imports a CSV only when every row is good, adds, lists and removes', async () => {
+    const csv = join(dataDir, 'opt-outs.csv');
+    writeFileSync(csv, 'number,reason\n+14155550140,letter\nnot-a-number\n+14155550141\n');
+    const refused = await cli(['do-not-call', 'import', '--csv', csv]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('line 3: "not-a-number" is not an E.164 number');
+    expect((await json(['do-not-call', 'list'])).numbers).toEqual([]);
+
+    writeFileSync(csv, 'number,reason\n+14155550140,letter\n+14155550141\n');
+    expect(await json(['do-not-call', 'import', '--csv', csv, '--reason', 'bulk'])).toEqual({
+      rows: 2,
+      added: 2,
+      already_listed: 0,
+    });
+    expect(await json(['do-not-call', 'add', '+14155550142'])).toEqual({
+      number: '+14155550142',
+      added: true,
+    });
+    const listed = (await json(['do-not-call', 'list'])).numbers as {
+      number: string;
+      reason: string;
+      source: string;
+    }[];
+    expect(listed.map((entry) => [entry.number, entry.reason, entry.source])).toEqual([
+      ['+14155550140', 'letter', 'cli'],
+      ['+14155550141', 'bulk', 'cli'],
+      ['+14155550142', null, 'cli'],
+    ]);
+    expect(await json(['do-not-call', 'remove', '+14155550141'])).toEqual({
+      number: '+14155550141',
+      removed: true,
+    });
+    expect((await cli(['do-not-call', 'remove', '+14155550141'])).code).not.toBe(0);
+    expect((await cli(['do-not-call', 'add', '555-0100'])).stderr).toContain('is not an E.164 number');
+  }, 60_000);
 });
 
 describe('dashboard users from the command line', () => {
