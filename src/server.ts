@@ -307,6 +307,7 @@ async function startServiceOnce(
             wakeWebhookDelivery: () => deliveries?.wake(),
             secretBox,
             providerAllowPrivate: config.voice.providerAllowPrivate,
+            webhookAllowPrivate: config.webhookAllowPrivate,
           });
     const url = await app.listen({ port: config.port, host: config.host });
     const metricsListener = await startMetricsListener(config, logger, metrics.registry);

@@ -132,6 +132,43 @@ function checkLength(field: string, value: string, maxChars: number, required: b
 
 /** Validates and stores a new agent with the embedded defaults (script brain, 600 s, 20 s). */
 export async function createAgent(store: Store, accountId: string, input: AgentInput): Promise<AgentRecord> {
+  return store.agents.create({ accountId, active: input.active ?? true, ...checkedAgentFields(input) });
+}
+
+/**
+ * Changes the fields `patch` gives of an agent (the others stay), checked as a new agent is; the
+ * calls already queued keep the agent they read when they are dialled.
+ */
+export async function updateAgent(
+  store: Store,
+  accountId: string,
+  agentId: string,
+  patch: Partial<AgentInput>,
+): Promise<AgentRecord> {
+  const current = await store.agents.get(accountId, agentId);
+  if (!current) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
+  const merged: AgentInput = {
+    name: current.name,
+    prompt: current.prompt,
+    firstMessage: current.firstMessage,
+    variables: current.variables,
+    maxDurationS: current.maxDurationS,
+    silenceTimeoutS: current.silenceTimeoutS,
+    brain: current.brain,
+    script: current.script,
+    extraction: current.extraction,
+    settings: current.settings,
+    ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)),
+  };
+  // A brain changed to llm drops the script it no longer has (unless one is given).
+  if (patch.brain === 'llm' && patch.script === undefined) merged.script = null;
+  const updated = await store.agents.update(accountId, agentId, checkedAgentFields(merged));
+  if (!updated) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
+  return updated;
+}
+
+/** An agent's fields checked (a 400 naming the first that does not fit), with the defaults. */
+function checkedAgentFields(input: AgentInput): Omit<NewAgent, 'accountId' | 'active'> {
   checkLength('name', input.name, agentLimits.nameMaxChars, true);
   checkLength('prompt', input.prompt, agentLimits.promptMaxChars, true);
   checkLength('first message', input.firstMessage ?? '', agentLimits.firstMessageMaxChars, false);
@@ -162,10 +199,8 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
   if (new Set(extraction.map((field) => field.name)).size !== extraction.length) {
     throw new AppError('validation_error', 'an extraction field is declared twice');
   }
-  const agent: NewAgent = {
-    accountId,
+  return {
     name: input.name.trim(),
-    active: input.active ?? true,
     prompt: input.prompt,
     firstMessage: input.firstMessage ?? '',
     variables,
@@ -176,7 +211,6 @@ export async function createAgent(store: Store, accountId: string, input: AgentI
     maxDurationS: input.maxDurationS ?? 600,
     silenceTimeoutS: input.silenceTimeoutS ?? 20,
   };
-  return store.agents.create(agent);
 }
 
 export async function setAgentActive(

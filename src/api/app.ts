@@ -11,6 +11,7 @@ import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
+import { registerAgentRoutes } from './agentRoutes.js';
 import { createAuthenticator } from './auth.js';
 import {
   type AuthorizedCreateOptions,
@@ -31,6 +32,7 @@ import {
 } from './httpConnections.js';
 import { maxBodyBytes } from './jsonBody.js';
 import { registerMetricsRoute } from './metrics.js';
+import { registerNumberAndWebhookRoutes } from './numberAndWebhookRoutes.js';
 import { OpenApiCollector } from './openapi.js';
 import { type RecordingAccess, registerRecordingRoutes, signedRecordingRequest } from './recordings.js';
 import { renderReferencePage } from './referencePage.js';
@@ -58,6 +60,8 @@ export interface AppDependencies {
   secretBox?: SecretBox | null;
   /** CALLWRIGHT_PROVIDER_ALLOW_PRIVATE: credential base URLs may name private addresses. */
   providerAllowPrivate?: boolean;
+  /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: PUT /v1/webhook may name a private address. */
+  webhookAllowPrivate?: boolean;
 }
 
 /**
@@ -181,6 +185,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
+      registerAgentRoutes(api, store);
+      registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
+        webhookAllowPrivate: deps.webhookAllowPrivate === true,
+      });
       registerCredentialRoutes(api, store, deps.secretBox ?? null, {
         allowPrivate: deps.providerAllowPrivate === true,
       });

@@ -65,6 +65,13 @@ const tags = [
     name: 'credentials',
     description: "The account's own voice-vendor keys, write-only (extension).",
   },
+  { name: 'agents', description: 'Create, read, change and (de)activate agents (extension).' },
+  { name: 'numbers', description: 'The caller IDs the account may use as from_number (extension).' },
+  { name: 'webhook', description: "The account's webhook endpoint and its signing secret (extension)." },
+  {
+    name: 'do-not-call',
+    description: 'Numbers the account never dials: calls to them end at once, undialled (extension).',
+  },
   { name: 'service', description: 'Health and this reference; no API key needed.' },
   { name: 'webhooks', description: 'What callwright sends to your endpoint.' },
 ];

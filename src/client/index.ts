@@ -8,6 +8,7 @@
  * for await (const page of client.calls.list({ status: 'completed' })) console.log(page.data.length);
  * ```
  */
+import { AgentsResource, NumbersResource, WebhookResource } from './management.js';
 import { type RetryInfo, Transport } from './transport.js';
 import type {
   Call,
@@ -24,6 +25,8 @@ import type {
 } from './types.js';
 
 export * from './errors.js';
+export type { Agent, AgentFields, PhoneNumber, WebhookEndpoint } from './management.js';
+export { AgentsResource, NumbersResource, WebhookResource } from './management.js';
 export type { RetryInfo, RetryPolicy } from './transport.js';
 export { parseRetryAfterMs } from './transport.js';
 export type * from './types.js';
@@ -198,6 +201,9 @@ export class CallwrightClient {
   readonly calls: CallsResource;
   readonly events: EventsResource;
   readonly doNotCall: DoNotCallResource;
+  readonly agents: AgentsResource;
+  readonly numbers: NumbersResource;
+  readonly webhook: WebhookResource;
 
   constructor(options: CallwrightClientOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -220,5 +226,8 @@ export class CallwrightClient {
     this.calls = new CallsResource(transport);
     this.events = new EventsResource(transport);
     this.doNotCall = new DoNotCallResource(transport);
+    this.agents = new AgentsResource(transport);
+    this.numbers = new NumbersResource(transport);
+    this.webhook = new WebhookResource(transport);
   }
 }

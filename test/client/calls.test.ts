@@ -114,3 +114,39 @@ describe('events', () => {
     expect(log.length).toBeGreaterThan(8);
   });
 });
+
+describe('the management resources', () => {
+  it('agents, numbers, the webhook and the do-not-call list, typed, against the real service', async () => {
+    const agent = await api.agents.create({
+      name: 'Client-made',
+      prompt: 'p',
+      first_message: 'Hello from the client.',
+      max_duration_s: 3,
+    });
+    expect(agent).toMatchObject({ name: 'Client-made', active: true, brain: 'script' });
+    expect((await api.agents.update(agent.agent_id, { name: 'Renamed' })).name).toBe('Renamed');
+    expect((await api.agents.list()).data.map((entry) => entry.agent_id)).toContain(agent.agent_id);
+    expect((await api.agents.deactivate(agent.agent_id)).active).toBe(false);
+    expect((await api.agents.activate(agent.agent_id)).active).toBe(true);
+    const missing = await api.agents.get('agt_missing').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(NotFoundError);
+
+    expect(await api.numbers.add('+15550009970')).toMatchObject({ number: '+15550009970', route: 'sandbox' });
+    expect((await api.numbers.list()).data.map((entry) => entry.number)).toContain('+15550009970');
+
+    const endpoint = await api.webhook.get();
+    expect(endpoint.url).toBe(receiver.url);
+    expect(endpoint.secret).toBe(secret);
+
+    expect(await api.doNotCall.add(['+15550100006'], 'client test')).toEqual({ added: 1, already_listed: 0 });
+    expect(await api.doNotCall.get('+15550100006')).toMatchObject({ reason: 'client test', source: 'api' });
+    const created = await api.calls.createOutbound({
+      agent_id: agent.agent_id,
+      from_number: '+15550009970',
+      to_number: '+15550100006',
+    });
+    expect((await waitForTerminal(service, created.call_id)).endReason).toBe('do_not_call');
+    expect(await api.doNotCall.remove('+15550100006')).toEqual({ number: '+15550100006', deleted: true });
+    expect(await api.numbers.remove('+15550009970')).toEqual({ number: '+15550009970', deleted: true });
+  }, 30_000);
+});

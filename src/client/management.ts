@@ -1,0 +1,137 @@
+import type { Transport } from './transport.js';
+import type { RequestOptions } from './types.js';
+
+/** An agent as the API shows it (`GET /v1/agents/{agent_id}`). */
+export interface Agent {
+  agent_id: string;
+  name: string;
+  active: boolean;
+  prompt: string;
+  first_message: string;
+  variables: { name: string; default: string | null; description: string; required: boolean; type: string }[];
+  extraction: { name: string; type: 'string' | 'number' | 'boolean' | 'date'; description: string }[];
+  brain: 'script' | 'llm';
+  script: Record<string, unknown> | null;
+  settings: Record<string, unknown>;
+  max_duration_s: number;
+  silence_timeout_s: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The fields of an agent to create or change; `variables` as declarations `NAME[:TYPE][!][=DEFAULT]`. */
+export interface AgentFields {
+  name?: string;
+  prompt?: string;
+  first_message?: string;
+  variables?: string[];
+  extraction?: { name: string; type: 'string' | 'number' | 'boolean' | 'date'; description?: string }[];
+  brain?: 'script' | 'llm';
+  script?: Record<string, unknown> | null;
+  settings?: Record<string, unknown>;
+  max_duration_s?: number;
+  silence_timeout_s?: number;
+}
+
+export interface PhoneNumber {
+  number: string;
+  route: string;
+  created_at: string;
+}
+
+export interface WebhookEndpoint {
+  url: string;
+  secret: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+/** `client.agents`: the account's agents. */
+export class AgentsResource {
+  constructor(private readonly transport: Transport) {}
+
+  create(fields: AgentFields & { name: string; prompt: string }, options?: RequestOptions): Promise<Agent> {
+    return this.transport.request(
+      { method: 'POST', path: '/v1/agents', body: fields, retry: 'unsafe' },
+      options,
+    );
+  }
+
+  get(agentId: string, options?: RequestOptions): Promise<Agent> {
+    return this.transport.request(
+      { method: 'GET', path: `/v1/agents/${id(agentId)}`, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  list(options?: RequestOptions): Promise<{ data: Agent[] }> {
+    return this.transport.request({ method: 'GET', path: '/v1/agents', retry: 'idempotent' }, options);
+  }
+
+  /** Changes the fields given; the others stay. */
+  update(agentId: string, fields: AgentFields, options?: RequestOptions): Promise<Agent> {
+    const path = `/v1/agents/${id(agentId)}`;
+    return this.transport.request({ method: 'PATCH', path, body: fields, retry: 'idempotent' }, options);
+  }
+
+  deactivate(agentId: string, options?: RequestOptions): Promise<Agent> {
+    const path = `/v1/agents/${id(agentId)}/deactivate`;
+    return this.transport.request({ method: 'POST', path, retry: 'idempotent' }, options);
+  }
+
+  activate(agentId: string, options?: RequestOptions): Promise<Agent> {
+    const path = `/v1/agents/${id(agentId)}/activate`;
+    return this.transport.request({ method: 'POST', path, retry: 'idempotent' }, options);
+  }
+}
+
+/** `client.numbers`: the caller IDs the account may use. */
+export class NumbersResource {
+  constructor(private readonly transport: Transport) {}
+
+  add(number: string, route?: string, options?: RequestOptions): Promise<PhoneNumber> {
+    const body = { number, ...(route !== undefined ? { route } : {}) };
+    return this.transport.request({ method: 'POST', path: '/v1/numbers', body, retry: 'unsafe' }, options);
+  }
+
+  list(options?: RequestOptions): Promise<{ data: PhoneNumber[] }> {
+    return this.transport.request({ method: 'GET', path: '/v1/numbers', retry: 'idempotent' }, options);
+  }
+
+  remove(number: string, options?: RequestOptions): Promise<{ number: string; deleted: true }> {
+    return this.transport.request(
+      { method: 'DELETE', path: `/v1/numbers/${id(number)}`, retry: 'idempotent' },
+      options,
+    );
+  }
+}
+
+/** `client.webhook`: the account's endpoint and its signing secret. */
+export class WebhookResource {
+  constructor(private readonly transport: Transport) {}
+
+  get(options?: RequestOptions): Promise<WebhookEndpoint> {
+    return this.transport.request({ method: 'GET', path: '/v1/webhook', retry: 'idempotent' }, options);
+  }
+
+  /** Sets the endpoint; the answer carries its new signing secret. */
+  set(url: string, options?: RequestOptions): Promise<WebhookEndpoint> {
+    return this.transport.request(
+      { method: 'PUT', path: '/v1/webhook', body: { url }, retry: 'unsafe' },
+      options,
+    );
+  }
+
+  /** A new signing secret; the old one also signs for 24 h. */
+  rotateSecret(options?: RequestOptions): Promise<WebhookEndpoint> {
+    return this.transport.request(
+      { method: 'POST', path: '/v1/webhook/rotate-secret', retry: 'unsafe' },
+      options,
+    );
+  }
+}
