@@ -199,7 +199,11 @@ export class CallSession {
       const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];
       this.context.metrics?.observeResponseLatenciesMs(latencies);
       if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
-      const recordingPath = await this.context.recordings.save(this.call.id, result.recorder.toWav());
+      // settings.recording.enabled false: no audio is kept, only the transcript and the figures.
+      const recordingPath =
+        this.callVoice?.recordingEnabled === false
+          ? null
+          : await this.context.recordings.save(this.call.id, result.recorder.toWav());
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,

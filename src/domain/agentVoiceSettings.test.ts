@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { defaultTransferOptions } from './agentTools.js';
-import { agentVoiceSettingsOf, checkAgentVoiceSettings } from './agentVoiceSettings.js';
+import {
+  agentVoiceSettingsOf,
+  checkAgentVoiceSettings,
+  defaultRecordingSettings,
+} from './agentVoiceSettings.js';
 import { noAnalysisSettings } from './callAnalysis.js';
 import { checkTurnTaking, defaultTurnTaking } from './turnTakingSettings.js';
 
@@ -29,6 +33,7 @@ describe('checkAgentVoiceSettings', () => {
       transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
+      recording: defaultRecordingSettings,
     });
     expect(checkAgentVoiceSettings({})).toEqual({
       stt: [{ provider: 'pocketsphinx' }],
@@ -43,6 +48,7 @@ describe('checkAgentVoiceSettings', () => {
       transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
+      recording: defaultRecordingSettings,
     });
   });
 
@@ -68,6 +74,9 @@ describe('checkAgentVoiceSettings', () => {
     ],
     [{ voicemail: { detection: 'never' } }, /settings\.voicemail\.detection must be early or beep/],
     [{ dtmf: 'tones' }, /settings\.dtmf must be rfc4733 or inband/],
+    [{ recording: { enabled: 'no' } }, /settings\.recording\.enabled must be true or false/],
+    [{ recording: { disclosure: '' } }, /settings\.recording\.disclosure must be a text of 1 to 500/],
+    [{ recording: { keep_days: 3 } }, /settings\.recording\.keep_days is not a setting/],
     [
       { transfer: { targets: { a: '+15550100001' }, warm: 'yes' } },
       /settings\.transfer\.warm must be true or false/,
@@ -123,6 +132,7 @@ describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
       transferOptions: defaultTransferOptions,
       ivrMaxPromptRepeats: 3,
       dtmf: 'rfc4733',
+      recording: defaultRecordingSettings,
     });
     expect(agentVoiceSettingsOf(null).tts).toEqual([{ provider: 'flite' }]);
   });

@@ -130,6 +130,30 @@ export interface AgentVoiceSettings {
    * them and as tones otherwise; `inband` always as tones in the audio (and listens for tones).
    */
   dtmf: 'rfc4733' | 'inband';
+  /** settings.recording: whether the call's audio is kept, and a disclosure said first (a template). */
+  recording: RecordingSettings;
+}
+
+export interface RecordingSettings {
+  enabled: boolean;
+  disclosure: string | null;
+}
+
+export const defaultRecordingSettings: RecordingSettings = { enabled: true, disclosure: null };
+
+function parseRecording(raw: unknown): RecordingSettings {
+  if (raw === undefined) return defaultRecordingSettings;
+  if (!isObject(raw)) refuse('settings.recording must be an object {"enabled": true, "disclosure": "…"}');
+  onlyKnownFields('settings.recording', raw, ['enabled', 'disclosure']);
+  const { enabled, disclosure } = raw;
+  if (enabled !== undefined && typeof enabled !== 'boolean')
+    refuse('settings.recording.enabled must be true or false');
+  if (
+    disclosure !== undefined &&
+    (typeof disclosure !== 'string' || disclosure.trim() === '' || disclosure.length > 500)
+  )
+    refuse('settings.recording.disclosure must be a text of 1 to 500 characters');
+  return { enabled: enabled !== false, disclosure: typeof disclosure === 'string' ? disclosure : null };
 }
 
 function parseDtmf(raw: unknown): 'rfc4733' | 'inband' {
@@ -359,6 +383,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     'transfer',
     'ivr',
     'dtmf',
+    'recording',
   ]);
   const stt = chain('settings.stt', raw.stt, parseStt);
   const tts = chain('settings.tts', raw.tts, parseTts);
@@ -381,6 +406,7 @@ export function checkAgentVoiceSettings(raw: unknown, brain?: 'script' | 'llm'):
     transferOptions: checkTransferOptions(raw.transfer),
     ivrMaxPromptRepeats: checkIvrSettings(raw.ivr).maxPromptRepeats,
     dtmf: parseDtmf(raw.dtmf),
+    recording: parseRecording(raw.recording),
   };
 }
 
@@ -434,5 +460,6 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     transferOptions,
     ivrMaxPromptRepeats,
     dtmf: partOr(() => parseDtmf(parts.dtmf), 'rfc4733' as const),
+    recording: partOr(() => parseRecording(parts.recording), defaultRecordingSettings),
   };
 }

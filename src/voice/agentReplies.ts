@@ -38,6 +38,7 @@ export class AgentReplies {
   private reply: Reply | null = null;
   private apologizing = false;
   private unheard: UnheardReply | null = null;
+  private protectedLinesPlaying = 0;
   /** The last line of the latest reply, once played (or cut); null when it said nothing. */
   lastLine: Promise<SpokenLine | null> = Promise.resolve(null);
 
@@ -73,9 +74,13 @@ export class AgentReplies {
     return this.reply !== null;
   }
 
-  /** The running reply's current sentence may be cut. */
+  /**
+   * What is being said may be cut: no `interruptible: false` passage is being synthesised or is
+   * still playing (a passage queued stays protected until its audio has been heard, also while the
+   * sentences after it are being prepared).
+   */
   get interruptible(): boolean {
-    return this.reply?.interruptible ?? true;
+    return this.protectedLinesPlaying === 0 && (this.reply?.interruptible ?? true);
   }
 
   /** Stops the running reply (the call ended, or a machine answered). */
@@ -174,6 +179,10 @@ export class AgentReplies {
           });
           first = false;
           spoken.push(queued.played);
+          if (action.interruptible === false) {
+            this.protectedLinesPlaying++;
+            void queued.played.finally(() => this.protectedLinesPlaying--);
+          }
           speaking = false;
           continue;
         }

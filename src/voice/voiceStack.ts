@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { ToolCaller } from '../tools/toolCaller.js';
 import type { VoicemailPolicy } from './answeringMachine.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
+import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
@@ -68,6 +69,8 @@ export interface CallVoice {
   ivrMaxPromptRepeats: number;
   /** Keys as RFC 4733 events where negotiated (else tones), or always as tones (settings.dtmf). */
   dtmf: 'rfc4733' | 'inband';
+  /** settings.recording.enabled: false keeps no audio of the call (the transcript is kept). */
+  recordingEnabled: boolean;
   /** Set when the agent talks through a speech-to-speech session (its brain then only extracts). */
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
@@ -163,6 +166,9 @@ export class VoiceStack {
     const firstMessage = firstMessageTemplate
       ? renderTemplate(firstMessageTemplate, variables) || null
       : null;
+    const disclosure = settings.recording.disclosure
+      ? renderTemplate(settings.recording.disclosure, variables) || null
+      : null;
     const ttsChoices = this.usable('text-to-speech', settings.tts, accountKeys);
     const sttChoices = this.usable('speech-to-text', settings.stt, accountKeys);
     let brain: AgentBrain;
@@ -228,7 +234,8 @@ export class VoiceStack {
           },
           provider: `${choice.provider}-realtime`,
           model: choice.model ?? 'gpt-realtime',
-          firstMessage,
+          // The session says the disclosure as the first words of its greeting.
+          firstMessage: disclosure ? [disclosure, firstMessage].filter(Boolean).join(' ') : firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
           tools,
         };
@@ -238,6 +245,7 @@ export class VoiceStack {
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
       brain = new ScriptBrain(script, variables, firstMessage, settings.analysis);
     }
+    if (disclosure) brain = new DisclosedBrain(brain, disclosure);
     const voicemailMessage = settings.voicemail.message
       ? renderTemplate(settings.voicemail.message, variables)
       : null;
@@ -286,6 +294,7 @@ export class VoiceStack {
       transferOptions: settings.transferOptions,
       ivrMaxPromptRepeats: settings.ivrMaxPromptRepeats,
       dtmf: settings.dtmf,
+      recordingEnabled: settings.recording.enabled,
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))
