@@ -11,7 +11,7 @@ import {
 import { AppError } from '../domain/errors.js';
 import { agentVariableTypes, extractionFieldTypes } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
@@ -100,11 +100,6 @@ const agentIdParams = {
   required: ['agent_id'],
   properties: { agent_id: { type: 'string', maxLength: 100 } },
 } as const;
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 const fieldNames: Record<string, keyof AgentInput> = {
   name: 'name',

@@ -20,6 +20,12 @@ declare module 'fastify' {
   }
 }
 
+/** The account a route runs for: the hook authenticated the request before it (401 otherwise). */
+export function authOf(request: { auth: AuthContext | null }): AuthContext {
+  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
+  return request.auth;
+}
+
 export const apiKeyHeaderName = 'X-API-Key';
 
 /**

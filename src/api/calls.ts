@@ -8,7 +8,7 @@ import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { CallRecord } from '../domain/records.js';
 import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import type { StoreAuthorizedRequests } from './authorizedCreate.js';
 import { readJsonBody } from './jsonBody.js';
 import type { RecordingLinks } from './recordingLinks.js';
@@ -21,11 +21,6 @@ import {
   errorResponses,
   outboundCallRequestSchema,
 } from './schemas.js';
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 /**
  * The calls resource: the specification's one operation and the read extensions. With

@@ -10,7 +10,7 @@ import { credentialProviders } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
@@ -44,11 +44,6 @@ const credentialIdParams = {
   required: ['credential_id'],
   properties: { credential_id: { type: 'string', maxLength: 100, description: 'The id or the name.' } },
 } as const;
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 function parseCreateRequest(body: unknown) {
   if (body === null || typeof body !== 'object' || Array.isArray(body))

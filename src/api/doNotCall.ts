@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { isE164 } from '../domain/phone.js';
 import type { DoNotCallEntry } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
@@ -45,11 +45,6 @@ const numberParams = {
   required: ['number'],
   properties: { number: { type: 'string', maxLength: 20, description: 'E.164, e.g. +14155550123' } },
 } as const;
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 function describe(entry: DoNotCallEntry) {
   return { number: entry.number, reason: entry.reason, source: entry.source, created_at: entry.createdAt };

@@ -3,7 +3,7 @@ import { listEvents, resendEvent, showEvent } from '../admin/webhooks.js';
 import { AppError } from '../domain/errors.js';
 import { eventStatuses } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import { errorResponses } from './schemas.js';
 
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -78,11 +78,6 @@ const eventListQuerySchema = {
     cursor: { type: 'string', maxLength: 64 },
   },
 } as const;
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 /** The events resource (extension): the account's call.completed events and their delivery log. */
 export function registerEventRoutes(app: FastifyInstance, store: Store, wakeDelivery: () => void): void {

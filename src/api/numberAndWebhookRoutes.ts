@@ -9,7 +9,7 @@ import {
 import { AppError } from '../domain/errors.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import type { AuthContext } from './auth.js';
+import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
@@ -45,11 +45,6 @@ const webhookSchema = {
     updated_at: { type: 'string', format: 'date-time' },
   },
 } as const;
-
-function authOf(request: { auth: AuthContext | null }): AuthContext {
-  if (!request.auth) throw new AppError('unauthorized', 'invalid or missing API key');
-  return request.auth;
-}
 
 /** The string fields of a JSON object body, refusing any other field. */
 function stringFields(body: unknown, allowed: readonly string[]): Record<string, string> {

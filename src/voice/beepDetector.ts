@@ -1,3 +1,5 @@
+import { goertzelCoefficient, goertzelPower } from '../telephony/rtp/goertzel.js';
+
 /**
  * Answering-machine beep detection: a steady tone (around 1 kHz by default, anywhere from 850 to
  * 1,500 Hz in practice) that holds most of the frame's energy for a while. Goertzel filters on a
@@ -10,7 +12,7 @@ export class BeepDetector {
 
   constructor(options: { frequenciesHz?: number[]; minDurationMs?: number } = {}) {
     const frequencies = options.frequenciesHz ?? [850, 950, 1000, 1100, 1400];
-    this.coefficients = frequencies.map((hz) => 2 * Math.cos((2 * Math.PI * hz) / 8000));
+    this.coefficients = frequencies.map(goertzelCoefficient);
     this.minFrames = Math.ceil((options.minDurationMs ?? 240) / 20);
   }
 
@@ -28,17 +30,7 @@ export class BeepDetector {
       return false;
     }
     let best = 0;
-    for (const coefficient of this.coefficients) {
-      let previous = 0;
-      let beforePrevious = 0;
-      for (let i = 0; i < frame.length; i++) {
-        const current = (frame[i] as number) + coefficient * previous - beforePrevious;
-        beforePrevious = previous;
-        previous = current;
-      }
-      const power = previous ** 2 + beforePrevious ** 2 - coefficient * previous * beforePrevious;
-      best = Math.max(best, power);
-    }
+    for (const coefficient of this.coefficients) best = Math.max(best, goertzelPower(frame, coefficient));
     // A pure tone's Goertzel power is about energy * N / 2; speech spreads its energy far wider.
     const toneShare = best / ((energy * frame.length) / 2);
     this.toneFrames = toneShare > 0.6 ? this.toneFrames + 1 : 0;

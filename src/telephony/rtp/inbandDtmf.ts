@@ -1,4 +1,5 @@
 import { isDtmfDigits } from './dtmf.js';
+import { goertzelCoefficient, goertzelPower } from './goertzel.js';
 
 /**
  * DTMF as audio (ITU-T Q.23/Q.24): each key is a low "row" tone plus a high "column" tone. For
@@ -11,6 +12,8 @@ const rowsHz = [697, 770, 852, 941] as const;
 const columnsHz = [1209, 1336, 1477, 1633] as const;
 const keypad = ['123A', '456B', '789C', '*0#D'] as const;
 const sampleRateHz = 8_000;
+const rowCoefficients = rowsHz.map(goertzelCoefficient);
+const columnCoefficients = columnsHz.map(goertzelCoefficient);
 
 export interface InbandDtmfOptions {
   /** Tone length per key (default 120 ms; Q.24 asks for ≥ 40 ms). */
@@ -44,19 +47,6 @@ export function dtmfToneAudio(digits: string, options: InbandDtmfOptions = {}): 
     }
   }
   return out;
-}
-
-/** Goertzel power of one frequency over a frame. */
-function goertzelPower(frame: Int16Array, frequencyHz: number): number {
-  const coefficient = 2 * Math.cos((2 * Math.PI * frequencyHz) / sampleRateHz);
-  let previous = 0;
-  let beforePrevious = 0;
-  for (let i = 0; i < frame.length; i++) {
-    const current = (frame[i] as number) + coefficient * previous - beforePrevious;
-    beforePrevious = previous;
-    previous = current;
-  }
-  return previous ** 2 + beforePrevious ** 2 - coefficient * previous * beforePrevious;
 }
 
 /** The strongest and second strongest of four powers, with the index of the strongest. */
@@ -101,8 +91,8 @@ export class InbandDtmfDetector {
     for (let i = 0; i < frame.length; i++) energy += (frame[i] as number) ** 2;
     // Quieter than about −45 dBFS: no key.
     if (frame.length === 0 || energy / frame.length < 1_000) return null;
-    const rows = strongest(rowsHz.map((hz) => goertzelPower(frame, hz)));
-    const columns = strongest(columnsHz.map((hz) => goertzelPower(frame, hz)));
+    const rows = strongest(rowCoefficients.map((coefficient) => goertzelPower(frame, coefficient)));
+    const columns = strongest(columnCoefficients.map((coefficient) => goertzelPower(frame, coefficient)));
     // A pure tone's Goertzel power is about energy * N / 2 (its share of the frame's energy).
     const scale = (energy * frame.length) / 2;
     const rowShare = rows.best / scale;

@@ -1,6 +1,7 @@
 /** RTP media for calls: packets, G.711, the shared send clock, sessions, SDP offer/answer. */
 export * from './dtmf.js';
 export * from './g711.js';
+export * from './goertzel.js';
 export * from './inbandDtmf.js';
 export * from './jitterBuffer.js';
 export * from './latencyHistogram.js';
