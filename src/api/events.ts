@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { listEvents, resendEvent, showEvent } from '../admin/webhooks.js';
-import { AppError } from '../domain/errors.js';
 import { eventStatuses } from '../domain/records.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
