@@ -96,7 +96,10 @@ export interface VoicemailChoice {
   message?: string;
   /** The agent says nothing until it is decided who answered (a person, a machine). */
   waitForDecision?: boolean;
-  /** `early` (default): a greeting decided a machine is acted on; `beep`: only a beep is. */
+  /**
+   * `early`: a machine decided from the greeting is acted on; `beep`: only a beep is. Default:
+   * `early` with wait_for_decision, else `beep`.
+   */
   detection?: 'early' | 'beep';
   /** First words that run on this long without a pause are a recording (ms). */
   machineSpeechMs?: number;

@@ -11,6 +11,7 @@ import {
   StageExhaustedError,
   type TextToSpeech,
 } from './providers/index.js';
+import { transferFailureReason, transferTranscriptText } from './transferOutcome.js';
 import type { TurnTimeline } from './turnTimeline.js';
 
 interface Reply {
@@ -239,28 +240,13 @@ export class AgentReplies {
       ? await this.options.transfer(target, summary)
       : { kind: 'failed', status: null, reason: 'this call cannot be transferred' };
     if (hasEnded()) return;
-    const how =
-      result.kind === 'transferred'
-        ? result.via === 'bridge'
-          ? `the line refused REFER; dialled and bridged (${result.status})`
-          : result.via === 'warm'
-            ? `briefed${result.whisper ? ` ("${result.whisper.slice(0, 200)}")` : ''} and bridged (${result.status})`
-            : `transferred (${result.status})`
-        : result.kind === 'refused'
-          ? `refused by the line (${result.status})`
-          : `failed: ${result.reason}`;
-    noteEvent('transfer', `${target}: ${how}`);
+    noteEvent('transfer', transferTranscriptText(target, result));
     logger.info({ target, result: result.kind }, 'transfer over');
     if (result.kind === 'transferred') {
       hangUp('transferred');
       return;
     }
-    const reason =
-      result.kind === 'refused'
-        ? `the phone line refused the transfer (SIP ${result.status})`
-        : result.status
-          ? `the transfer target did not take the call (SIP ${result.status})`
-          : `the transfer did not go through (${result.reason})`;
+    const reason = transferFailureReason(result);
     if (brain.onTransferFailed) {
       const onFailed = brain.onTransferFailed.bind(brain);
       setImmediate(() => this.run((signal) => onFailed(reason, signal)));

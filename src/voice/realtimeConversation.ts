@@ -1,17 +1,13 @@
 import type { AnsweredBy } from '../domain/callStatus.js';
-import type { TranscriptEntry } from '../domain/records.js';
+import type { TranscriptEntry, TranscriptEvent } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
-import {
-  type ToolCaller,
-  toolCallTranscriptText,
-  toolOutcomeForModel,
-  toolResultTranscriptText,
-} from '../tools/toolCaller.js';
+import type { TransferResult } from '../telephony/sip/index.js';
+import type { ToolCaller } from '../tools/toolCaller.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
 import { answeringMetrics } from './answeringMachineDetector.js';
-import { type AgentBrain, endCallReason } from './brains/types.js';
+import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
   type AgentEnding,
@@ -30,6 +26,7 @@ import {
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import { runRealtimeTool } from './realtimeTools.js';
 
 /** The speech-to-speech session a call is to hold, as the voice stack plans it from the agent. */
 export interface RealtimeSessionPlan {
@@ -62,6 +59,10 @@ export interface RealtimeConversationOptions extends RealtimeSessionPlan {
   apologyTts: TextToSpeech;
   providerFailures: ProviderFailureLog;
   hangUp: (ending: AgentEnding) => void;
+  /** A transfer to one of the agent's targets (callSession); absent: none. */
+  transfer?: (target: string, summary?: string) => Promise<TransferResult>;
+  /** Puts the callee's number on the account's do-not-call list. */
+  addToDoNotCall?: () => Promise<void>;
   onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
@@ -76,29 +77,6 @@ interface AgentItem {
   /** Set when a barge-in cut it: what had been played, in ms. */
   cutAtMs: number | null;
 }
-
-/** The tool every speech-to-speech agent has: the model ends the call once it has said goodbye. */
-export const endCallTool = {
-  name: 'end_call',
-  description: 'Hang up. Call this once the conversation is over and you have said goodbye.',
-  parameters: {
-    type: 'object',
-    properties: { reason: { type: 'string', description: 'Why the call ends, in a few words.' } },
-  },
-};
-
-/** The session's way to leave a voicemail when it hears a recording (not a person). */
-export const leaveVoicemailTool = {
-  name: 'leave_voicemail',
-  description:
-    'A recording answered (a voicemail greeting), not a person: stop talking, wait for the beep, leave the voicemail message and hang up.',
-  parameters: {
-    type: 'object',
-    properties: {
-      message: { type: 'string', description: 'The message, when the agent has none of its own configured.' },
-    },
-  },
-};
 
 /**
  * The voice pipeline of an answered call whose agent is one speech-to-speech session: callee RTP
@@ -359,45 +337,31 @@ export class RealtimeConversation {
   }
 
   private handleToolCall(callId: string, name: string, argumentsJson: string): void {
-    if (name === endCallTool.name) {
-      const reason = endCallReason(argumentsJson);
-      if (reason) this.noteEvent('end_call', reason);
-      this.hangUpAfterPlayback('agent_hangup');
-      return;
-    }
-    if (name === leaveVoicemailTool.name) {
-      let message: unknown;
-      try {
-        message = (JSON.parse(argumentsJson) as { message?: unknown }).message;
-      } catch {}
-      this.session?.sendToolResult(callId, '"done"');
-      this.answeredBy = 'machine';
-      this.answering.leaveVoicemail(
-        this.nowMs(),
-        typeof message === 'string' && message.trim() ? message.slice(0, 1_000) : undefined,
-      );
-      return;
-    }
-    const tools = this.options.tools;
-    const tool = tools?.find(name);
-    if (tools && tool) {
-      this.noteEvent('tool_call', toolCallTranscriptText(name, argumentsJson));
-      void tools.call(tool, argumentsJson).then((outcome) => {
-        if (this.ended) return;
-        this.noteEvent('tool_result', toolResultTranscriptText(outcome));
-        // The answer goes back and a reply is asked for: it must bring audio in time.
-        this.armReplyTimer();
-        this.session?.sendToolResult(callId, toolOutcomeForModel(outcome));
-      });
-      return;
-    }
-    this.options.logger.warn(
-      { tool: name.slice(0, 64) },
-      'the session called a tool the agent does not have',
-    );
-    this.session?.sendToolResult(
+    const { options } = this;
+    runRealtimeTool(
+      {
+        logger: options.logger,
+        tools: options.tools,
+        noteEvent: (event, text) => this.noteEvent(event, text),
+        answer: (id, output, replyExpected) => {
+          // The answer goes back and a reply is asked for: it must bring audio in time.
+          if (replyExpected) this.armReplyTimer();
+          this.session?.sendToolResult(id, output);
+        },
+        played: () => this.settleItems(),
+        hangUpAfterPlayback: (ending) => this.hangUpAfterPlayback(ending),
+        hangUp: (ending) => options.hangUp(ending),
+        leaveVoicemail: (message) => {
+          this.answeredBy = 'machine';
+          this.answering.leaveVoicemail(this.nowMs(), message);
+        },
+        transfer: options.transfer,
+        addToDoNotCall: options.addToDoNotCall,
+        hasEnded: () => this.ended,
+      },
       callId,
-      JSON.stringify({ error: `there is no tool named ${name.slice(0, 64)}` }),
+      name,
+      argumentsJson,
     );
   }
 
@@ -460,7 +424,7 @@ export class RealtimeConversation {
     })();
   }
 
-  private noteEvent(event: 'tool_call' | 'tool_result' | 'end_call', text: string): void {
+  private noteEvent(event: TranscriptEvent, text: string): void {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({
       role: 'agent',

@@ -34,7 +34,8 @@ import {
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
-import { endCallTool, leaveVoicemailTool, type RealtimeSessionPlan } from './realtimeConversation.js';
+import type { RealtimeSessionPlan } from './realtimeConversation.js';
+import { realtimeBuiltInTools } from './realtimeTools.js';
 import {
   type AccountVendorKeys,
   credentialFor,
@@ -221,8 +222,7 @@ export class VoiceStack {
           session: {
             instructions: systemPrompt,
             tools: [
-              endCallTool,
-              leaveVoicemailTool,
+              ...realtimeBuiltInTools(Object.keys(settings.transferTargets)),
               ...settings.tools.map(({ name, description, parameters }) => ({
                 name,
                 description,
@@ -286,7 +286,9 @@ export class VoiceStack {
         action: settings.voicemail.action ?? (voicemailMessage ? 'leave_message' : 'hang_up'),
         message: voicemailMessage,
         waitForDecision: settings.voicemail.waitForDecision === true,
-        detection: settings.voicemail.detection ?? 'early',
+        // Speaking first, the callee's words may be replies to the agent (crosstalk reads as a long
+        // greeting): by default only a beep acts then; waiting for the decision, the greeting does.
+        detection: settings.voicemail.detection ?? (settings.voicemail.waitForDecision ? 'early' : 'beep'),
         machineSpeechMs: settings.voicemail.machineSpeechMs ?? defaultMachineSpeechMs,
       },
       turnTaking: settings.turnTaking,

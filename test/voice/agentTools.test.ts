@@ -275,6 +275,7 @@ describe("an llm agent's own tools", () => {
     const names = opening.tools.map((tool) => tool.function.name).sort();
     expect(names).toEqual(
       [
+        'add_to_do_not_call',
         'end_call',
         'leave_voicemail',
         'lookup_badjson',
@@ -301,7 +302,12 @@ describe("an llm agent's own tools", () => {
     expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     const connection = realtime.connections.at(-1);
     const offered = (connection?.session?.tools ?? []) as Array<{ name?: string; parameters?: unknown }>;
-    expect(offered.map((tool) => tool.name).sort()).toEqual(['end_call', 'leave_voicemail', 'lookup_ok']);
+    expect(offered.map((tool) => tool.name).sort()).toEqual([
+      'add_to_do_not_call',
+      'end_call',
+      'leave_voicemail',
+      'lookup_ok',
+    ]);
     const request = toolRequests.slice(before).find((entry) => entry.path === '/ok');
     expect(request?.signatureValid).toBe(true);
     expect(JSON.parse(request?.body ?? '{}')).toMatchObject({

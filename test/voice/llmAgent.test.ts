@@ -108,6 +108,7 @@ describe('the llm brain with HTTP providers', () => {
       'You call Ann about an appointment.\n\nContext for this call:\nShe prefers mornings.',
     );
     expect(streamed.tools.map((tool) => tool.function.name).sort()).toEqual([
+      'add_to_do_not_call',
       'end_call',
       'leave_voicemail',
       'send_dtmf',

@@ -66,7 +66,10 @@ afterAll(async () => {
   await openAi?.close();
 });
 
-async function callWith(realtimeSettings: Record<string, unknown>): Promise<CallRecord> {
+async function callWith(
+  realtimeSettings: Record<string, unknown>,
+  more: { settings?: Record<string, unknown>; to?: string } = {},
+): Promise<CallRecord> {
   const agent = await createAgent(service.store, accountId, {
     name: 'Realtime receptionist',
     prompt: 'You call {{customer_name}} to confirm an appointment.',
@@ -74,13 +77,13 @@ async function callWith(realtimeSettings: Record<string, unknown>): Promise<Call
     variables: ['customer_name'].map(parseVariableDeclaration),
     brain: 'llm',
     extraction: [{ name: 'confirmed', type: 'boolean', description: 'Did they confirm?' }],
-    settings: { realtime: realtimeSettings },
+    settings: { realtime: realtimeSettings, ...more.settings },
     maxDurationS: 40,
   });
   const result = await postCall(service.url, key, {
     agent_id: agent.id,
     from_number: '+15550009999',
-    to_number: '+15550100001',
+    to_number: more.to ?? '+15550100001',
     variables: { customer_name: 'Ann' },
   });
   expect(result.status).toBe(200);
@@ -140,6 +143,7 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
     expect(connection.session?.tools).toEqual([
       expect.objectContaining({ type: 'function', name: 'end_call' }),
       expect.objectContaining({ type: 'function', name: 'leave_voicemail' }),
+      expect.objectContaining({ type: 'function', name: 'add_to_do_not_call' }),
     ]);
     // The greeting was asked for with the agent's first message; the callee's audio streamed in.
     expect(connection.responses[0]?.instructions).toContain(
@@ -178,6 +182,58 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
       expect(JSON.stringify(call.metrics)).toContain('no reply audio within 1500 ms');
     } finally {
       realtime.script.hang = false;
+    }
+  });
+
+  it("transfers through the session's transfer_call once its words are heard", async () => {
+    const replies = realtime.script.replies;
+    realtime.script.replies = [
+      { text: 'Hello Ann, this is the clinic calling about Tuesday.' },
+      {
+        text: 'Putting you through now.',
+        toolCall: { name: 'transfer_call', arguments: '{"target":"human"}' },
+      },
+    ];
+    try {
+      const call = await callWith(
+        { provider: 'openai', voice: 'alloy' },
+        { settings: { transfer: { targets: { human: '+15550100015' } } } },
+      );
+      expect(call).toMatchObject({ status: 'completed', endReason: 'transferred' });
+      const notes = call.transcript.filter((line) => line.event === 'transfer');
+      expect(notes.map((line) => line.text)).toEqual(['human: transferred (200)']);
+      // The REFER left once the words before it had been played.
+      const said = call.transcript.find((line) => line.text === 'Putting you through now.');
+      expect(notes[0]?.start_ms).toBeGreaterThanOrEqual(said?.end_ms as number);
+      const offered = realtime.connections.at(-1)?.session?.tools as { name: string; parameters?: unknown }[];
+      const transfer = offered.find((tool) => tool.name === 'transfer_call');
+      expect(JSON.stringify(transfer?.parameters)).toContain('"enum":["human"]');
+    } finally {
+      realtime.script.replies = replies;
+    }
+  });
+
+  it("puts a callee who asks on the do-not-call list through the session's add_to_do_not_call", async () => {
+    const replies = realtime.script.replies;
+    realtime.script.replies = [
+      { text: 'Hello Ann, this is the clinic calling about Tuesday.' },
+      {
+        text: 'Of course, we will not call again.',
+        toolCall: { name: 'add_to_do_not_call', arguments: '{}' },
+      },
+      { text: 'Goodbye.', toolCall: { name: 'end_call', arguments: '{}' } },
+    ];
+    try {
+      const call = await callWith({ provider: 'openai', voice: 'alloy' });
+      expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+      expect(call.transcript.some((line) => line.event === 'do_not_call')).toBe(true);
+      expect(await service.store.doNotCall.get(accountId, '+15550100001')).toMatchObject({
+        source: 'callee_request',
+      });
+      expect(realtime.connections.at(-1)?.toolOutputs.map((output) => output.output)).toContain('"done"');
+    } finally {
+      realtime.script.replies = replies;
+      await service.store.doNotCall.remove(accountId, '+15550100001');
     }
   });
 });

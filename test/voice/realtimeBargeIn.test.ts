@@ -19,7 +19,8 @@ import {
   type FakeOpenAiServer,
   startFakeOpenAiServer,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
-import { endCallTool, RealtimeConversation } from '../../src/voice/realtimeConversation.js';
+import { RealtimeConversation } from '../../src/voice/realtimeConversation.js';
+import { endCallTool } from '../../src/voice/realtimeTools.js';
 import { attachFakeRealtime, type FakeRealtime } from '../fakes/openAiRealtimeServer.js';
 import { freeEvenUdpPort } from '../sipp/harness.js';
 

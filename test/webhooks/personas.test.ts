@@ -28,8 +28,9 @@ const personas: [string, string, string | null, 'unknown' | 'machine' | null][] 
   ['+15550100001', 'completed', 'max_duration', 'unknown'],
   ['+15550100002', 'busy', 'rejected', null],
   ['+15550100003', 'no_answer', null, null],
-  // The greeting runs on past 2 s: a machine, decided before the 3 s limit; the agent has no message.
-  ['+15550100004', 'completed', 'voicemail', 'machine'],
+  // The greeting is decided a machine, but an agent that does not wait for the decision acts only on
+  // the beep, which comes after the 3 s limit.
+  ['+15550100004', 'completed', 'max_duration', 'machine'],
   ['+15550100005', 'failed', 'unreachable', null],
   ['+15550100006', 'completed', 'callee_hangup', 'unknown'],
   ['+15550100007', 'completed', 'max_duration', 'unknown'],
