@@ -25,6 +25,7 @@ let accountId: string;
 let agentId: string;
 let scriptAgentId: string;
 let warmAgentId: string;
+let warmScriptAgentId: string;
 
 const endCall = fakeToolCallDelta('end_call', '{}', 'call_end');
 
@@ -96,6 +97,33 @@ beforeAll(async () => {
       maxDurationS: 60,
     })
   ).id;
+  warmScriptAgentId = (
+    await createAgent(service.store, accountId, {
+      name: 'Front desk, scripted and warm',
+      prompt: 'p',
+      brain: 'script',
+      script: {
+        start: 'greet',
+        nodes: {
+          greet: {
+            say: 'Press one to speak to a person.',
+            listen: [{ phrases: ['operator'], next: 'handoff' }],
+            dtmf: { '1': 'handoff' },
+          },
+          handoff: { say: 'Please hold.', transfer: 'human', transfer_failed: 'sorry' },
+          sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
+        },
+      },
+      settings: {
+        transfer: {
+          targets: { human: '+15550100015' },
+          warm: true,
+          whisper: 'A caller from the front desk.',
+        },
+      },
+      maxDurationS: 60,
+    })
+  ).id;
   await addPhoneNumber(service.store, accountId, '+15550009995');
 });
 
@@ -110,7 +138,7 @@ async function call(to: string, target: string, agent = agentId): Promise<CallRe
     from_number: '+15550009995',
     to_number: to,
     // The scripted agent declares no variables.
-    ...(agent !== scriptAgentId ? { variables: { target } } : {}),
+    ...(agent === agentId || agent === warmAgentId ? { variables: { target } } : {}),
   });
   expect(result.status).toBe(200);
   return waitForTerminal(service, (result.body as { call_id: string }).call_id, 65_000);
@@ -205,6 +233,16 @@ describe('warm transfer', () => {
     const record = await call('+15550100012', 'human', warmAgentId);
     expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
     expect(transferNotes(record)).toEqual(['human: briefed ("A caller who pressed one.") and bridged (200)']);
+    await expectTheyTalked(record);
+  }, 70_000);
+
+  it("is a script step too: the agent's whisper briefs the person", async () => {
+    const record = await call('+15550100012', 'human', warmScriptAgentId);
+    expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    expect(transferNotes(record)).toEqual([
+      'human: briefed ("A caller from the front desk.") and bridged (200)',
+    ]);
+    expect(said(record).at(-1)).toBe('Please hold.');
     await expectTheyTalked(record);
   }, 70_000);
 
