@@ -101,8 +101,10 @@ export class CallSession {
   private finish: CallFinish | null = null;
   private finished: CallRecord | null = null;
   private recorded = false;
-  /** A transfer's second leg, once the target answered; bridged to the callee when the agent leaves. */
+  /** A transfer's second leg, from its INVITE; hung up with the call. */
   private transferLeg: TransferLeg | null = null;
+  /** It answered (and was briefed): bridged to the callee when the agent leaves. */
+  private transferLegAnswered = false;
   /** The conversation, gathered when the agent left a bridged call (the call itself goes on). */
   private gathered: Promise<Partial<CallFinish>> | null = null;
 
@@ -134,7 +136,7 @@ export class CallSession {
   endLocally(ending: TelephonyEnding): void {
     this.localEnding ??= ending;
     const leg = this.transferLeg;
-    if (ending.kind === 'transferred' && leg) {
+    if (ending.kind === 'transferred' && leg && this.transferLegAnswered) {
       // The agent leaves a bridged call: the callee stays, now with the target.
       if (!this.gathered && this.rtp) {
         this.gathered = this.gatherConversation();
@@ -382,9 +384,13 @@ export class CallSession {
         tts: voice.tts,
         ttsVoice: voice.ttsVoice,
         logger: this.log,
+        onDialled: (leg) => {
+          void this.transferLeg?.hangUp();
+          this.transferLeg = leg;
+        },
         handOff: (leg) => {
           if (this.localEnding) return void leg.hangUp();
-          this.transferLeg = leg;
+          this.transferLegAnswered = true;
           // The target hanging up ends the call.
           void leg.ended.then(() => {
             this.localEnding ??= { kind: 'transferred' };

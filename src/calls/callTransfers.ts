@@ -26,6 +26,8 @@ export interface CallTransferParts {
   tts: TextToSpeech;
   ttsVoice: string | undefined;
   logger: Logger;
+  /** A leg is being dialled: the session hangs it up (CANCEL) should the call end meanwhile. */
+  onDialled: (leg: TransferLeg) => void;
   /** The target leg answered and the agent is done: the session bridges it to the callee. */
   handOff: (leg: TransferLeg) => void;
 }
@@ -79,6 +81,7 @@ async function dialAndBridge(
       parts.routeOptions,
     );
     leg = await TransferLeg.dial(parts.legContext, route.inviteOptions);
+    parts.onDialled(leg);
   } catch (error) {
     parts.logger.warn({ err: error }, 'the transfer target could not be dialled');
     return { kind: 'failed', status: null, reason: 'the target could not be dialled' };
