@@ -11,7 +11,7 @@ import { answeringMetrics } from './answeringMachineDetector.js';
 import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
-import { type AgentEnding, type ConversationResult, conversationResult } from './conversationResult.js';
+import { type CallActions, type ConversationResult, conversationResult } from './conversationResult.js';
 import { IvrLoopGuard } from './ivrLoopGuard.js';
 import {
   AudioTurnDetector,
@@ -31,13 +31,9 @@ export {
   providerApology,
 } from './conversationResult.js';
 
-export interface ConversationOptions {
+export interface ConversationOptions extends CallActions {
   rtp: RtpSession;
   brain: AgentBrain;
-  /** A cold transfer to one of the agent's targets, by name (settings.transfer); absent: none. */
-  transfer?: (target: string, summary?: string) => Promise<TransferResult>;
-  /** Puts the callee's number on the account's do-not-call list (the callee asked). */
-  addToDoNotCall?: () => Promise<void>;
   tts: TextToSpeech;
   ttsVoice?: string;
   stt: SpeechToText;
@@ -58,10 +54,6 @@ export interface ConversationOptions {
   apologyTts: TextToSpeech;
   /** The call's provider failures (the fallback providers write them), for its metrics. */
   providerFailures: ProviderFailureLog;
-  /** Ends the call from the agent's side. */
-  hangUp: (ending: AgentEnding) => void;
-  /** Called with the whole transcript so far each time a line is added (for a live view). */
-  onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
 const preRollFrames = 15;

@@ -2,6 +2,7 @@ import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
+import type { TransferResult } from '../telephony/sip/index.js';
 import type { AgentBrain } from './brains/types.js';
 import { analyzeCall } from './callAnalyst.js';
 import type { CallRecorder } from './callRecorder.js';
@@ -19,6 +20,18 @@ export type AgentEnding =
   | 'provider_error'
   | 'transferred'
   | 'ivr_loop';
+
+/** What the call does for either conversation loop (src/calls/callSession.ts). */
+export interface CallActions {
+  /** Ends the call from the agent's side. */
+  hangUp: (ending: AgentEnding) => void;
+  /** A transfer to one of the agent's targets, by name (settings.transfer); absent: none. */
+  transfer?: (target: string, summary?: string) => Promise<TransferResult>;
+  /** Puts the callee's number on the account's do-not-call list (the callee asked). */
+  addToDoNotCall?: () => Promise<void>;
+  /** Called with the whole transcript so far each time a line is added (for a live view). */
+  onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
+}
 
 /** Said in the offline voice when every provider of a stage has failed, before hanging up. */
 export const providerApology = 'Sorry, we are having technical difficulties. We will call you back. Goodbye.';

@@ -11,6 +11,7 @@ import type { AgentBrain } from './brains/types.js';
 import { CallRecorder } from './callRecorder.js';
 import {
   type AgentEnding,
+  type CallActions,
   type ConversationResult,
   conversationResult,
   heardPart,
@@ -44,7 +45,7 @@ export interface RealtimeSessionPlan {
   tools: ToolCaller | null;
 }
 
-export interface RealtimeConversationOptions extends RealtimeSessionPlan {
+export interface RealtimeConversationOptions extends RealtimeSessionPlan, CallActions {
   rtp: RtpSession;
   /** The call's usage, for its cost. */
   usage: UsageMeter;
@@ -58,12 +59,6 @@ export interface RealtimeConversationOptions extends RealtimeSessionPlan {
   vad?: VoiceActivityDetector;
   apologyTts: TextToSpeech;
   providerFailures: ProviderFailureLog;
-  hangUp: (ending: AgentEnding) => void;
-  /** A transfer to one of the agent's targets (callSession); absent: none. */
-  transfer?: (target: string, summary?: string) => Promise<TransferResult>;
-  /** Puts the callee's number on the account's do-not-call list. */
-  addToDoNotCall?: () => Promise<void>;
-  onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
 }
 
 /** One reply item of the session as the callee hears it. */
