@@ -3,7 +3,6 @@ import type { TranscriptEntry } from '../domain/records.js';
 import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
 import { InbandDtmfDetector, type RtpSession } from '../telephony/rtp/index.js';
-import type { TransferResult } from '../telephony/sip/index.js';
 import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';

@@ -3,7 +3,6 @@ import type { TranscriptEntry, TranscriptEvent } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
-import type { TransferResult } from '../telephony/sip/index.js';
 import type { ToolCaller } from '../tools/toolCaller.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
 import { answeringMetrics } from './answeringMachineDetector.js';
