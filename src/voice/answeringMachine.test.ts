@@ -137,7 +137,7 @@ describe('answering machines on spoken greetings (flite voice, WebRTC VAD)', () 
         frame[i] = (frame[i] ?? 0) + Math.round((noise / 2147483648 - 0.5) * 200);
       }
       nowMs = (offset + 160) / 8;
-      handling.pushFrame(frame, vad.isSpeech(frame), nowMs);
+      handling.pushFrame(frame, () => vad.isSpeech(frame), nowMs);
     }
     vad.close();
     return seen;

@@ -85,8 +85,12 @@ export class AnsweringMachineHandling {
     return this.detector.decision;
   }
 
-  /** One callee frame (20 ms) ending at `atMs`, with the voice activity detector's verdict. */
-  pushFrame(frame: Int16Array, isSpeech: boolean, atMs: number): void {
+  /**
+   * One callee frame (20 ms) ending at `atMs`; `isSpeech` gives the voice activity detector's
+   * verdict, asked for only while it matters (deciding, or waiting out a greeting): once a person is
+   * decided, a frame costs at most the beep check of the first minute.
+   */
+  pushFrame(frame: Int16Array, isSpeech: () => boolean, atMs: number): void {
     if (this.stage === 'done') return;
     const beep = atMs < beepListenMs && this.beeps.push(frame);
     if (this.stage === 'beep_sounding') {
@@ -104,7 +108,7 @@ export class AnsweringMachineHandling {
       return;
     }
     if (this.stage === 'awaiting_beep') {
-      if (isSpeech) this.quietSinceMs = -1;
+      if (isSpeech()) this.quietSinceMs = -1;
       else if (this.quietSinceMs < 0) this.quietSinceMs = atMs;
       const quietMs = this.quietSinceMs < 0 ? 0 : atMs - this.quietSinceMs;
       if (quietMs >= greetingOverSilenceMs || atMs - this.awaitingSinceMs >= greetingWaitMaxMs) {
@@ -113,7 +117,7 @@ export class AnsweringMachineHandling {
       }
       return;
     }
-    this.decided(this.detector.pushFrame(isSpeech, atMs));
+    if (!this.detector.decision) this.decided(this.detector.pushFrame(isSpeech(), atMs));
   }
 
   /** A short sound over the agent that did not interrupt it (the conversation's judgement). */

@@ -278,7 +278,7 @@ export class Conversation {
     const key = this.inbandKeys?.push(frame);
     if (key) this.handleDtmf(key);
     const turnEvents = this.turns.pushAudio(frame);
-    this.answering.pushFrame(frame, this.turns.lastFrameSpeech, this.recorder.elapsedMs);
+    this.answering.pushFrame(frame, () => this.turns.lastFrameSpeech, this.recorder.elapsedMs);
     for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
     if (!current) return;

@@ -187,7 +187,7 @@ export class RealtimeConversation {
   private handleCalleeFrame(samples: Int16Array): void {
     if (this.ended) return;
     this.recorder.addCalleeFrame(samples);
-    this.answering.pushFrame(samples, this.frameIsSpeech(samples), this.nowMs());
+    this.answering.pushFrame(samples, () => this.frameIsSpeech(samples), this.nowMs());
     this.session?.pushAudio(samples);
   }
 

@@ -47,6 +47,22 @@ function playModel({ messages }: { messages: Array<Record<string, unknown>> }): 
   return [{ delta: { content: 'Press one to speak to a person.' }, finishReason: 'stop' }];
 }
 
+/** The scripted front desk: press 1 (or say "operator") and it says `handoff`, then transfers to `human`. */
+function frontDeskScript(handoff: string) {
+  return {
+    start: 'greet',
+    nodes: {
+      greet: {
+        say: 'Press one to speak to a person.',
+        listen: [{ phrases: ['operator'], next: 'handoff' }],
+        dtmf: { '1': 'handoff' },
+      },
+      handoff: { say: handoff, transfer: 'human', transfer_failed: 'sorry' },
+      sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
+    },
+  };
+}
+
 beforeAll(async () => {
   ({ fake, service, key, accountId } = await startLlmTestService({ chatStreamFor: playModel }));
   agentId = (
@@ -80,18 +96,7 @@ beforeAll(async () => {
       name: 'Front desk, scripted',
       prompt: 'p',
       brain: 'script',
-      script: {
-        start: 'greet',
-        nodes: {
-          greet: {
-            say: 'Press one to speak to a person.',
-            listen: [{ phrases: ['operator'], next: 'handoff' }],
-            dtmf: { '1': 'handoff' },
-          },
-          handoff: { say: 'Transferring you now.', transfer: 'human', transfer_failed: 'sorry' },
-          sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
-        },
-      },
+      script: frontDeskScript('Transferring you now.'),
       // Without the bridge: a refused REFER goes on at transfer_failed.
       settings: { transfer: { targets: { human: '+15550100001' }, bridge_when_refused: false } },
       maxDurationS: 60,
@@ -102,18 +107,7 @@ beforeAll(async () => {
       name: 'Front desk, scripted and warm',
       prompt: 'p',
       brain: 'script',
-      script: {
-        start: 'greet',
-        nodes: {
-          greet: {
-            say: 'Press one to speak to a person.',
-            listen: [{ phrases: ['operator'], next: 'handoff' }],
-            dtmf: { '1': 'handoff' },
-          },
-          handoff: { say: 'Please hold.', transfer: 'human', transfer_failed: 'sorry' },
-          sorry: { say: 'Sorry, nobody is free. Goodbye!', end: true },
-        },
-      },
+      script: frontDeskScript('Please hold.'),
       settings: {
         transfer: {
           targets: { human: '+15550100015' },
