@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import type { QuietHours } from './campaigns/callingHoursGate.js';
+import { callingWindowOf, callingWindowProblem, isTimeZone } from './domain/callingWindow.js';
 import { parseRatePolicy, type RatePolicy } from './domain/rateLimit.js';
 
 /**
@@ -114,6 +116,11 @@ export interface TelephonyConfig {
   shutdownGraceMs: number;
   /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may name private, loopback and other internal addresses. */
   trunkAllowPrivate: boolean;
+  /**
+   * CALLWRIGHT_QUIET_HOURS (e.g. `21:00-08:00`): no call starts then in the callee's zone (from the
+   * number, else CALLWRIGHT_QUIET_HOURS_TIME_ZONE); calls queued in them wait. Off when unset.
+   */
+  quietHours: QuietHours | null;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -395,6 +402,24 @@ export function loadConfig(env: Environment = process.env): Config {
       workerMaxCalls: readInteger(env, 'CALLWRIGHT_WORKER_MAX_CALLS', 200, 1, 5000),
       shutdownGraceMs: readInteger(env, 'CALLWRIGHT_SHUTDOWN_GRACE_S', 10, 0, 3600) * 1000,
       trunkAllowPrivate: readBoolean(env, 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE', false),
+      quietHours: readQuietHours(env),
     },
   };
+}
+
+function readQuietHours(env: Environment): QuietHours | null {
+  const raw = readValue(env, 'CALLWRIGHT_QUIET_HOURS');
+  if (raw === undefined) return null;
+  const match = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/.exec(raw.trim());
+  // Calls may start from the end of the quiet hours to their start.
+  const window = match ? { start: match[2] as string, end: match[1] as string } : null;
+  if (!window || callingWindowProblem(window))
+    throw new ConfigError(
+      'CALLWRIGHT_QUIET_HOURS',
+      `must look like 21:00-08:00 (local HH:MM-HH:MM), got "${raw}"`,
+    );
+  const timeZone = readValue(env, 'CALLWRIGHT_QUIET_HOURS_TIME_ZONE') ?? 'UTC';
+  if (!isTimeZone(timeZone))
+    throw new ConfigError('CALLWRIGHT_QUIET_HOURS_TIME_ZONE', `must be an IANA time zone, got "${timeZone}"`);
+  return { window: callingWindowOf(window), timeZone };
 }

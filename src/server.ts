@@ -11,6 +11,7 @@ import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
 import { remoteCallControl } from './calls/remoteCallControl.js';
+import type { CampaignSchedulerOptions } from './campaigns/campaignScheduler.js';
 import type { Config } from './config.js';
 import { announceSetupToken } from './dashboard/setupToken.js';
 import { AppError } from './domain/errors.js';
@@ -151,6 +152,8 @@ export interface StartServiceOptions {
     DeliveryWorkerOptions,
     'retryDelay' | 'timeoutMs' | 'pollIntervalMs' | 'concurrency'
   >;
+  /** Test and benchmark knobs of the campaign scheduler (its tick, and a clock to move forward). */
+  campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
 }
 
 /** How often start-up runs again when PostgreSQL drops a connection midway through it. */
@@ -277,6 +280,7 @@ async function startServiceOnce(
           secretBox,
           buildEvent: buildEventAndWake,
           soleWorker: !scaleOut,
+          ...(options.campaignScheduler ? { campaignScheduler: options.campaignScheduler } : {}),
         });
     const metricsOnMainPort =
       config.metrics.port === null && config.metrics.token !== null

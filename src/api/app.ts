@@ -19,6 +19,7 @@ import {
   createAuthorizedHandler,
 } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
+import { registerCampaignRoutes } from './campaignRoutes.js';
 import { registerCredentialRoutes } from './credentials.js';
 import { registerDoNotCallRoutes } from './doNotCall.js';
 import { installErrorHandlers, sendError } from './errors.js';
@@ -185,6 +186,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
+      registerCampaignRoutes(api, store, deps.callControl ?? null);
       registerAgentRoutes(api, store);
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

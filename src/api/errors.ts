@@ -1,17 +1,20 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorCode, errorStatusByCode, isAppError } from '../domain/errors.js';
+import { AppError, type ErrorCode, errorStatusByCode, isAppError, type RowError } from '../domain/errors.js';
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string };
+  error: { code: ErrorCode; message: string; rows?: RowError[] };
 }
 
-export function errorBody(code: ErrorCode, message: string): ErrorBody {
-  return { error: { code, message } };
+export function errorBody(code: ErrorCode, message: string, rows?: RowError[]): ErrorBody {
+  return { error: rows ? { code, message, rows } : { code, message } };
 }
 
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-  return reply.code(error.status).type('application/json').send(errorBody(error.code, error.message));
+  return reply
+    .code(error.status)
+    .type('application/json')
+    .send(errorBody(error.code, error.message, error.rows));
 }
 
 /** Fastify's own 4xx errors, worded for a client; the body-size error is a 400 by DESIGN §1. */

@@ -265,6 +265,37 @@ export function errorSchemaFor(status: number) {
   } as const;
 }
 
+/** The 400 of a batch request (a campaign's contacts): the error names each bad row in `rows`. */
+export function batchErrorSchema() {
+  const single = errorSchemaFor(400);
+  return {
+    ...single,
+    properties: {
+      error: {
+        ...single.properties.error,
+        properties: {
+          ...single.properties.error.properties,
+          rows: {
+            type: 'array',
+            description:
+              'Each bad row: `index` in the JSON list (0-based) or `line` in the CSV file (1-based)',
+            items: {
+              type: 'object',
+              required: ['message'],
+              additionalProperties: false,
+              properties: {
+                index: { type: 'integer' },
+                line: { type: 'integer' },
+                message: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+    },
+  } as const;
+}
+
 /** Error responses each operation can give, for the serialiser and the generated reference. */
 export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, errorSchemaFor(status)]));

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accountVendorKeys } from '../admin/credentials.js';
+import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import { isAppError } from '../domain/errors.js';
@@ -55,6 +56,10 @@ export interface CallWorkerContext {
   /** Where stereo call recordings are stored. */
   recordings: RecordingStorage;
   metrics?: CallMetrics;
+  /** Campaign windows and quiet hours, asked right before a queued call is claimed for dialling. */
+  callingHours?: CallingHoursGate;
+  /** Told when a session ends (the campaign scheduler settles the attempt). */
+  onCallEnded?: () => void;
 }
 
 function endingOfFailure(failure: CallFailure, localEnding: TelephonyEnding | null): TelephonyEnding {

@@ -1,3 +1,5 @@
+import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
+import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/campaignScheduler.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
@@ -17,6 +19,7 @@ export interface CallWorker {
   sandbox: SandboxCarrier;
   ua: SipUserAgent;
   workerId: string;
+  campaigns: CampaignScheduler;
   /** Stops taking calls, lets live calls end up to `deadlineMs`, then closes SIP and media. */
   close(deadlineMs?: number): Promise<void>;
 }
@@ -38,6 +41,8 @@ export async function startCallWorker(options: {
   voice: VoiceStack | null;
   recordings: RecordingStorage;
   metrics?: ServiceMetrics;
+  /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
+  campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs' | 'onCompleted'>;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
   const logger = options.logger.child({ component: 'calls' });
@@ -64,6 +69,7 @@ export async function startCallWorker(options: {
   });
   const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
   const workerId = newWorkerId();
+  let campaigns: CampaignScheduler | null = null;
   const dispatcher = new CallDispatcher(
     {
       store: options.store,
@@ -83,10 +89,19 @@ export async function startCallWorker(options: {
       voice: options.voice,
       recordings: options.recordings,
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      callingHours: new CallingHoursGate(options.store, telephony.quietHours),
+      onCallEnded: () => campaigns?.wake(),
     },
     { queue: options.queue, maxCalls: telephony.workerMaxCalls },
   );
+  campaigns = new CampaignScheduler({
+    store: options.store,
+    logger: options.logger.child({ component: 'campaigns' }),
+    wakeDispatcher: () => dispatcher.wake(),
+    ...options.campaignScheduler,
+  });
   await dispatcher.start({ recoverOtherWorkers: options.soleWorker });
+  campaigns.start();
   options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));
   logger.info(
     { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
@@ -97,7 +112,9 @@ export async function startCallWorker(options: {
     sandbox,
     ua,
     workerId,
+    campaigns,
     async close(deadlineMs = 10_000) {
+      await campaigns.stop();
       await dispatcher.stop(deadlineMs);
       await sandbox.close();
       await ua.close();

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CallRecord } from '../domain/records.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -179,6 +180,7 @@ export class CallDispatcher {
   private async dispatchJob(job: Job): Promise<void> {
     const callId = String(job.payload.call_id);
     const nowMs = Date.now();
+    if (!(await this.withinCallingHours(job, callId, nowMs))) return;
     let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
     try {
       result = await this.context.store.calls.claimForDialing(callId, {
@@ -207,6 +209,47 @@ export class CallDispatcher {
       this.startSession(result.claimed);
     }
     await this.settleJob(job.id, () => this.options.queue.complete(job.id));
+  }
+
+  /**
+   * The calling-hours gate: a call that may not start yet goes back to the queue until its window
+   * opens (it stays queued); one that may never start in time ends as outside_calling_hours.
+   * True when the call may be claimed now.
+   */
+  private async withinCallingHours(job: Job, callId: string, nowMs: number): Promise<boolean> {
+    const gate = this.context.callingHours;
+    if (!gate) return true;
+    let decision: Awaited<ReturnType<CallingHoursGate['decide']>>;
+    try {
+      decision = await gate.decide(callId, nowMs);
+    } catch (error) {
+      this.context.logger.warn(
+        { err: error, callId },
+        'calling hours could not be read; looking again shortly',
+      );
+      await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + this.cappedRetryMs));
+      return false;
+    }
+    if (decision.kind === 'open') return true;
+    if (decision.kind === 'wait') {
+      await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, decision.untilMs));
+      return false;
+    }
+    const ended = await this.context.store.calls
+      .finish(
+        callId,
+        { ...terminalOutcomeOf({ kind: 'outside_calling_hours' }), atIso: new Date(nowMs).toISOString() },
+        this.context.buildEvent,
+      )
+      .catch((error: unknown) => {
+        this.context.logger.warn({ err: error, callId }, 'could not end a call outside its calling hours');
+        return undefined;
+      });
+    if (ended !== undefined) {
+      await this.settleJob(job.id, () => this.options.queue.complete(job.id));
+      this.context.onCallEnded?.();
+    }
+    return false;
   }
 
   /** Completes or reschedules a job; on failure the job's lease runs out and it comes back. */
@@ -290,6 +333,7 @@ export class CallDispatcher {
       this.sessions.set(call.id, session);
       void session.done.finally(() => {
         this.sessions.delete(call.id);
+        this.context.onCallEnded?.();
         // Its lease is still renewed by this worker: the heartbeat records the ending later.
         if (!session.endRecorded) this.unrecordedEndings.add(session);
         this.wake();

@@ -18,6 +18,7 @@ const endReasonSentences: Record<EndReason, string> = {
   transferred: 'Handed to a person (transferred)',
   ivr_loop: 'A phone menu kept repeating itself',
   do_not_call: 'Not dialled: the number is on the do-not-call list',
+  outside_calling_hours: 'Not dialled: the calling window would not open again in time',
 };
 
 const statusSentences: Partial<Record<CallStatus, string>> = {

@@ -1,5 +1,6 @@
 import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
+import { typedVariablesFromText } from '../domain/agentVariables.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
 import type { AccountRecord, AgentRecord, CallRecord } from '../domain/records.js';
 import type { VariableValue } from '../domain/templates.js';
@@ -35,23 +36,13 @@ export async function placeTestCall(
   return call;
 }
 
-/**
- * The test-call form's variable fields as the request's `variables`: an empty field is left out
- * (the default applies), and a typed variable's text becomes a number or boolean when it reads as
- * one — otherwise it stays text and the call's own check names the variable and its type.
- */
+/** The test-call form's variable fields as the request's `variables`, typed by the agent's declarations. */
 export function testCallVariables(
   agent: AgentRecord,
   fieldValue: (name: string) => string,
 ): Record<string, VariableValue> {
-  const variables: Record<string, VariableValue> = {};
-  for (const variable of agent.variables) {
-    const text = fieldValue(variable.name).trim();
-    if (text === '') continue;
-    if (variable.type === 'number' && Number.isFinite(Number(text))) variables[variable.name] = Number(text);
-    else if (variable.type === 'boolean' && (text === 'true' || text === 'false'))
-      variables[variable.name] = text === 'true';
-    else variables[variable.name] = text;
-  }
-  return variables;
+  return typedVariablesFromText(
+    agent.variables,
+    Object.fromEntries(agent.variables.map((variable) => [variable.name, fieldValue(variable.name)])),
+  );
 }

@@ -51,3 +51,27 @@ export function defaultFitsType(defaultText: string, type: AgentVariableType): b
   if (type === 'boolean') return defaultText === 'true' || defaultText === 'false';
   return true;
 }
+
+/**
+ * Variables given as text (a form's fields, a CSV's cells) typed by the agent's declarations: a
+ * number or boolean variable's text becomes one when it reads as one — otherwise it stays text and
+ * the call's own check names the variable and its type. Empty texts are left out (defaults apply).
+ */
+export function typedVariablesFromText(
+  declared: readonly AgentVariable[],
+  texts: Readonly<Record<string, string>>,
+): Record<string, VariableValue> {
+  const types = new Map(declared.map((variable) => [variable.name, variable.type ?? 'any']));
+  const variables: Record<string, VariableValue> = {};
+  for (const [name, raw] of Object.entries(texts)) {
+    const text = raw.trim();
+    if (text === '') continue;
+    const type = types.get(name);
+    let value: VariableValue = text;
+    if (type === 'number' && Number.isFinite(Number(text))) value = Number(text);
+    else if (type === 'boolean' && (text === 'true' || text === 'false')) value = text === 'true';
+    // Defined, not assigned: a name such as __proto__ stays an ordinary (and undeclared) key.
+    Object.defineProperty(variables, name, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return variables;
+}

@@ -18,7 +18,8 @@ export type TelephonyEnding =
   | { kind: 'interrupted' }
   | { kind: 'transferred' }
   | { kind: 'ivr_loop' }
-  | { kind: 'do_not_call' };
+  | { kind: 'do_not_call' }
+  | { kind: 'outside_calling_hours' };
 
 export interface TerminalOutcome {
   status: Extract<CallStatus, 'completed' | 'busy' | 'no_answer' | 'failed' | 'canceled'>;
@@ -49,6 +50,8 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
       return { status: 'canceled', endReason: ending.answered ? 'agent_hangup' : null };
     case 'do_not_call':
       return { status: 'canceled', endReason: 'do_not_call' };
+    case 'outside_calling_hours':
+      return { status: 'canceled', endReason: 'outside_calling_hours' };
     case 'callee_hangup':
     case 'agent_hangup':
     case 'max_duration':

@@ -38,6 +38,8 @@ export const endReasons = [
   'ivr_loop',
   /** The number is on the account's do-not-call list: the call was never dialled. */
   'do_not_call',
+  /** The callee's calling window (a campaign's, or the quiet hours) would not open again in time. */
+  'outside_calling_hours',
 ] as const;
 export type EndReason = (typeof endReasons)[number];
 

@@ -318,7 +318,7 @@ export function attemptOutcomeOf(call: {
   status: string;
   endReason: string | null;
   answeredBy: string | null;
-}): AttemptOutcome | 'do_not_call' | 'canceled' {
+}): AttemptOutcome | 'do_not_call' | 'canceled' | 'expired' {
   switch (call.status) {
     case 'busy':
       return 'busy';
@@ -327,7 +327,8 @@ export function attemptOutcomeOf(call: {
     case 'failed':
       return 'failed';
     case 'canceled':
-      return call.endReason === 'do_not_call' ? 'do_not_call' : 'canceled';
+      if (call.endReason === 'do_not_call') return 'do_not_call';
+      return call.endReason === 'outside_calling_hours' ? 'expired' : 'canceled';
     default:
       return call.endReason === 'voicemail' || call.answeredBy === 'machine' ? 'voicemail' : 'answered';
   }
@@ -342,8 +343,8 @@ export function nextAfterAttempt(
   attempts: number,
   policy: RetryPolicy,
   nowMs: number,
-): { state: 'retry_wait'; retryAtMs: number } | { state: 'done' | 'do_not_call' | 'canceled' } {
-  if (outcome === 'do_not_call' || outcome === 'canceled') return { state: outcome };
+): { state: 'retry_wait'; retryAtMs: number } | { state: 'done' | 'do_not_call' | 'canceled' | 'expired' } {
+  if (outcome === 'do_not_call' || outcome === 'canceled' || outcome === 'expired') return { state: outcome };
   if (outcome === 'answered') return { state: 'done' };
   const rule = policy[outcome];
   if (rule && attempts < rule.max_attempts)

@@ -17,22 +17,32 @@ export const errorStatusByCode = {
 
 export type ErrorCode = keyof typeof errorStatusByCode;
 
+/** One bad row of a batch: its index in a JSON list (0-based) or its line in a CSV file (1-based). */
+export interface RowError {
+  index?: number;
+  line?: number;
+  message: string;
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   /** Extra response headers (Retry-After on 429). */
   readonly headers: Record<string, string>;
+  /** A batch's problems row by row (a campaign's contacts), reported with the error. */
+  readonly rows: RowError[] | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options?: { headers?: Record<string, string>; cause?: unknown },
+    options?: { headers?: Record<string, string>; cause?: unknown; rows?: RowError[] },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
     this.status = errorStatusByCode[code];
     this.headers = options?.headers ?? {};
+    this.rows = options?.rows;
   }
 }
 

@@ -67,6 +67,8 @@ const idPrefixes = {
   trunk: 'trk_',
   credential: 'cred_',
   user: 'usr_',
+  campaign: 'cmp_',
+  campaignContact: 'cct_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

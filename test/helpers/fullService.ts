@@ -7,7 +7,7 @@ import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { loadConfig } from '../../src/config.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
-import { type RunningService, startService } from '../../src/server.js';
+import { type RunningService, type StartServiceOptions, startService } from '../../src/server.js';
 import { listenOnlyScript } from './agentScripts.js';
 import { LogCapture } from './service.js';
 
@@ -37,11 +37,12 @@ export function loopbackServiceConfig(dataDir: string, env: Record<string, strin
 /** The whole embedded service as `serve` runs it (API, dispatcher, SIP, RTP, sandbox) on loopback. */
 export async function startFullService(
   env: Record<string, string> = {},
+  options: StartServiceOptions = {},
 ): Promise<RunningService & { dataDir: string; logs: LogCapture; dispose(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'callwright-full-'));
   const config = loopbackServiceConfig(dataDir, env);
   const logs = new LogCapture();
-  const service = await startService(config, createLogger('info', logs));
+  const service = await startService(config, createLogger('info', logs), options);
   return {
     ...service,
     dataDir,

@@ -93,6 +93,14 @@ describe('GET /v1/openapi.json', () => {
         'rotateWebhookSecret',
         'setWebhook',
         'updateAgent',
+        // Campaigns (issue 17).
+        'cancelCampaign',
+        'createCampaign',
+        'getCampaign',
+        'listCampaignContacts',
+        'listCampaigns',
+        'pauseCampaign',
+        'resumeCampaign',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

@@ -121,6 +121,55 @@ export interface DoNotCallTable {
   created_at: TimeColumn;
 }
 
+export interface CampaignsTable {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  name: string;
+  agent_id: string;
+  caller_ids: JsonColumn;
+  caller_id_selection: string;
+  calling_window: JsonColumn;
+  time_zone: string;
+  max_concurrency: number;
+  calls_per_minute: number;
+  retry_policy: JsonColumn;
+  starts_at: NullableTimeColumn;
+  ends_at: NullableTimeColumn;
+  status: string;
+  contact_count: number;
+  created_at: TimeColumn;
+  completed_at: NullableTimeColumn;
+}
+
+export interface CampaignContactsTable {
+  id: string;
+  campaign_id: string;
+  account_id: string;
+  position: number;
+  to_number: string;
+  variables: NullableJsonColumn;
+  first_message: string | null;
+  context: string | null;
+  /** The zones the window is held in, joined with `&` (libphonenumber's own form). */
+  time_zones: string;
+  state: string;
+  attempts: Generated<number>;
+  due_at: NullableTimeColumn;
+  claimed_at: NullableTimeColumn;
+  call_id: string | null;
+  last_outcome: string | null;
+  updated_at: TimeColumn;
+}
+
+export interface CampaignAttemptsTable {
+  call_id: string;
+  campaign_id: string;
+  contact_id: string;
+  attempt: number;
+  created_at: TimeColumn;
+}
+
 export interface SandboxInvitesTable {
   id: Generated<number>;
   sip_call_id: string;
@@ -191,6 +240,9 @@ export interface Database {
   provider_credentials: ProviderCredentialsTable;
   account_prices: AccountPricesTable;
   do_not_call: DoNotCallTable;
+  campaigns: CampaignsTable;
+  campaign_contacts: CampaignContactsTable;
+  campaign_attempts: CampaignAttemptsTable;
   sandbox_invites: SandboxInvitesTable;
   users: UsersTable;
   sessions: SessionsTable;

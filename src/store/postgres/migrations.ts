@@ -292,4 +292,70 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       );
     `,
   },
+  {
+    version: 11,
+    name: 'campaigns',
+    sql: `
+      -- Batch calling: a campaign's settings, its contacts (each with its attempt state and when it
+      -- is next due), and each attempt's call. Contacts are written before their campaign row, so
+      -- a campaign becomes visible only with all its contacts.
+      CREATE TABLE campaigns (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id),
+        api_key_id text REFERENCES api_keys (id),
+        name text NOT NULL,
+        agent_id text NOT NULL,
+        caller_ids jsonb NOT NULL,
+        caller_id_selection text NOT NULL,
+        calling_window jsonb NOT NULL,
+        time_zone text NOT NULL,
+        max_concurrency integer NOT NULL,
+        calls_per_minute integer NOT NULL,
+        retry_policy jsonb NOT NULL,
+        starts_at timestamptz,
+        ends_at timestamptz,
+        status text NOT NULL,
+        contact_count integer NOT NULL,
+        created_at timestamptz NOT NULL,
+        completed_at timestamptz
+      );
+      CREATE INDEX campaigns_by_account ON campaigns (account_id, id);
+      CREATE INDEX campaigns_running ON campaigns (status) WHERE status = 'running';
+      CREATE TABLE campaign_contacts (
+        id text PRIMARY KEY,
+        campaign_id text NOT NULL,
+        account_id text NOT NULL,
+        position integer NOT NULL,
+        to_number text NOT NULL,
+        variables jsonb,
+        first_message text,
+        context text,
+        time_zones text NOT NULL,
+        state text NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        due_at timestamptz,
+        claimed_at timestamptz,
+        call_id text,
+        last_outcome text,
+        updated_at timestamptz NOT NULL,
+        UNIQUE (campaign_id, position)
+      );
+      -- The scheduler reads only what is due, never the whole list.
+      CREATE INDEX campaign_contacts_due ON campaign_contacts (campaign_id, due_at) WHERE due_at IS NOT NULL;
+      CREATE INDEX campaign_contacts_calling ON campaign_contacts (campaign_id) WHERE state = 'calling';
+      -- Pacing looks at the latest start.
+      CREATE INDEX campaign_contacts_claimed ON campaign_contacts (campaign_id, claimed_at);
+      CREATE INDEX campaign_contacts_state ON campaign_contacts (campaign_id, state);
+      CREATE INDEX campaign_contacts_by_number ON campaign_contacts (account_id, to_number);
+      CREATE TABLE campaign_attempts (
+        call_id text PRIMARY KEY,
+        campaign_id text NOT NULL,
+        contact_id text NOT NULL,
+        attempt integer NOT NULL,
+        created_at timestamptz NOT NULL,
+        -- One call per attempt, whatever the number of schedulers.
+        UNIQUE (contact_id, attempt)
+      );
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
@@ -66,6 +67,7 @@ export class PostgresStore implements Store {
   readonly credentials: KyselyCredentials;
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
+  readonly campaigns: KyselyCampaigns;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -91,6 +93,7 @@ export class PostgresStore implements Store {
     this.credentials = new KyselyCredentials(queries);
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
+    this.campaigns = new KyselyCampaigns(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

@@ -269,4 +269,70 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       );
     `,
   },
+  {
+    version: 11,
+    name: 'campaigns',
+    sql: `
+      -- Batch calling: a campaign's settings, its contacts (each with its attempt state and when it
+      -- is next due), and each attempt's call. Contacts are written before their campaign row, so
+      -- a campaign becomes visible only with all its contacts.
+      CREATE TABLE campaigns (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        api_key_id TEXT REFERENCES api_keys (id),
+        name TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        caller_ids TEXT NOT NULL,
+        caller_id_selection TEXT NOT NULL,
+        calling_window TEXT NOT NULL,
+        time_zone TEXT NOT NULL,
+        max_concurrency integer NOT NULL,
+        calls_per_minute integer NOT NULL,
+        retry_policy TEXT NOT NULL,
+        starts_at TEXT,
+        ends_at TEXT,
+        status TEXT NOT NULL,
+        contact_count integer NOT NULL,
+        created_at TEXT NOT NULL,
+        completed_at TEXT
+      );
+      CREATE INDEX campaigns_by_account ON campaigns (account_id, id);
+      CREATE INDEX campaigns_running ON campaigns (status) WHERE status = 'running';
+      CREATE TABLE campaign_contacts (
+        id TEXT PRIMARY KEY,
+        campaign_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        position integer NOT NULL,
+        to_number TEXT NOT NULL,
+        variables TEXT,
+        first_message TEXT,
+        context TEXT,
+        time_zones TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        due_at TEXT,
+        claimed_at TEXT,
+        call_id TEXT,
+        last_outcome TEXT,
+        updated_at TEXT NOT NULL,
+        UNIQUE (campaign_id, position)
+      );
+      -- The scheduler reads only what is due, never the whole list.
+      CREATE INDEX campaign_contacts_due ON campaign_contacts (campaign_id, due_at) WHERE due_at IS NOT NULL;
+      CREATE INDEX campaign_contacts_calling ON campaign_contacts (campaign_id) WHERE state = 'calling';
+      -- Pacing looks at the latest start.
+      CREATE INDEX campaign_contacts_claimed ON campaign_contacts (campaign_id, claimed_at);
+      CREATE INDEX campaign_contacts_state ON campaign_contacts (campaign_id, state);
+      CREATE INDEX campaign_contacts_by_number ON campaign_contacts (account_id, to_number);
+      CREATE TABLE campaign_attempts (
+        call_id TEXT PRIMARY KEY,
+        campaign_id TEXT NOT NULL,
+        contact_id TEXT NOT NULL,
+        attempt integer NOT NULL,
+        created_at TEXT NOT NULL,
+        -- One call per attempt, whatever the number of schedulers.
+        UNIQUE (contact_id, attempt)
+      );
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
   readonly credentials: KyselyCredentials;
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
+  readonly campaigns: KyselyCampaigns;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -95,6 +97,7 @@ export class SqliteStore implements Store {
     this.credentials = new KyselyCredentials(queries);
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
+    this.campaigns = new KyselyCampaigns(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -1,0 +1,279 @@
+import { nextWindowOpening } from '../domain/callingWindow.js';
+import {
+  type AttemptOutcome,
+  attemptOutcomeOf,
+  attemptOutcomes,
+  type CampaignContactRecord,
+  type CampaignRecord,
+  callerIdFor,
+  nextAfterAttempt,
+} from '../domain/campaigns.js';
+import { newId } from '../domain/ids.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/types.js';
+
+export interface CampaignSchedulerOptions {
+  store: Store;
+  logger: Logger;
+  /** A hint to the call dispatcher that a call was queued. */
+  wakeDispatcher: () => void;
+  /** Told once when a campaign completes (e.g. to send `campaign.completed`). */
+  onCompleted?: (campaign: CampaignRecord) => Promise<void>;
+  /** How often running campaigns are looked at when nothing wakes the scheduler. */
+  tickMs?: number;
+  /** How long a claimed contact may be without its call before another scheduler writes it. */
+  claimGraceMs?: number;
+  /** The scheduler's clock (tests move it forward to reach retries and windows). */
+  nowMs?: () => number;
+}
+
+/** Contacts looked at per campaign and tick, at most: a tick's cost follows the calls due, not the list. */
+const dueContactsPerTick = 50;
+
+/**
+ * Starts campaign attempts when they are due, inside the contact's calling window, within the
+ * campaign's concurrency and pace; settles each attempt when its call ends (retry or done). Every
+ * decision is a conditional write, so several schedulers (processes) may run at once: a contact is
+ * claimed by one of them, and the concurrency cap and pace are checked in the claim's statement.
+ */
+export class CampaignScheduler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+  private readonly tickMs: number;
+  private readonly claimGraceMs: number;
+  private readonly nowMs: () => number;
+
+  constructor(private readonly options: CampaignSchedulerOptions) {
+    this.tickMs = options.tickMs ?? 500;
+    this.claimGraceMs = options.claimGraceMs ?? 30_000;
+    this.nowMs = options.nowMs ?? Date.now;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Look now (a campaign was created or resumed, a call ended). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    let nextMs = this.tickMs;
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          for (const campaign of await this.options.store.campaigns.listActive()) {
+            nextMs = Math.min(nextMs, await this.runCampaign(campaign));
+          }
+        } catch (error) {
+          this.options.logger.error({ err: error }, 'campaign scheduling failed; trying again');
+        }
+      } while (this.again && !this.stopped);
+    })();
+    await this.running;
+    this.running = null;
+    this.schedule(Math.max(10, nextMs));
+  }
+
+  /** One campaign's turn; resolves to how soon it wants the next one (ms). */
+  async runCampaign(campaign: CampaignRecord): Promise<number> {
+    const { store } = this.options;
+    const nowMs = this.nowMs();
+    await this.settleEndedAttempts(campaign, nowMs);
+    await this.writeLostCalls(campaign, nowMs);
+    if (campaign.status !== 'running') return this.tickMs;
+    if (campaign.endsAt && Date.parse(campaign.endsAt) <= nowMs) {
+      await store.campaigns.endWaiting(campaign.id, 'expired', new Date(nowMs).toISOString());
+    }
+    if (await store.campaigns.complete(campaign.id, new Date(nowMs).toISOString())) {
+      this.options.logger.info({ campaignId: campaign.id }, 'campaign completed');
+      await this.options
+        .onCompleted?.({ ...campaign, status: 'completed' })
+        .catch((error: unknown) =>
+          this.options.logger.error(
+            { err: error, campaignId: campaign.id },
+            'campaign.completed could not be recorded',
+          ),
+        );
+      return this.tickMs;
+    }
+    if (campaign.startsAt && Date.parse(campaign.startsAt) > nowMs) return this.tickMs;
+    return this.startDueAttempts(campaign, nowMs);
+  }
+
+  private async settleEndedAttempts(campaign: CampaignRecord, nowMs: number): Promise<void> {
+    const { campaigns } = this.options.store;
+    const atIso = new Date(nowMs).toISOString();
+    for (const { contact, call } of await campaigns.endedAttempts(campaign.id, 500)) {
+      const outcome = attemptOutcomeOf(call);
+      const next = nextAfterAttempt(outcome, contact.attempts, campaign.retry, nowMs);
+      const recorded = (attemptOutcomes as readonly string[]).includes(outcome)
+        ? (outcome as AttemptOutcome)
+        : null;
+      if (next.state === 'retry_wait') {
+        // A retry that could only start after the campaign's end will never be made.
+        const expired = campaign.endsAt !== null && next.retryAtMs >= Date.parse(campaign.endsAt);
+        await campaigns.settle(
+          contact,
+          expired
+            ? { state: 'expired', dueAtIso: null, outcome: recorded }
+            : { state: 'retry_wait', dueAtIso: new Date(next.retryAtMs).toISOString(), outcome: recorded },
+          atIso,
+        );
+      } else {
+        await campaigns.settle(contact, { state: next.state, dueAtIso: null, outcome: recorded }, atIso);
+      }
+    }
+  }
+
+  /** Claims whose scheduler died before writing the call: the call is written now, under the claim's id. */
+  private async writeLostCalls(campaign: CampaignRecord, nowMs: number): Promise<void> {
+    const before = new Date(nowMs - this.claimGraceMs).toISOString();
+    if (campaign.status === 'paused') return;
+    for (const contact of await this.options.store.campaigns.claimsWithoutCall(campaign.id, before)) {
+      if (!contact.callId) continue;
+      if (campaign.status === 'canceled') {
+        await this.options.store.campaigns.settle(
+          contact,
+          { state: 'canceled', dueAtIso: null, outcome: null },
+          new Date(nowMs).toISOString(),
+        );
+        continue;
+      }
+      this.options.logger.warn(
+        { campaignId: campaign.id, contactId: contact.id },
+        'writing the call of a lost claim',
+      );
+      await this.placeAttempt(campaign, contact, contact.callId, contact.attempts).catch((error: unknown) => {
+        // Another scheduler wrote it first (the call id is the primary key): nothing to do.
+        this.options.logger.debug(
+          { err: error, contactId: contact.id },
+          'the lost claim was written elsewhere',
+        );
+      });
+    }
+  }
+
+  private async startDueAttempts(campaign: CampaignRecord, nowMs: number): Promise<number> {
+    const { campaigns } = this.options.store;
+    const spacingMs = Math.ceil(60_000 / campaign.callsPerMinute);
+    const free = campaign.maxConcurrency - (await campaigns.countCalling(campaign.id));
+    if (free <= 0) return this.tickMs;
+    const latest = await campaigns.latestClaimAt(campaign.id);
+    if (latest !== null && nowMs - Date.parse(latest) < spacingMs)
+      return Date.parse(latest) + spacingMs - nowMs;
+    const nowIso = new Date(nowMs).toISOString();
+    for (const contact of await campaigns.dueContacts(campaign.id, nowIso, dueContactsPerTick)) {
+      if (!(await this.stillCallable(campaign, contact, nowMs))) continue;
+      const callId = newId('call');
+      const claimed = await campaigns.claimContact(campaign, contact, {
+        callId,
+        nowIso,
+        spacingSinceIso: new Date(nowMs - spacingMs).toISOString(),
+      });
+      // Refused: the cap or the pace was reached (perhaps by another scheduler), or it was taken.
+      if (!claimed) return this.tickMs;
+      await this.placeAttempt(campaign, contact, callId, contact.attempts + 1);
+      // One start per spacing: the next one is due when the pace allows.
+      return spacingMs;
+    }
+    return this.tickMs;
+  }
+
+  /**
+   * The checks before a claim that may move the contact instead: a suppressed number is never
+   * called, and a contact outside its window waits for the next opening (or expires when that is
+   * after the campaign's end). True when an attempt may start now.
+   */
+  private async stillCallable(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    nowMs: number,
+  ): Promise<boolean> {
+    const { store } = this.options;
+    const atIso = new Date(nowMs).toISOString();
+    if (await store.doNotCall.get(campaign.accountId, contact.toNumber)) {
+      await store.campaigns.updateWaiting(contact, { state: 'do_not_call', dueAtIso: null }, atIso);
+      return false;
+    }
+    const opening = nextWindowOpening(campaign.callingWindow, contact.timeZones, nowMs);
+    if (opening === nowMs) return true;
+    if (opening === null || (campaign.endsAt !== null && opening >= Date.parse(campaign.endsAt))) {
+      await store.campaigns.updateWaiting(contact, { state: 'expired', dueAtIso: null }, atIso);
+    } else {
+      await store.campaigns.updateWaiting(
+        contact,
+        { state: contact.state, dueAtIso: new Date(opening).toISOString() },
+        atIso,
+      );
+    }
+    return false;
+  }
+
+  /** Records the attempt and queues its call (the claim already holds the contact). */
+  private async placeAttempt(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    callId: string,
+    attempt: number,
+  ): Promise<void> {
+    const { store } = this.options;
+    // Real time, whatever the scheduler's clock: the dispatch job runs at the call's creation.
+    const createdAt = new Date().toISOString();
+    await store.campaigns.recordAttempt({
+      callId,
+      campaignId: campaign.id,
+      contactId: contact.id,
+      attempt,
+      createdAt,
+    });
+    const call = await store.calls.createQueued({
+      id: callId,
+      accountId: campaign.accountId,
+      agentId: campaign.agentId,
+      apiKeyId: campaign.apiKeyId,
+      fromNumber: callerIdFor(campaign.callerIds, campaign.callerIdSelection, {
+        position: contact.position,
+        attempts: attempt - 1,
+        toNumber: contact.toNumber,
+      }),
+      toNumber: contact.toNumber,
+      firstMessage: contact.firstMessage,
+      context: contact.context,
+      variables: contact.variables,
+      createdAt,
+    });
+    if (!call) {
+      // The key that created the campaign was revoked: nothing more is dialled under it.
+      await store.campaigns.setStatus(campaign.id, ['running'], 'paused');
+      this.options.logger.warn(
+        { campaignId: campaign.id },
+        'the campaign key was revoked: the campaign is paused',
+      );
+      return;
+    }
+    this.options.wakeDispatcher();
+  }
+}

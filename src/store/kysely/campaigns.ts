@@ -1,0 +1,447 @@
+import { type Kysely, sql } from 'kysely';
+import type {
+  AttemptOutcome,
+  CampaignContactRecord,
+  CampaignRecord,
+  CampaignStatus,
+  ContactState,
+} from '../../domain/campaigns.js';
+import type {
+  CampaignAttempt,
+  CampaignProgress,
+  CampaignRepository,
+  NewCampaignContact,
+  SettledAttempt,
+} from '../types.js';
+import type { StoreQueries } from './dialects.js';
+import { type Database, jsonText } from './schema.js';
+
+const terminalCallStatuses = ['completed', 'busy', 'no_answer', 'failed', 'canceled'];
+/** Contact rows per INSERT: within both drivers' bound-parameter limits. */
+const contactsPerInsert = 500;
+
+/** Campaigns, their contacts and attempts, written once for both dialects. */
+export class KyselyCampaigns implements CampaignRepository {
+  constructor(private readonly queries: StoreQueries) {}
+
+  /**
+   * The contacts first, then the campaign row: a campaign is listed (and scheduled) only once all
+   * its contacts are stored. PostgreSQL writes all of it in one transaction; on SQLite, whose
+   * Kysely has none, contacts left by a crash before the campaign row belong to no campaign.
+   */
+  async create(campaign: CampaignRecord, contacts: readonly NewCampaignContact[]): Promise<CampaignRecord> {
+    const write = async (db: Kysely<Database>) => {
+      const dueAt = campaign.startsAt ?? campaign.createdAt;
+      for (let start = 0; start < contacts.length; start += contactsPerInsert) {
+        await db
+          .insertInto('campaign_contacts')
+          .values(
+            contacts.slice(start, start + contactsPerInsert).map((contact) => ({
+              id: contact.id,
+              campaign_id: campaign.id,
+              account_id: campaign.accountId,
+              position: contact.position,
+              to_number: contact.toNumber,
+              variables: jsonText(contact.variables),
+              first_message: contact.firstMessage,
+              context: contact.context,
+              time_zones: contact.timeZones.join('&'),
+              state: 'pending',
+              due_at: dueAt,
+              updated_at: campaign.createdAt,
+            })),
+          )
+          .execute();
+      }
+      await db
+        .insertInto('campaigns')
+        .values({
+          id: campaign.id,
+          account_id: campaign.accountId,
+          api_key_id: campaign.apiKeyId,
+          name: campaign.name,
+          agent_id: campaign.agentId,
+          caller_ids: jsonText(campaign.callerIds),
+          caller_id_selection: campaign.callerIdSelection,
+          calling_window: jsonText(campaign.callingWindow),
+          time_zone: campaign.timeZone,
+          max_concurrency: campaign.maxConcurrency,
+          calls_per_minute: campaign.callsPerMinute,
+          retry_policy: jsonText(campaign.retry),
+          starts_at: campaign.startsAt,
+          ends_at: campaign.endsAt,
+          status: campaign.status,
+          contact_count: contacts.length,
+          created_at: campaign.createdAt,
+          completed_at: null,
+        })
+        .execute();
+    };
+    const { db, dialect } = this.queries;
+    if (dialect.name === 'postgres') await db.transaction().execute(write);
+    else await write(db);
+    return { ...campaign, contactCount: contacts.length };
+  }
+
+  private campaignOf(row: Record<string, unknown>): CampaignRecord {
+    const { columns } = this.queries.dialect;
+    return {
+      id: row.id as string,
+      accountId: row.account_id as string,
+      apiKeyId: row.api_key_id as string,
+      name: row.name as string,
+      agentId: row.agent_id as string,
+      callerIds: columns.json(row.caller_ids),
+      callerIdSelection: row.caller_id_selection as CampaignRecord['callerIdSelection'],
+      callingWindow: columns.json(row.calling_window),
+      timeZone: row.time_zone as string,
+      maxConcurrency: Number(row.max_concurrency),
+      callsPerMinute: Number(row.calls_per_minute),
+      retry: columns.json(row.retry_policy),
+      startsAt: columns.timeOrNull(row.starts_at),
+      endsAt: columns.timeOrNull(row.ends_at),
+      status: row.status as CampaignStatus,
+      contactCount: Number(row.contact_count),
+      createdAt: columns.time(row.created_at),
+      completedAt: columns.timeOrNull(row.completed_at),
+    };
+  }
+
+  private contactOf(row: Record<string, unknown>): CampaignContactRecord {
+    const { columns } = this.queries.dialect;
+    return {
+      id: row.id as string,
+      campaignId: row.campaign_id as string,
+      position: Number(row.position),
+      toNumber: row.to_number as string,
+      variables: columns.json(row.variables),
+      firstMessage: (row.first_message as string | null) ?? null,
+      context: (row.context as string | null) ?? null,
+      timeZones: (row.time_zones as string).split('&'),
+      state: row.state as ContactState,
+      attempts: Number(row.attempts),
+      dueAt: columns.timeOrNull(row.due_at),
+      callId: (row.call_id as string | null) ?? null,
+      lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
+    };
+  }
+
+  async get(accountId: string, campaignId: string): Promise<CampaignRecord | null> {
+    const row = await this.queries.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '=', campaignId)
+      .executeTakeFirst();
+    return row ? this.campaignOf(row) : null;
+  }
+
+  async list(accountId: string, options: { limit: number; before?: string }): Promise<CampaignRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('id', '<', options.before ?? '~')
+      .orderBy('id', 'desc')
+      .limit(options.limit)
+      .execute();
+    return rows.map((row) => this.campaignOf(row));
+  }
+
+  async listActive(): Promise<CampaignRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb('status', '=', 'running'),
+          eb.and([
+            eb('status', 'in', ['paused', 'canceled']),
+            sql<boolean>`EXISTS (SELECT 1 FROM campaign_contacts AS busy WHERE busy.campaign_id = campaigns.id AND busy.state = 'calling')`,
+          ]),
+        ]),
+      )
+      .execute();
+    return rows.map((row) => this.campaignOf(row));
+  }
+
+  async setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaigns')
+      .set({ status: to })
+      .where('id', '=', campaignId)
+      .where('status', 'in', [...from])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async complete(campaignId: string, atIso: string): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaigns')
+      .set({ status: 'completed', completed_at: atIso })
+      .where('id', '=', campaignId)
+      .where('status', '=', 'running')
+      .where(
+        sql<boolean>`NOT EXISTS (SELECT 1 FROM campaign_contacts AS open WHERE open.campaign_id = ${campaignId} AND open.state IN ('pending', 'calling', 'retry_wait'))`,
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async progress(campaignId: string): Promise<CampaignProgress> {
+    const rows = await this.queries.db
+      .selectFrom('campaign_contacts')
+      .select(['state', 'last_outcome', (eb) => eb.fn.countAll().as('count')])
+      .where('campaign_id', '=', campaignId)
+      .groupBy(['state', 'last_outcome'])
+      .execute();
+    const progress: CampaignProgress = { states: {}, outcomes: {} };
+    for (const row of rows) {
+      const count = Number(row.count);
+      progress.states[row.state as ContactState] = (progress.states[row.state as ContactState] ?? 0) + count;
+      if (row.last_outcome) {
+        const outcome = row.last_outcome as AttemptOutcome;
+        progress.outcomes[outcome] = (progress.outcomes[outcome] ?? 0) + count;
+      }
+    }
+    return progress;
+  }
+
+  async dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('due_at', 'is not', null)
+      .where('due_at', '<=', nowIso)
+      .orderBy('due_at')
+      .orderBy('position')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => this.contactOf(row));
+  }
+
+  async countCalling(campaignId: string): Promise<number> {
+    const row = await this.queries.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('campaign_id', '=', campaignId)
+      .where('state', '=', 'calling')
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  async latestClaimAt(campaignId: string): Promise<string | null> {
+    const row = await this.queries.db
+      .selectFrom('campaign_contacts')
+      .select((eb) => eb.fn.max('claimed_at').as('latest'))
+      .where('campaign_id', '=', campaignId)
+      .executeTakeFirst();
+    return this.queries.dialect.columns.timeOrNull(row?.latest ?? null);
+  }
+
+  /**
+   * The race-free start of one attempt: in one serialized statement, the contact moves to
+   * `calling` only if it is still due with the attempts the scheduler saw, the campaign runs, fewer
+   * than `max_concurrency` of its contacts are on a call, and no attempt started after
+   * `spacingSinceIso` (the pace). Several schedulers may try the same contact; one wins.
+   */
+  async claimContact(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    claim: { callId: string; nowIso: string; spacingSinceIso: string },
+  ): Promise<boolean> {
+    const campaignId = campaign.id;
+    const result = await this.queries.dialect.serialized(this.queries.db, `campaign:${campaignId}`, (db) =>
+      db
+        .updateTable('campaign_contacts')
+        .set({
+          state: 'calling',
+          attempts: sql`attempts + 1`,
+          due_at: null,
+          claimed_at: claim.nowIso,
+          call_id: claim.callId,
+          updated_at: claim.nowIso,
+        })
+        .where('id', '=', contact.id)
+        .where('state', 'in', ['pending', 'retry_wait'])
+        .where('attempts', '=', contact.attempts)
+        .where('due_at', '<=', claim.nowIso)
+        .where(
+          sql<boolean>`(SELECT count(*) FROM campaign_contacts AS busy WHERE busy.campaign_id = ${campaignId} AND busy.state = 'calling') < ${campaign.maxConcurrency}`,
+        )
+        .where(
+          sql<boolean>`NOT EXISTS (SELECT 1 FROM campaign_contacts AS recent WHERE recent.campaign_id = ${campaignId} AND recent.claimed_at > ${claim.spacingSinceIso})`,
+        )
+        .where(
+          sql<boolean>`EXISTS (SELECT 1 FROM campaigns WHERE campaigns.id = ${campaignId} AND campaigns.status = 'running')`,
+        )
+        .executeTakeFirst(),
+    );
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void> {
+    await this.queries.db
+      .insertInto('campaign_attempts')
+      .values({
+        call_id: attempt.callId,
+        campaign_id: attempt.campaignId,
+        contact_id: attempt.contactId,
+        attempt: attempt.attempt,
+        created_at: attempt.createdAt,
+      })
+      .onConflict((conflict) => conflict.column('call_id').doNothing())
+      .execute();
+  }
+
+  /** Moves a waiting contact (still as the scheduler saw it) to another state or due time. */
+  async updateWaiting(
+    contact: CampaignContactRecord,
+    change: { state: ContactState; dueAtIso: string | null },
+    atIso: string,
+  ): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaign_contacts')
+      .set({ state: change.state, due_at: change.dueAtIso, updated_at: atIso })
+      .where('id', '=', contact.id)
+      .where('state', '=', contact.state)
+      .where('attempts', '=', contact.attempts)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Contacts on a call that has ended, with how it ended (at most `limit`). */
+  async endedAttempts(campaignId: string, limit: number): Promise<SettledAttempt[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaign_contacts as contact')
+      .innerJoin('calls', 'calls.id', 'contact.call_id')
+      .selectAll('contact')
+      .select([
+        'calls.status as call_status',
+        'calls.end_reason as call_end_reason',
+        'calls.answered_by as call_answered_by',
+      ])
+      .where('contact.campaign_id', '=', campaignId)
+      .where('contact.state', '=', 'calling')
+      .where('calls.status', 'in', terminalCallStatuses)
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({
+      contact: this.contactOf(row),
+      call: { status: row.call_status, endReason: row.call_end_reason, answeredBy: row.call_answered_by },
+    }));
+  }
+
+  /** Contacts claimed before `beforeIso` whose call was never written (their scheduler died). */
+  async claimsWithoutCall(campaignId: string, beforeIso: string): Promise<CampaignContactRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaign_contacts as contact')
+      .leftJoin('calls', 'calls.id', 'contact.call_id')
+      .selectAll('contact')
+      .where('contact.campaign_id', '=', campaignId)
+      .where('contact.state', '=', 'calling')
+      .where('contact.claimed_at', '<', beforeIso)
+      .where('calls.id', 'is', null)
+      .limit(100)
+      .execute();
+    return rows.map((row) => this.contactOf(row));
+  }
+
+  /** Finishes an attempt once: only while the contact is still on that call. */
+  async settle(
+    contact: CampaignContactRecord,
+    next: { state: ContactState; dueAtIso: string | null; outcome: AttemptOutcome | null },
+    atIso: string,
+  ): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaign_contacts')
+      .set({ state: next.state, due_at: next.dueAtIso, last_outcome: next.outcome, updated_at: atIso })
+      .where('id', '=', contact.id)
+      .where('state', '=', 'calling')
+      .where('call_id', '=', contact.callId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Ends every contact still waiting (a canceled or ended campaign); returns how many. */
+  async endWaiting(campaignId: string, state: 'canceled' | 'expired', atIso: string): Promise<number> {
+    const result = await this.queries.db
+      .updateTable('campaign_contacts')
+      .set({ state, due_at: null, updated_at: atIso })
+      .where('campaign_id', '=', campaignId)
+      .where('state', 'in', ['pending', 'retry_wait'])
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async listContacts(
+    campaignId: string,
+    options: { limit: number; afterPosition?: number; state?: ContactState },
+  ): Promise<CampaignContactRecord[]> {
+    let query = this.queries.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('position', '>', options.afterPosition ?? -1)
+      .orderBy('position')
+      .limit(options.limit);
+    if (options.state) query = query.where('state', '=', options.state);
+    return (await query.execute()).map((row) => this.contactOf(row));
+  }
+
+  async attemptsOf(contactIds: readonly string[]): Promise<CampaignAttempt[]> {
+    if (contactIds.length === 0) return [];
+    const rows = await this.queries.db
+      .selectFrom('campaign_attempts as attempt')
+      .leftJoin('calls', 'calls.id', 'attempt.call_id')
+      .select([
+        'attempt.call_id',
+        'attempt.campaign_id',
+        'attempt.contact_id',
+        'attempt.attempt',
+        'attempt.created_at',
+        'calls.status',
+        'calls.end_reason',
+        'calls.answered_by',
+      ])
+      .where('attempt.contact_id', 'in', [...contactIds])
+      .orderBy('attempt.contact_id')
+      .orderBy('attempt.attempt')
+      .execute();
+    return rows.map((row) => ({
+      callId: row.call_id,
+      campaignId: row.campaign_id,
+      contactId: row.contact_id,
+      attempt: Number(row.attempt),
+      createdAt: this.queries.dialect.columns.time(row.created_at),
+      call: row.status
+        ? { status: row.status, endReason: row.end_reason, answeredBy: row.answered_by }
+        : null,
+    }));
+  }
+
+  /** The campaign and contact an attempt's call belongs to, or null for a single call. */
+  async ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null> {
+    const attempt = await this.queries.db
+      .selectFrom('campaign_attempts')
+      .select(['campaign_id', 'contact_id'])
+      .where('call_id', '=', callId)
+      .executeTakeFirst();
+    if (!attempt) return null;
+    const [campaign, contact] = await Promise.all([
+      this.queries.db
+        .selectFrom('campaigns')
+        .selectAll()
+        .where('id', '=', attempt.campaign_id)
+        .executeTakeFirst(),
+      this.queries.db
+        .selectFrom('campaign_contacts')
+        .selectAll()
+        .where('id', '=', attempt.contact_id)
+        .executeTakeFirst(),
+    ]);
+    if (!campaign || !contact) return null;
+    return { campaign: this.campaignOf(campaign), contact: this.contactOf(contact) };
+  }
+}

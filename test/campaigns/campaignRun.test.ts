@@ -1,0 +1,278 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type CallingWindow,
+  callingWindowOf,
+  isWindowOpen,
+  nextWindowOpening,
+} from '../../src/domain/callingWindow.js';
+import { callFixture, startFullService } from '../helpers/fullService.js';
+import { request } from '../helpers/http.js';
+import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+
+/**
+ * A campaign run to completion on the sandbox carrier with real SIP and RTP, on each store: a
+ * calling window held in each contact's own zone, a retry after busy, the do-not-call list, the
+ * concurrency cap and the pace. The scheduler's clock is moved forward to reach the retry.
+ */
+
+const window: CallingWindow = callingWindowOf({ start: '09:00', end: '17:00' });
+const candidateZones = [
+  'Pacific/Honolulu',
+  'America/Los_Angeles',
+  'America/Chicago',
+  'America/New_York',
+  'America/Sao_Paulo',
+  'Europe/London',
+  'Europe/Berlin',
+  'Asia/Dubai',
+  'Asia/Kolkata',
+  'Asia/Shanghai',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Pacific/Auckland',
+];
+
+/** A zone where the window is open for the next hour, and one where it stays shut for at least an hour. */
+function zonesForNow(nowMs: number): { open: string; closed: string } {
+  const open = candidateZones.find(
+    (zone) => isWindowOpen(window, [zone], nowMs) && isWindowOpen(window, [zone], nowMs + 3_600_000),
+  );
+  const closed = candidateZones.find((zone) => {
+    const opening = nextWindowOpening(window, [zone], nowMs);
+    return opening !== null && opening > nowMs + 3_600_000;
+  });
+  if (!open || !closed) throw new Error('no zone pair for this hour');
+  return { open, closed };
+}
+
+interface ContactView {
+  to_number: string;
+  state: string;
+  attempts: number;
+  last_outcome: string | null;
+  calls: { call_id: string; status: string | null; created_at: string }[];
+}
+
+describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) => {
+  let service: Awaited<ReturnType<typeof startFullService>>;
+  let fixture: Awaited<ReturnType<typeof callFixture>>;
+  let clockOffsetMs = 0;
+  const schema = newTestSchema();
+
+  beforeAll(async () => {
+    const env: Record<string, string> =
+      storeKind === 'postgres'
+        ? {
+            DATABASE_URL: testPostgresUrl(),
+            CALLWRIGHT_DATABASE_SCHEMA: schema,
+            CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+          }
+        : {};
+    service = await startFullService(env, {
+      campaignScheduler: { tickMs: 100, nowMs: () => Date.now() + clockOffsetMs },
+    });
+    fixture = await callFixture(service, { maxDurationS: 3 });
+  });
+
+  afterAll(async () => {
+    await service?.dispose();
+    if (storeKind === 'postgres') await dropTestSchema(schema);
+  });
+
+  const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
+    request(`${service.url}/v1${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        'X-API-Key': fixture.key,
+        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+
+  async function waitForStatus(campaignId: string, status: string, timeoutMs: number) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { body } = await api(`/campaigns/${campaignId}`);
+      if ((body as { status: string }).status === status) return body as Record<string, unknown>;
+      if (Date.now() > deadline) throw new Error(`campaign still ${JSON.stringify(body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  it('runs to completion holding windows, retries, the suppression list, the cap and the pace', async () => {
+    const { open, closed } = zonesForNow(Date.now());
+    await api('/do-not-call', { method: 'POST', body: { numbers: ['+15550100007'] } });
+    const created = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        name: 'reminders',
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: window,
+        time_zone: open,
+        max_concurrency: 2,
+        calls_per_minute: 120,
+        retry: { busy: { after_minutes: 1, max_attempts: 2 }, failed: { after_minutes: 1, max_attempts: 1 } },
+        ends_at: new Date(Date.now() + 20 * 60_000).toISOString(),
+        contacts: [
+          { to_number: '+15550100006', time_zone: open },
+          { to_number: '+15550100002', time_zone: open },
+          { to_number: '+15550100005', time_zone: open },
+          { to_number: '+15550100007', time_zone: open },
+          { to_number: '+15550100001', time_zone: closed },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const campaignId = (created.body as { campaign_id: string }).campaign_id;
+    expect(created.body).toMatchObject({ status: 'running', contact_count: 5, progress: { pending: 5 } });
+
+    // The first attempts end (busy at once, the person after 2 s); the busy one waits a minute.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const { body } = await api(`/campaigns/${campaignId}`);
+      const progress = (body as { progress: Record<string, number> }).progress;
+      if (progress.retry_wait === 1 && progress.calling === 0 && progress.pending === 0) break;
+      if (Date.now() > deadline) throw new Error(`no retry wait: ${JSON.stringify(progress)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    clockOffsetMs = 61_000;
+    const finished = await waitForStatus(campaignId, 'completed', 30_000);
+    expect(finished.progress).toMatchObject({
+      pending: 0,
+      calling: 0,
+      retry_wait: 0,
+      done: 3,
+      do_not_call: 1,
+      expired: 1,
+      outcomes: { answered: 1, busy: 1, failed: 1 },
+    });
+
+    const contacts = (await api(`/campaigns/${campaignId}/contacts`)).body as { data: ContactView[] };
+    const byNumber = new Map(contacts.data.map((contact) => [contact.to_number, contact]));
+    expect(byNumber.get('+15550100006')).toMatchObject({
+      state: 'done',
+      last_outcome: 'answered',
+      attempts: 1,
+    });
+    expect(byNumber.get('+15550100002')).toMatchObject({ state: 'done', last_outcome: 'busy', attempts: 2 });
+    expect(byNumber.get('+15550100002')?.calls.map((call) => call.status)).toEqual(['busy', 'busy']);
+    expect(byNumber.get('+15550100005')).toMatchObject({
+      state: 'done',
+      last_outcome: 'failed',
+      attempts: 1,
+    });
+    expect(byNumber.get('+15550100007')).toMatchObject({ state: 'do_not_call', attempts: 0, calls: [] });
+    expect(byNumber.get('+15550100001')).toMatchObject({ state: 'expired', attempts: 0, calls: [] });
+
+    // Nothing reached the carrier for the suppressed number or the one outside its window.
+    const invited = (await service.store.sandboxInvites.list()).map((invite) => invite.toNumber);
+    expect(invited).not.toContain('+15550100007');
+    expect(invited).not.toContain('+15550100001');
+
+    // Every call started inside its callee's window; never more than two at once; the pace held.
+    const calls = await Promise.all(
+      contacts.data.flatMap((contact) =>
+        contact.calls.map(async (attempt) => (await service.store.calls.getById(attempt.call_id))!),
+      ),
+    );
+    expect(calls).toHaveLength(4);
+    for (const call of calls) {
+      expect(call.dialingAt).not.toBeNull();
+      expect(isWindowOpen(window, [open], Date.parse(call.dialingAt!))).toBe(true);
+    }
+    const edges = calls.flatMap((call) => [
+      { atMs: Date.parse(call.dialingAt!), step: 1 },
+      { atMs: Date.parse(call.endedAt!), step: -1 },
+    ]);
+    edges.sort((a, b) => a.atMs - b.atMs || a.step - b.step);
+    let live = 0;
+    let maxLive = 0;
+    for (const edge of edges) {
+      live += edge.step;
+      maxLive = Math.max(maxLive, live);
+    }
+    expect(maxLive).toBeLessThanOrEqual(2);
+    const starts = calls.map((call) => Date.parse(call.createdAt)).sort((a, b) => a - b);
+    for (let index = 1; index < starts.length; index += 1) {
+      expect((starts[index] as number) - (starts[index - 1] as number)).toBeGreaterThanOrEqual(400);
+    }
+  }, 90_000);
+
+  it('reports every bad contact by its index and creates nothing', async () => {
+    const before = (await api('/campaigns')).body as { data: unknown[] };
+    const response = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: { start: '09:00', end: '17:00' },
+        time_zone: 'America/New_York',
+        contacts: [
+          { to_number: '+15550100006' },
+          { to_number: '555-0100' },
+          { to_number: '+15550100002', variables: { unknown_name: 'x' } },
+          { to_number: '+15550100006' },
+          { to_number: '+15550100003', time_zone: 'Mars/Olympus' },
+        ],
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      error: {
+        code: 'validation_error',
+        message: '4 rows need fixing; nothing was created or dialled',
+        rows: [
+          { index: 1, message: expect.stringMatching(/to_number must be an E\.164/) },
+          { index: 2, message: expect.stringMatching(/unknown_name is not declared/) },
+          { index: 3, message: 'to_number repeats contact 0' },
+          { index: 4, message: expect.stringMatching(/time_zone must be an IANA/) },
+        ],
+      },
+    });
+    expect(((await api('/campaigns')).body as { data: unknown[] }).data).toHaveLength(before.data.length);
+  });
+
+  it('pauses, resumes and cancels; a canceled campaign cannot be resumed', async () => {
+    const { open } = zonesForNow(Date.now());
+    const created = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: window,
+        time_zone: open,
+        max_concurrency: 1,
+        calls_per_minute: 600,
+        contacts: ['+15550100003', '+15550100013', '+15550100012', '+15550100011'].map((to_number) => ({
+          to_number,
+        })),
+      },
+    });
+    const campaignId = (created.body as { campaign_id: string }).campaign_id;
+    expect((await api(`/campaigns/${campaignId}/pause`, { method: 'POST' })).body).toMatchObject({
+      status: 'paused',
+    });
+    expect((await api(`/campaigns/${campaignId}/pause`, { method: 'POST' })).status).toBe(409);
+    expect((await api(`/campaigns/${campaignId}/resume`, { method: 'POST' })).body).toMatchObject({
+      status: 'running',
+    });
+    const canceled = await api(`/campaigns/${campaignId}/cancel`, { method: 'POST' });
+    expect(canceled.body).toMatchObject({ status: 'canceled' });
+    expect((await api(`/campaigns/${campaignId}/resume`, { method: 'POST' })).status).toBe(409);
+    // What was waiting is canceled; at most the one call already placed ends as it would.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { body } = await api(`/campaigns/${campaignId}`);
+      const progress = (body as { progress: Record<string, number> }).progress;
+      if (progress.calling === 0) {
+        expect(progress.pending).toBe(0);
+        expect(progress.canceled).toBeGreaterThanOrEqual(3);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`still calling: ${JSON.stringify(progress)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect((await api('/campaigns/cmp_nope')).status).toBe(404);
+  }, 40_000);
+});
