@@ -21,6 +21,8 @@ export interface CallwrightErrorFields {
   message: string;
   /** `X-Request-Id` of the answer, for support; null without an answer. */
   requestId: string | null;
+  /** A batch request's bad rows (a campaign's contacts), when the server named them. */
+  rows?: { index?: number; line?: number; message: string }[] | null;
   cause?: unknown;
 }
 
@@ -28,6 +30,8 @@ export class CallwrightError extends Error {
   readonly status: number;
   readonly code: CallwrightErrorFields['code'];
   readonly requestId: string | null;
+  /** A batch request's bad rows (a campaign's contacts) by index or CSV line; null otherwise. */
+  readonly rows: { index?: number; line?: number; message: string }[] | null;
 
   constructor(fields: CallwrightErrorFields) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -35,6 +39,7 @@ export class CallwrightError extends Error {
     this.status = fields.status;
     this.code = fields.code;
     this.requestId = fields.requestId;
+    this.rows = fields.rows ?? null;
   }
 }
 
@@ -90,11 +95,12 @@ export function errorFromResponse(
   requestId: string | null,
   retryAfterMs: number | null,
 ): CallwrightError {
-  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const error = (body as { error?: { code?: unknown; message?: unknown; rows?: unknown } } | null)?.error;
   const code =
     typeof error?.code === 'string' ? error.code : status >= 500 ? 'server_error' : `http_${status}`;
   const message = typeof error?.message === 'string' ? error.message : `HTTP ${status}`;
-  const fields = { status, code, message, requestId };
+  const rows = Array.isArray(error?.rows) ? (error.rows as CallwrightErrorFields['rows']) : null;
+  const fields = { status, code, message, requestId, rows };
   if (status === 429) return new RateLimitError({ ...fields, retryAfterMs });
   if (status >= 500) return new ServerError(fields);
   const ErrorClass = classByStatus[status] ?? CallwrightError;

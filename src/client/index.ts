@@ -8,6 +8,7 @@
  * for await (const page of client.calls.list({ status: 'completed' })) console.log(page.data.length);
  * ```
  */
+import { CampaignsResource } from './campaigns.js';
 import { AgentsResource, NumbersResource, WebhookResource } from './management.js';
 import { type RetryInfo, Transport } from './transport.js';
 import type {
@@ -24,6 +25,15 @@ import type {
   WebhookEventSummary,
 } from './types.js';
 
+export type {
+  CallingWindow,
+  Campaign,
+  CampaignContact,
+  CampaignContactView,
+  CampaignRequest,
+  RetryPolicy as CampaignRetryPolicy,
+} from './campaigns.js';
+export { CampaignsResource } from './campaigns.js';
 export * from './errors.js';
 export type { Agent, AgentFields, PhoneNumber, WebhookEndpoint } from './management.js';
 export { AgentsResource, NumbersResource, WebhookResource } from './management.js';
@@ -202,6 +212,7 @@ export class CallwrightClient {
   readonly events: EventsResource;
   readonly doNotCall: DoNotCallResource;
   readonly agents: AgentsResource;
+  readonly campaigns: CampaignsResource;
   readonly numbers: NumbersResource;
   readonly webhook: WebhookResource;
 
@@ -227,6 +238,7 @@ export class CallwrightClient {
     this.events = new EventsResource(transport);
     this.doNotCall = new DoNotCallResource(transport);
     this.agents = new AgentsResource(transport);
+    this.campaigns = new CampaignsResource(transport);
     this.numbers = new NumbersResource(transport);
     this.webhook = new WebhookResource(transport);
   }

@@ -1,0 +1,161 @@
+import type { Transport } from './transport.js';
+import type { RequestOptions } from './types.js';
+
+export type CampaignStatus = 'running' | 'paused' | 'canceled' | 'completed';
+export type ContactState =
+  | 'pending'
+  | 'calling'
+  | 'retry_wait'
+  | 'done'
+  | 'expired'
+  | 'do_not_call'
+  | 'canceled';
+export type AttemptOutcome = 'answered' | 'voicemail' | 'busy' | 'no_answer' | 'failed';
+
+export interface CallingWindow {
+  /** Local time `HH:MM` in the callee's zone. */
+  start: string;
+  /** Local time `HH:MM`, exclusive; before `start` runs past midnight. */
+  end: string;
+  /** ISO weekdays, 1 = Monday; default every day. */
+  weekdays?: number[];
+}
+
+export type RetryPolicy = Partial<
+  Record<'busy' | 'no_answer' | 'voicemail' | 'failed', { after_minutes: number; max_attempts: number }>
+>;
+
+export interface CampaignContact {
+  to_number: string;
+  variables?: Record<string, string | number | boolean>;
+  first_message?: string;
+  context?: string;
+  /** IANA zone; default: from the number, else the campaign's. */
+  time_zone?: string;
+}
+
+export interface CampaignRequest {
+  name?: string;
+  agent_id: string;
+  /** One caller ID, or a pool as `caller_ids`. */
+  from_number?: string;
+  caller_ids?: string[];
+  caller_id_selection?: 'round_robin' | 'local_area_code';
+  contacts: CampaignContact[];
+  calling_window: CallingWindow;
+  time_zone: string;
+  max_concurrency?: number;
+  calls_per_minute?: number;
+  retry?: RetryPolicy;
+  starts_at?: string;
+  ends_at?: string;
+}
+
+/** A campaign as the API shows it (`GET /v1/campaigns/{campaign_id}`). */
+export interface Campaign {
+  campaign_id: string;
+  name: string;
+  status: CampaignStatus;
+  agent_id: string;
+  caller_ids: string[];
+  caller_id_selection: 'round_robin' | 'local_area_code';
+  calling_window: Required<CallingWindow>;
+  time_zone: string;
+  max_concurrency: number;
+  calls_per_minute: number;
+  retry: RetryPolicy;
+  starts_at: string | null;
+  ends_at: string | null;
+  contact_count: number;
+  created_at: string;
+  completed_at: string | null;
+  progress: Record<ContactState, number> & { outcomes: Record<AttemptOutcome, number> };
+}
+
+export interface CampaignContactView {
+  contact_id: string;
+  position: number;
+  to_number: string;
+  state: ContactState;
+  attempts: number;
+  last_outcome: AttemptOutcome | null;
+  next_attempt_at: string | null;
+  time_zones: string[];
+  calls: {
+    attempt: number;
+    call_id: string;
+    created_at: string;
+    status: string | null;
+    end_reason: string | null;
+    answered_by: string | null;
+  }[];
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+/** `client.campaigns`: batch calling with windows, pacing and retries. */
+export class CampaignsResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Creates a campaign; a bad contact fails it whole (`error.rows` names each one). */
+  create(campaign: CampaignRequest, options?: RequestOptions): Promise<Campaign> {
+    return this.transport.request(
+      { method: 'POST', path: '/v1/campaigns', body: campaign, retry: 'unsafe' },
+      options,
+    );
+  }
+
+  get(campaignId: string, options?: RequestOptions): Promise<Campaign> {
+    return this.transport.request(
+      { method: 'GET', path: `/v1/campaigns/${id(campaignId)}`, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  list(
+    query: { limit?: number; cursor?: string } = {},
+    options?: RequestOptions,
+  ): Promise<{ data: Campaign[]; has_more: boolean; next_cursor: string | null }> {
+    const search = new URLSearchParams();
+    if (query.limit !== undefined) search.set('limit', String(query.limit));
+    if (query.cursor !== undefined) search.set('cursor', query.cursor);
+    const suffix = search.size > 0 ? `?${search}` : '';
+    return this.transport.request(
+      { method: 'GET', path: `/v1/campaigns${suffix}`, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  /** The contacts in list order, each with its attempts' calls; page with `after: next_after`. */
+  contacts(
+    campaignId: string,
+    query: { limit?: number; after?: number; state?: ContactState } = {},
+    options?: RequestOptions,
+  ): Promise<{ data: CampaignContactView[]; next_after: number | null }> {
+    const search = new URLSearchParams();
+    if (query.limit !== undefined) search.set('limit', String(query.limit));
+    if (query.after !== undefined) search.set('after', String(query.after));
+    if (query.state !== undefined) search.set('state', query.state);
+    const suffix = search.size > 0 ? `?${search}` : '';
+    const path = `/v1/campaigns/${id(campaignId)}/contacts${suffix}`;
+    return this.transport.request({ method: 'GET', path, retry: 'idempotent' }, options);
+  }
+
+  pause(campaignId: string, options?: RequestOptions): Promise<Campaign> {
+    return this.change(campaignId, 'pause', options);
+  }
+
+  resume(campaignId: string, options?: RequestOptions): Promise<Campaign> {
+    return this.change(campaignId, 'resume', options);
+  }
+
+  /** No new attempts; queued calls are canceled, live ones end as they would. */
+  cancel(campaignId: string, options?: RequestOptions): Promise<Campaign> {
+    return this.change(campaignId, 'cancel', options);
+  }
+
+  private change(campaignId: string, action: 'pause' | 'resume' | 'cancel', options?: RequestOptions) {
+    const path = `/v1/campaigns/${id(campaignId)}/${action}`;
+    return this.transport.request<Campaign>({ method: 'POST', path, retry: 'idempotent' }, options);
+  }
+}

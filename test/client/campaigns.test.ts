@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallwrightClient, ConflictError, ValidationError } from '../../src/client/index.js';
+import { callFixture, startFullService } from '../helpers/fullService.js';
+
+/** The typed client's campaigns resource against the whole service on loopback. */
+
+let service: Awaited<ReturnType<typeof startFullService>>;
+let fixture: Awaited<ReturnType<typeof callFixture>>;
+let client: CallwrightClient;
+
+beforeAll(async () => {
+  service = await startFullService({}, { campaignScheduler: { tickMs: 100 } });
+  fixture = await callFixture(service, { maxDurationS: 3 });
+  client = new CallwrightClient({ apiKey: fixture.key, baseUrl: service.url });
+});
+
+afterAll(async () => {
+  await service?.dispose();
+});
+
+describe('client.campaigns', () => {
+  it('creates a campaign, follows it to completion and lists its contacts with their calls', async () => {
+    const campaign = await client.campaigns.create({
+      name: 'client',
+      agent_id: fixture.agentId,
+      from_number: fixture.from,
+      calling_window: { start: '00:00', end: '23:59' },
+      time_zone: 'UTC',
+      contacts: [
+        { to_number: '+15550100002', time_zone: 'UTC' },
+        { to_number: '+15550100005', time_zone: 'UTC' },
+      ],
+    });
+    expect(campaign).toMatchObject({ status: 'running', contact_count: 2, calls_per_minute: 10 });
+    let now = campaign;
+    const deadline = Date.now() + 30_000;
+    while (now.status !== 'completed' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      now = await client.campaigns.get(campaign.campaign_id);
+    }
+    expect(now.progress).toMatchObject({ done: 2, outcomes: { busy: 1, failed: 1 } });
+    const listed = await client.campaigns.list({ limit: 1 });
+    expect(listed.data[0]?.campaign_id).toBe(campaign.campaign_id);
+    const contacts = await client.campaigns.contacts(campaign.campaign_id, { limit: 1 });
+    expect(contacts.data).toHaveLength(1);
+    expect(contacts.data[0]).toMatchObject({
+      to_number: '+15550100002',
+      calls: [{ attempt: 1, status: 'busy' }],
+    });
+    const rest = await client.campaigns.contacts(campaign.campaign_id, { after: contacts.next_after ?? 0 });
+    expect(rest).toMatchObject({ data: [{ to_number: '+15550100005' }], next_after: null });
+    await expect(client.campaigns.pause(campaign.campaign_id)).rejects.toBeInstanceOf(ConflictError);
+  }, 40_000);
+
+  it('surfaces the bad rows of a refused campaign', async () => {
+    const refused = await client.campaigns
+      .create({
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: { start: '09:00', end: '17:00' },
+        time_zone: 'UTC',
+        contacts: [{ to_number: '+15550100002' }, { to_number: 'nope' }],
+      })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).rows).toEqual([
+      { index: 1, message: 'to_number must be an E.164 phone number such as +14155550123' },
+    ]);
+  });
+});
