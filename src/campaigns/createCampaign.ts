@@ -78,11 +78,6 @@ export async function createCampaign(
       problem(error.message);
       continue;
     }
-    const variables = variablesProblem(agent.variables, contact.variables);
-    if (variables) {
-      problem(variables.message);
-      continue;
-    }
     const earlier = firstRowOfNumber.get(contact.to_number);
     if (earlier) {
       problem(
@@ -91,6 +86,11 @@ export async function createCampaign(
       continue;
     }
     firstRowOfNumber.set(contact.to_number, label);
+    const variables = variablesProblem(agent.variables, contact.variables);
+    if (variables) {
+      problem(variables.message);
+      continue;
+    }
     contacts.push({
       id: newId('campaignContact'),
       position: contacts.length,

@@ -13,6 +13,7 @@ import { AppError } from '../domain/errors.js';
 import { formatRatePolicy, parseRatePolicy } from '../domain/rateLimit.js';
 import type { AccountRecord } from '../domain/records.js';
 import { calls } from './callCommands.js';
+import { campaigns } from './campaignCommands.js';
 import {
   type CommandContext,
   parseOptions,
@@ -302,6 +303,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   calls,
   credentials,
   'do-not-call': doNotCall,
+  campaigns,
   ...webhookCommandGroups,
   users,
 };

@@ -160,6 +160,24 @@ export const commandHelp: Record<string, GroupHelp> = {
       remove: { synopsis: 'NUMBER', summary: 'take a number off the list' },
     },
   },
+  campaigns: {
+    summary: 'batch calling: contacts called within their local calling window, paced, with retries',
+    verbs: {
+      create: {
+        synopsis:
+          '--csv FILE --agent ID --from NUMBER [--from NUMBER…] --window HH:MM-HH:MM --time-zone ZONE [--weekdays 1-5] [--concurrency N] [--per-minute N] [--retry busy=30x3,no_answer=60x2] [--starts-at ISO] [--ends-at ISO] [--name TEXT] [--caller-id-selection round_robin|local_area_code]',
+        summary:
+          'a campaign from a CSV (header to_number[,first_message,context,time_zone,VARIABLE…]); every row is checked first, one bad row creates nothing',
+        example:
+          'callwright campaigns create --csv reminders.csv --agent agt_… --from +15550009999 --window 09:00-17:00 --weekdays 1-5 --time-zone America/New_York --retry busy=30x3',
+      },
+      list: { synopsis: '[--limit N]', summary: 'the campaigns, newest first, with their progress' },
+      show: { synopsis: 'CAMPAIGN_ID', summary: 'one campaign and its progress' },
+      pause: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts until resumed' },
+      resume: { synopsis: 'CAMPAIGN_ID', summary: 'start attempts again' },
+      cancel: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts; queued calls are canceled' },
+    },
+  },
   webhook: {
     summary: "the account's call.completed endpoint",
     verbs: {

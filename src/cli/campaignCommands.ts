@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
+import { campaignOf, campaignResource, changeCampaign } from '../campaigns/campaignControl.js';
+import { createCampaign } from '../campaigns/createCampaign.js';
+import { parseCampaignCsv } from '../domain/campaignCsv.js';
+import { retryableOutcomes } from '../domain/campaigns.js';
+import { AppError, isAppError } from '../domain/errors.js';
+import { commandLineKeyName } from './callCommands.js';
+import {
+  type CommandContext,
+  parseOptions,
+  print,
+  requiredOption,
+  resolveAccount,
+  UsageError,
+} from './context.js';
+
+type Verb = (context: CommandContext, args: string[]) => Promise<void>;
+
+/** `--weekdays 1-5` or `1,3,5` as ISO weekday numbers. */
+function parseWeekdays(text: string): number[] {
+  const range = /^([1-7])-([1-7])$/.exec(text);
+  if (range) {
+    const days: number[] = [];
+    for (let day = Number(range[1]); day <= Number(range[2]); day += 1) days.push(day);
+    return days;
+  }
+  return text.split(',').map(Number);
+}
+
+/** `--retry busy=30x3,no_answer=60x2`: after N minutes, up to M attempts in all. */
+function parseRetry(text: string): Record<string, { after_minutes: number; max_attempts: number }> {
+  const policy: Record<string, { after_minutes: number; max_attempts: number }> = {};
+  for (const part of text.split(',')) {
+    const match = /^([a-z_]+)=(\d+)x(\d+)$/.exec(part.trim());
+    if (!match || !(retryableOutcomes as readonly string[]).includes(match[1] as string))
+      throw new UsageError(
+        `--retry takes OUTCOME=MINUTESxATTEMPTS (${retryableOutcomes.join(', ')}), got "${part.slice(0, 40)}"`,
+      );
+    policy[match[1] as string] = { after_minutes: Number(match[2]), max_attempts: Number(match[3]) };
+  }
+  return policy;
+}
+
+function wholeOption(values: Record<string, unknown>, name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value)) throw new UsageError(`--${name} must be a whole number`);
+  return value;
+}
+
+/** A refused campaign's message with its bad rows, one per line (the first 50). */
+function withRows(error: AppError): AppError {
+  if (!error.rows) return error;
+  const lines = error.rows
+    .slice(0, 50)
+    .map(
+      (row) => `  ${row.line !== undefined ? `line ${row.line}` : `contact ${row.index}`}: ${row.message}`,
+    );
+  const more = error.rows.length > 50 ? [`  … and ${error.rows.length - 50} more`] : [];
+  return new AppError(error.code, `${error.message}\n${[...lines, ...more].join('\n')}`);
+}
+
+/** `campaigns …`: batch calling from a CSV file, and following it. */
+export const campaigns: Record<string, Verb> = {
+  async create(context, args) {
+    const { values } = parseOptions(args, {
+      csv: { type: 'string' },
+      agent: { type: 'string' },
+      from: { type: 'string', multiple: true },
+      'caller-id-selection': { type: 'string' },
+      window: { type: 'string' },
+      weekdays: { type: 'string' },
+      'time-zone': { type: 'string' },
+      concurrency: { type: 'string' },
+      'per-minute': { type: 'string' },
+      retry: { type: 'string' },
+      'starts-at': { type: 'string' },
+      'ends-at': { type: 'string' },
+      name: { type: 'string' },
+    });
+    const path = requiredOption(values, 'csv');
+    const window = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/.exec(requiredOption(values, 'window'));
+    if (!window) throw new UsageError('--window takes local hours as HH:MM-HH:MM, e.g. 09:00-17:00');
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+    const callerIds = (values.from as string[] | undefined) ?? [];
+    const settings = {
+      name: typeof values.name === 'string' ? values.name : '',
+      agent_id: requiredOption(values, 'agent'),
+      ...(callerIds.length === 1 ? { from_number: callerIds[0] } : { caller_ids: callerIds }),
+      ...(typeof values['caller-id-selection'] === 'string'
+        ? { caller_id_selection: values['caller-id-selection'] }
+        : {}),
+      calling_window: {
+        start: window[1],
+        end: window[2],
+        ...(typeof values.weekdays === 'string' ? { weekdays: parseWeekdays(values.weekdays) } : {}),
+      },
+      time_zone: requiredOption(values, 'time-zone'),
+      max_concurrency: wholeOption(values, 'concurrency'),
+      calls_per_minute: wholeOption(values, 'per-minute'),
+      ...(typeof values.retry === 'string' ? { retry: parseRetry(values.retry) } : {}),
+      starts_at: values['starts-at'],
+      ends_at: values['ends-at'],
+    };
+    const account = await resolveAccount(context);
+    const key = await keyForCallsPlacedBy(context.store, account.id, commandLineKeyName);
+    try {
+      const campaign = await createCampaign(context.store, { account, apiKeyId: key.id }, settings, {
+        kind: 'csv',
+        file: parseCampaignCsv(bytes),
+      });
+      print(context, await campaignResource(context.store, campaign));
+    } catch (error) {
+      throw isAppError(error) ? withRows(error) : error;
+    }
+    if (!context.json)
+      context.out.stderr('Created: a running `callwright serve` calls it within its window.\n');
+  },
+  async list(context, args) {
+    const { values } = parseOptions(args, { limit: { type: 'string' } });
+    const limit = wholeOption(values, 'limit') ?? 20;
+    if (limit < 1 || limit > 100) throw new UsageError('--limit is 1 to 100');
+    const account = await resolveAccount(context);
+    const rows = await context.store.campaigns.list(account.id, { limit });
+    print(context, {
+      campaigns: await Promise.all(rows.map((campaign) => campaignResource(context.store, campaign))),
+    });
+  },
+  async show(context, args) {
+    const { positionals } = parseOptions(args, {}, ['CAMPAIGN_ID']);
+    const account = await resolveAccount(context);
+    const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
+    print(context, await campaignResource(context.store, campaign));
+  },
+  ...Object.fromEntries(
+    (['pause', 'resume', 'cancel'] as const).map((action) => [
+      action,
+      (async (context, args) => {
+        const { positionals } = parseOptions(args, {}, ['CAMPAIGN_ID']);
+        const account = await resolveAccount(context);
+        const campaign = await changeCampaign(context.store, null, account.id, positionals[0] ?? '', action);
+        print(context, await campaignResource(context.store, campaign));
+      }) satisfies Verb,
+    ]),
+  ),
+};

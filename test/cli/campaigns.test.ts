@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
+import { runCli, runCliJson } from '../helpers/cli.js';
+
+/**
+ * `callwright campaigns` on the built command line: a campaign from a CSV file, refused whole with
+ * a report by line when any row is bad (bad number, undeclared variable, repeated number, a file
+ * that is not UTF-8, one too large), then shown, paused, resumed and canceled.
+ */
+
+let dataDir: string;
+let agentId: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'callwright-campaign-cli-'));
+  const agent = await runCliJson(dataDir, [
+    'agents',
+    'create',
+    '--name',
+    'Reminder',
+    '--prompt',
+    'p',
+    '--script',
+    listenOnlyScriptPath,
+    '--variable',
+    'customer_name!',
+    '--variable',
+    'party:number=2',
+  ]);
+  agentId = agent.agent_id as string;
+  await runCliJson(dataDir, ['numbers', 'add', '+15550009999']);
+}, 60_000);
+
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const create = (csv: string) =>
+  runCli(dataDir, [
+    'campaigns',
+    'create',
+    '--json',
+    '--csv',
+    csv,
+    '--agent',
+    agentId,
+    '--from',
+    '+15550009999',
+    '--window',
+    '09:00-17:00',
+    '--weekdays',
+    '1-5',
+    '--time-zone',
+    'America/New_York',
+    '--retry',
+    'busy=30x3,no_answer=60x2',
+    '--per-minute',
+    '30',
+  ]);
+
+describe('campaigns from the command line', () => {
+  it('refuses a CSV with bad rows, naming each by its line, and creates nothing', async () => {
+    const csv = join(dataDir, 'bad.csv');
+    writeFileSync(
+      csv,
+      'to_number,customer_name,party,colour\n+12125550100,Ann,3,red\n555-0100,Bo,,\n+12125550100,Cy,,\n',
+    );
+    const refused = await create(csv);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('3 rows need fixing; nothing was created or dialled');
+    expect(refused.stderr).toContain('line 2: variables.colour is not declared by the agent');
+    expect(refused.stderr).toContain('line 3: to_number must be an E.164 phone number');
+    expect(refused.stderr).toContain('line 4: to_number repeats line 2');
+
+    writeFileSync(csv, Buffer.from([...Buffer.from('to_number,customer_name\n+12125550100,'), 0xe9, 0x0a]));
+    expect((await create(csv)).stderr).toContain('line 1: the file is not UTF-8 text');
+
+    writeFileSync(csv, `to_number,customer_name\n${'+12125550100,Ann\n'.repeat(2_100_000)}`);
+    expect((await create(csv)).stderr).toContain('line 1: the file is larger than 32 MiB');
+
+    expect((await runCliJson(dataDir, ['campaigns', 'list'])).campaigns).toEqual([]);
+  }, 60_000);
+
+  it('creates a campaign from a good CSV with typed variables, and pauses, resumes and cancels it', async () => {
+    const csv = join(dataDir, 'good.csv');
+    writeFileSync(
+      csv,
+      'to_number,customer_name,party,time_zone\n+12125550100,Ann,3,\n+13105550100,Bo,,\n+15550100002,Cy,,Asia/Tokyo\n',
+    );
+    const result = await create(csv);
+    expect(result.code).toBe(0);
+    const campaign = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(campaign).toMatchObject({
+      status: 'running',
+      contact_count: 3,
+      calling_window: { start: '09:00', end: '17:00', weekdays: [1, 2, 3, 4, 5] },
+      retry: {
+        busy: { after_minutes: 30, max_attempts: 3 },
+        no_answer: { after_minutes: 60, max_attempts: 2 },
+      },
+      calls_per_minute: 30,
+      progress: { pending: 3 },
+    });
+    const id = campaign.campaign_id as string;
+    expect(await runCliJson(dataDir, ['campaigns', 'pause', id])).toMatchObject({ status: 'paused' });
+    expect(await runCliJson(dataDir, ['campaigns', 'resume', id])).toMatchObject({ status: 'running' });
+    expect(await runCliJson(dataDir, ['campaigns', 'cancel', id])).toMatchObject({
+      status: 'canceled',
+      progress: { canceled: 3 },
+    });
+    expect((await runCli(dataDir, ['campaigns', 'resume', id])).code).not.toBe(0);
+    expect(await runCliJson(dataDir, ['campaigns', 'show', id])).toMatchObject({ campaign_id: id });
+  }, 60_000);
+});
