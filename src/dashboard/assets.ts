@@ -87,7 +87,8 @@ audio { width:100%; max-width:32rem; }
 
 /**
  * The dashboard's only script, progressive enhancement: pages work without it. It copies a new
- * key to the clipboard, and re-fetches regions marked data-live-refresh while calls are live.
+ * key to the clipboard, re-fetches regions marked data-live-refresh while calls are live, and reads
+ * a chosen CSV file into the text area it names (data-fill-target).
  */
 export const dashboardJs = `
 'use strict';
@@ -122,6 +123,12 @@ function refresh(region) {
   }, delay);
 }
 document.querySelectorAll('[data-live-refresh]').forEach(refresh);
+document.addEventListener('change', function (event) {
+  var input = event.target;
+  if (!input.matches || !input.matches('input[type=file][data-fill-target]') || !input.files[0]) return;
+  var target = document.getElementById(input.getAttribute('data-fill-target'));
+  input.files[0].text().then(function (text) { if (target) target.value = text; });
+});
 `;
 
 export function registerAssets(app: FastifyInstance): void {

@@ -6,6 +6,7 @@ const sections = [
   { path: '/calls', label: 'Calls' },
   { path: '/agents', label: 'Agents' },
   { path: '/numbers', label: 'Numbers & trunks' },
+  { path: '/campaigns', label: 'Campaigns' },
   { path: '/do-not-call', label: 'Do not call' },
   { path: '/keys', label: 'API keys' },
   { path: '/providers', label: 'Providers' },

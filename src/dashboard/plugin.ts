@@ -7,6 +7,7 @@ import { barePage, page } from './layout.js';
 import { registerAgentPages } from './pages/agents.js';
 import { registerAuthPages, registerSignOut } from './pages/auth.js';
 import { registerCallPages } from './pages/calls.js';
+import { registerCampaignPages } from './pages/campaigns.js';
 import { registerDoNotCallPages } from './pages/doNotCall.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerOverviewPage } from './pages/overview.js';
@@ -123,5 +124,6 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerTelephonyPages(signedIn, options);
     registerWebhookPages(signedIn, options);
     registerDoNotCallPages(signedIn, options);
+    registerCampaignPages(signedIn, options);
   });
 }

@@ -1,0 +1,291 @@
+import type { FastifyInstance } from 'fastify';
+import { keyForCallsPlacedBy } from '../../admin/apiKeys.js';
+import {
+  type CampaignResource,
+  campaignOf,
+  campaignResource,
+  changeCampaign,
+} from '../../campaigns/campaignControl.js';
+import { createCampaign } from '../../campaigns/createCampaign.js';
+import { parseCampaignCsv } from '../../domain/campaignCsv.js';
+import type { CampaignContactRecord, CampaignRecord } from '../../domain/campaigns.js';
+import { AppError, isAppError, type RowError } from '../../domain/errors.js';
+import { isIdOf } from '../../domain/ids.js';
+import {
+  type DashboardOptions,
+  field,
+  formOf,
+  redirectTo,
+  sendPage,
+  type Viewer,
+  viewerOf,
+} from '../context.js';
+import { type Html, html } from '../html.js';
+import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+
+/** Campaigns started from the dashboard are recorded under this key (made on first use, never usable). */
+export const dashboardCampaignKeyName = 'Dashboard campaigns';
+const liveRefreshMs = 2_000;
+const contactsShown = 200;
+const weekdayNames = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+
+function finishedCount(progress: CampaignResource['progress']): number {
+  return progress.done + progress.expired + progress.do_not_call + progress.canceled;
+}
+
+function progressBar(resource: CampaignResource): Html {
+  const finished = finishedCount(resource.progress);
+  return html`<progress max="${resource.contact_count}" value="${finished}" aria-label="Contacts finished">${finished} of ${resource.contact_count}</progress> <span class="muted">${finished} of ${resource.contact_count} finished</span>`;
+}
+
+async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLSearchParams): Promise<Html> {
+  const [agents, numbers] = await Promise.all([
+    options.store.agents.list(viewer.account.id),
+    options.store.numbers.list(viewer.account.id),
+  ]);
+  const value = (name: string, fallback: string) => (form ? field(form, name) : fallback);
+  const days = form ? form.getAll('weekdays') : ['1', '2', '3', '4', '5'];
+  if (agents.length === 0 || numbers.length === 0)
+    return html`<p>Add an agent and a phone number first: a campaign calls with one agent from your numbers.</p>`;
+  return html`<form method="post" action="/campaigns" aria-labelledby="new-title">
+  ${csrfField(viewer.session.csrfToken)}
+  <label for="campaign-name">Name<input id="campaign-name" name="name" type="text" maxlength="100" value="${value('name', '')}"></label>
+  <label for="campaign-agent">Agent<select id="campaign-agent" name="agent_id">${agents
+    .filter((agent) => agent.active)
+    .map(
+      (agent) =>
+        html`<option value="${agent.id}"${value('agent_id', '') === agent.id ? ' selected' : ''}>${agent.name}</option>`,
+    )}</select></label>
+  <label for="campaign-from">Caller ID<select id="campaign-from" name="from_number">${numbers.map(
+    (entry) =>
+      html`<option${value('from_number', '') === entry.number ? ' selected' : ''}>${entry.number}</option>`,
+  )}</select></label>
+  <fieldset><legend>Calling window, in each callee's local time</legend>
+    <label for="window-start">From<input id="window-start" name="window_start" type="time" required value="${value('window_start', '09:00')}"></label>
+    <label for="window-end">Until<input id="window-end" name="window_end" type="time" required value="${value('window_end', '17:00')}"></label>
+    ${weekdayNames.map(
+      (name, index) =>
+        html`<label class="inline"><input type="checkbox" name="weekdays" value="${index + 1}"${days.includes(String(index + 1)) ? ' checked' : ''}> ${name}</label>`,
+    )}
+  </fieldset>
+  <label for="campaign-zone">Time zone of contacts whose own is unknown <span class="hint">IANA name, e.g. America/New_York</span>
+    <input id="campaign-zone" name="time_zone" type="text" required value="${value('time_zone', 'America/New_York')}"></label>
+  <label for="campaign-concurrency">Calls at once<input id="campaign-concurrency" name="max_concurrency" type="number" min="1" max="100" value="${value('max_concurrency', '2')}"></label>
+  <label for="campaign-pace">Calls per minute<input id="campaign-pace" name="calls_per_minute" type="number" min="1" max="600" value="${value('calls_per_minute', '10')}"></label>
+  <fieldset><legend>Retries <span class="hint">minutes to wait, and attempts in all; empty: no retry</span></legend>
+    ${(['busy', 'no_answer', 'voicemail', 'failed'] as const).map(
+      (outcome) => html`<div class="row"><span>${outcome.replace('_', ' ')}</span>
+      <label>after<input name="retry_${outcome}_minutes" type="number" min="1" aria-label="${outcome} retry after minutes" value="${value(`retry_${outcome}_minutes`, '')}"></label>
+      <label>attempts<input name="retry_${outcome}_attempts" type="number" min="1" max="10" aria-label="${outcome} attempts in all" value="${value(`retry_${outcome}_attempts`, '')}"></label></div>`,
+    )}
+  </fieldset>
+  <label for="campaign-csv">Contacts (CSV) <span class="hint">header <code>to_number</code>, optional <code>first_message</code>, <code>context</code>, <code>time_zone</code>, and one column per agent variable; every row is checked before anything is dialled</span>
+    <input type="file" accept=".csv,text/csv" data-fill-target="campaign-csv" aria-label="Read the contacts from a CSV file">
+    <textarea id="campaign-csv" name="csv" rows="10" required>${value('csv', '')}</textarea></label>
+  <button type="submit">Start the campaign</button>
+</form>`;
+}
+
+function listTable(resources: CampaignResource[]): Html {
+  if (resources.length === 0) return html`<p>No campaigns yet.</p>`;
+  return html`<div class="table-wrap"><table class="responsive" data-testid="campaigns-table">
+<thead><tr><th scope="col">Campaign</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr></thead>
+<tbody>${resources.map(
+    (resource) => html`<tr>
+  <td data-label="Campaign"><a href="/campaigns/${resource.campaign_id}">${resource.name || resource.campaign_id}</a></td>
+  <td data-label="Status">${statusBadge(resource.status)}</td>
+  <td data-label="Progress">${progressBar(resource)}</td>
+  <td data-label="Created">${formatTime(resource.created_at)}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+async function listPage(
+  options: DashboardOptions,
+  viewer: Viewer,
+  extra: { report?: Html; form?: URLSearchParams } = {},
+) {
+  const campaigns = await options.store.campaigns.list(viewer.account.id, { limit: 50 });
+  const resources = await Promise.all(campaigns.map((campaign) => campaignResource(options.store, campaign)));
+  return page(
+    viewer,
+    '/campaigns',
+    'Campaigns',
+    html`<h1>Campaigns</h1>
+${extra.report ?? ''}
+<section class="panel" aria-labelledby="list-title"><h2 id="list-title">Your campaigns</h2>${listTable(resources)}</section>
+<section class="panel" aria-labelledby="new-title"><h2 id="new-title">New campaign</h2>${await createForm(options, viewer, extra.form)}</section>`,
+  );
+}
+
+function contactsTable(contacts: CampaignContactRecord[]): Html {
+  return html`<div class="table-wrap"><table class="responsive" data-testid="contacts-table">
+<thead><tr><th scope="col">#</th><th scope="col">Number</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last outcome</th><th scope="col">Next attempt</th></tr></thead>
+<tbody>${contacts.map(
+    (contact) => html`<tr>
+  <td data-label="#">${contact.position + 1}</td>
+  <td data-label="Number"><code>${contact.toNumber}</code>${contact.callId ? html` <a href="/calls/${contact.callId}">latest call</a>` : ''}</td>
+  <td data-label="State">${statusBadge(contact.state)}</td>
+  <td data-label="Attempts">${contact.attempts}</td>
+  <td data-label="Last outcome">${contact.lastOutcome?.replace('_', ' ') ?? html`<span class="muted">—</span>`}</td>
+  <td data-label="Next attempt">${formatTime(contact.dueAt)}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+async function detailPage(
+  options: DashboardOptions,
+  viewer: Viewer,
+  campaign: CampaignRecord,
+  notice?: string,
+) {
+  const resource = await campaignResource(options.store, campaign);
+  const contacts = await options.store.campaigns.listContacts(campaign.id, { limit: contactsShown });
+  const live = campaign.status === 'running' || resource.progress.calling > 0;
+  const { progress } = resource;
+  const action = (verb: 'pause' | 'resume' | 'cancel', label: string) =>
+    html`<form method="post" action="/campaigns/${campaign.id}/${verb}" class="inline">${csrfField(viewer.session.csrfToken)}<button type="submit"${verb === 'cancel' ? ' class="secondary"' : ''}>${label}</button></form>`;
+  const window = campaign.callingWindow;
+  return page(
+    viewer,
+    '/campaigns',
+    `Campaign ${campaign.name || campaign.id}`,
+    html`<h1>${campaign.name || campaign.id}</h1>
+<p>${campaign.status === 'running' ? action('pause', 'Pause') : ''}${campaign.status === 'paused' ? action('resume', 'Resume') : ''}${campaign.status === 'running' || campaign.status === 'paused' ? action('cancel', 'Cancel the campaign') : ''}</p>
+<div id="campaign-live" aria-live="polite"${live ? html` data-live-refresh="${liveRefreshMs}"` : ''}>
+<section class="panel" aria-labelledby="progress-title"><h2 id="progress-title">Progress</h2>
+<p><span data-testid="campaign-status">${statusBadge(campaign.status)}</span> ${progressBar(resource)}</p>
+<dl class="facts" data-testid="campaign-progress">
+  <dt>Waiting for a first call</dt><dd>${progress.pending}</dd>
+  <dt>On a call</dt><dd>${progress.calling}</dd>
+  <dt>Waiting to retry</dt><dd>${progress.retry_wait}</dd>
+  <dt>Done</dt><dd>${progress.done} <span class="muted">(answered ${progress.outcomes.answered}, voicemail ${progress.outcomes.voicemail}, busy ${progress.outcomes.busy}, no answer ${progress.outcomes.no_answer}, failed ${progress.outcomes.failed})</span></dd>
+  <dt>Expired (window never opened in time)</dt><dd>${progress.expired}</dd>
+  <dt>On the do-not-call list</dt><dd>${progress.do_not_call}</dd>
+  <dt>Canceled</dt><dd>${progress.canceled}</dd>
+</dl></section>
+<section class="panel" aria-labelledby="contacts-title"><h2 id="contacts-title">Contacts${campaign.contactCount > contactsShown ? html` <span class="muted">(the first ${contactsShown})</span>` : ''}</h2>${contactsTable(contacts)}</section>
+</div>
+<section class="panel" aria-labelledby="settings-title"><h2 id="settings-title">Settings</h2>
+<dl class="facts">
+  <dt>Calling window</dt><dd>${window.start}–${window.end} on ${window.weekdays.map((day) => weekdayNames[day - 1]).join(', ')}, callee's local time</dd>
+  <dt>Default time zone</dt><dd>${campaign.timeZone}</dd>
+  <dt>Calls at once / per minute</dt><dd>${campaign.maxConcurrency} / ${campaign.callsPerMinute}</dd>
+  <dt>Caller IDs</dt><dd>${campaign.callerIds.join(', ')}</dd>
+  <dt>Retries</dt><dd>${
+    Object.entries(campaign.retry)
+      .map(
+        ([outcome, rule]) =>
+          `${outcome.replace('_', ' ')}: after ${rule.after_minutes} min, ${rule.max_attempts} attempts`,
+      )
+      .join('; ') || 'none'
+  }</dd>
+  <dt>Ends</dt><dd>${formatTime(campaign.endsAt)}</dd>
+</dl></section>`,
+    notice,
+  );
+}
+
+/** The form's settings as the API's campaign body (the CSV is the contacts). */
+function settingsOf(form: URLSearchParams): Record<string, unknown> {
+  const whole = (name: string) => (field(form, name).trim() === '' ? undefined : Number(field(form, name)));
+  const retry: Record<string, unknown> = {};
+  for (const outcome of ['busy', 'no_answer', 'voicemail', 'failed']) {
+    const after = whole(`retry_${outcome}_minutes`);
+    const attempts = whole(`retry_${outcome}_attempts`);
+    if (after !== undefined || attempts !== undefined)
+      retry[outcome] = { after_minutes: after, max_attempts: attempts };
+  }
+  return {
+    name: field(form, 'name').trim(),
+    agent_id: field(form, 'agent_id'),
+    from_number: field(form, 'from_number'),
+    calling_window: {
+      start: field(form, 'window_start'),
+      end: field(form, 'window_end'),
+      weekdays: form.getAll('weekdays').map(Number),
+    },
+    time_zone: field(form, 'time_zone').trim(),
+    max_concurrency: whole('max_concurrency'),
+    calls_per_minute: whole('calls_per_minute'),
+    retry,
+  };
+}
+
+function reportOf(error: AppError): Html {
+  const rows: RowError[] = error.rows ?? [];
+  return html`<section class="error" role="alert" aria-labelledby="report-title">
+<h2 id="report-title">Nothing was started: ${error.message}</h2>
+${rows.length > 0 ? html`<ul data-testid="campaign-report">${rows.slice(0, 100).map((row) => html`<li>Line ${row.line ?? (row.index ?? 0) + 1}: ${row.message}</li>`)}</ul>` : ''}
+</section>`;
+}
+
+export function registerCampaignPages(app: FastifyInstance, options: DashboardOptions): void {
+  app.get('/campaigns', async (request, reply) =>
+    sendPage(reply, await listPage(options, viewerOf(request))),
+  );
+
+  app.post('/campaigns', { bodyLimit: 40 * 1024 * 1024 }, async (request, reply) => {
+    const viewer = viewerOf(request);
+    const form = formOf(request);
+    const text = field(form, 'csv');
+    const file = text.includes('\uFFFD')
+      ? { rows: [], problems: [{ line: 1, message: 'the file is not UTF-8 text (save it as "CSV UTF-8")' }] }
+      : parseCampaignCsv(Buffer.from(text, 'utf8'));
+    const key = await keyForCallsPlacedBy(options.store, viewer.account.id, dashboardCampaignKeyName);
+    try {
+      const campaign = await createCampaign(
+        options.store,
+        { account: viewer.account, apiKeyId: key.id },
+        settingsOf(form),
+        {
+          kind: 'csv',
+          file,
+        },
+      );
+      request.log.info(
+        { campaignId: campaign.id, contacts: campaign.contactCount },
+        'dashboard started a campaign',
+      );
+      return redirectTo(reply, `/campaigns/${campaign.id}?notice=created`);
+    } catch (error) {
+      if (!isAppError(error) || error.status >= 500) throw error;
+      const kept = new URLSearchParams(form);
+      if (text.length > 100_000) kept.set('csv', text.slice(0, 100_000));
+      return sendPage(reply, await listPage(options, viewer, { report: reportOf(error), form: kept }), 400);
+    }
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { notice?: string } }>(
+    '/campaigns/:id',
+    async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (!isIdOf('campaign', request.params.id)) throw new AppError('not_found', 'No such campaign.');
+      const campaign = await campaignOf(options.store, viewer.account.id, request.params.id);
+      const notices: Record<string, string> = {
+        created: 'The campaign is running: contacts are called within their window.',
+        pause: 'Paused: no new calls until you resume.',
+        resume: 'Resumed.',
+        cancel: 'Canceled: no new calls; queued ones were canceled.',
+      };
+      return sendPage(
+        reply,
+        await detailPage(options, viewer, campaign, notices[request.query.notice ?? '']),
+      );
+    },
+  );
+
+  for (const action of ['pause', 'resume', 'cancel'] as const) {
+    app.post<{ Params: { id: string } }>(`/campaigns/:id/${action}`, async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (!isIdOf('campaign', request.params.id)) throw new AppError('not_found', 'No such campaign.');
+      await changeCampaign(
+        options.store,
+        options.callControl ?? null,
+        viewer.account.id,
+        request.params.id,
+        action,
+      );
+      request.log.info({ campaignId: request.params.id, action }, 'dashboard changed a campaign');
+      return redirectTo(reply, `/campaigns/${request.params.id}?notice=${action}`);
+    });
+  }
+}

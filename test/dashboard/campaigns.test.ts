@@ -1,0 +1,95 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { hashPassword } from '../../src/dashboard/passwords.js';
+import { listenOnlyScript } from '../helpers/agentScripts.js';
+import { startFullService } from '../helpers/fullService.js';
+import { launchChromium } from './browser.js';
+
+/**
+ * Campaigns in a real browser: a CSV chosen as a file fills the form, bad rows are reported line
+ * by line with nothing started, the fixed list starts a campaign whose page follows it live to
+ * completion on the sandbox carrier.
+ */
+
+let service: Awaited<ReturnType<typeof startFullService>>;
+let browser: Browser;
+let page: Page;
+let accountId: string;
+
+beforeAll(async () => {
+  [service, browser] = await Promise.all([
+    startFullService({}, { campaignScheduler: { tickMs: 100 } }),
+    launchChromium(),
+  ]);
+  const account = await service.store.accounts.create({ name: 'Batch Co' });
+  accountId = account.id;
+  await createAgent(service.store, accountId, {
+    name: 'Reminder',
+    prompt: 'p',
+    script: listenOnlyScript,
+    variables: [parseVariableDeclaration('customer_name!')],
+    maxDurationS: 3,
+  });
+  await addPhoneNumber(service.store, accountId, '+15550009999');
+  await service.store.users.create({
+    accountId,
+    email: 'batch@example.com',
+    passwordHash: await hashPassword('a long enough password'),
+  });
+  page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
+  await page.goto(`${service.url}/sign-in`);
+  await page.getByLabel('Email').fill('batch@example.com');
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.pathname === '/');
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.dispose();
+});
+
+describe('Campaigns', () => {
+  it('reports bad rows and starts nothing, then runs the fixed list to completion, live', async () => {
+    await page.getByRole('link', { name: 'Campaigns' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Tomorrow');
+    await page.getByLabel('From', { exact: true }).fill('00:00');
+    await page.getByLabel('Until', { exact: true }).fill('23:59');
+    for (const day of ['Sat', 'Sun']) await page.getByLabel(day, { exact: true }).check();
+    await page.getByLabel(/^Time zone/).fill('UTC');
+    await page.getByLabel('busy retry after minutes').fill('1');
+    await page.getByLabel('busy attempts in all').fill('1');
+    await page.getByLabel('Read the contacts from a CSV file').setInputFiles({
+      name: 'contacts.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('to_number,customer_name\n+15550100002,Ann\n555-0100,Bo\n+15550100005,\n'),
+    });
+    await expect.poll(() => page.getByLabel(/^Contacts \(CSV\)/).inputValue()).toContain('555-0100');
+    await page.getByRole('button', { name: 'Start the campaign' }).click();
+    const report = page.getByTestId('campaign-report');
+    await expect
+      .poll(() => report.textContent())
+      .toContain('Line 3: to_number must be an E.164 phone number');
+    expect(await report.textContent()).toContain('Line 4: variables.customer_name is required by the agent');
+    expect(await service.store.campaigns.list(accountId, { limit: 5 })).toEqual([]);
+
+    await page
+      .getByLabel(/^Contacts \(CSV\)/)
+      .fill('to_number,customer_name\n+15550100002,Ann\n+15550100005,Cy\n');
+    await page.getByRole('button', { name: 'Start the campaign' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/campaigns/cmp_'));
+    // The page refreshes itself while the campaign runs.
+    await expect
+      .poll(() => page.getByTestId('campaign-status').textContent(), { timeout: 30_000 })
+      .toContain('completed');
+    const progress = await page.getByTestId('campaign-progress').textContent();
+    expect(progress).toMatch(/Done\s*2/);
+    expect(progress).toContain('busy 1');
+    expect(progress).toContain('failed 1');
+    expect(await page.getByTestId('contacts-table').textContent()).toContain('+15550100005');
+    await page.getByRole('link', { name: 'Campaigns' }).click();
+    expect(await page.getByTestId('campaigns-table').textContent()).toContain('Tomorrow');
+  }, 60_000);
+});
