@@ -94,7 +94,7 @@ export class CampaignScheduler {
     })();
     await this.running;
     this.running = null;
-    this.schedule(Math.max(10, nextMs));
+    this.schedule(Math.max(1, nextMs));
   }
 
   /** One campaign's turn; resolves to how soon it wants the next one (ms). */
@@ -182,8 +182,12 @@ export class CampaignScheduler {
     const free = campaign.maxConcurrency - (await campaigns.countCalling(campaign.id));
     if (free <= 0) return this.tickMs;
     const latest = await campaigns.latestClaimAt(campaign.id);
-    if (latest !== null && nowMs - Date.parse(latest) < spacingMs)
-      return Date.parse(latest) + spacingMs - nowMs;
+    const latestMs = latest === null ? null : Date.parse(latest);
+    if (latestMs !== null && nowMs - latestMs < spacingMs) return latestMs + spacingMs - nowMs;
+    // The start takes the pace's next slot, not the moment the scheduler got to it: a scheduler a
+    // few ms late each time still keeps the configured pace. A slot never lies more than one
+    // spacing back, so a late scheduler catches up by one start at most.
+    const slotMs = latestMs === null ? nowMs : Math.max(latestMs + spacingMs, nowMs - spacingMs);
     const nowIso = new Date(nowMs).toISOString();
     for (const contact of await campaigns.dueContacts(campaign.id, nowIso, dueContactsPerTick)) {
       if (!(await this.stillCallable(campaign, contact, nowMs))) continue;
@@ -191,13 +195,14 @@ export class CampaignScheduler {
       const claimed = await campaigns.claimContact(campaign, contact, {
         callId,
         nowIso,
+        claimedAtIso: new Date(slotMs).toISOString(),
         spacingSinceIso: new Date(nowMs - spacingMs).toISOString(),
       });
       // Refused: the cap or the pace was reached (perhaps by another scheduler), or it was taken.
       if (!claimed) return this.tickMs;
       await this.placeAttempt(campaign, contact, callId, contact.attempts + 1);
       // One start per spacing: the next one is due when the pace allows.
-      return spacingMs;
+      return slotMs + spacingMs - nowMs;
     }
     return this.tickMs;
   }

@@ -10,7 +10,7 @@ export const campaignLimits = {
   callerIdsMax: 50,
   nameMaxChars: 100,
   maxConcurrencyMax: 100,
-  callsPerMinuteMax: 600,
+  callsPerMinuteMax: 6_000,
   attemptsMax: 10,
   retryAfterMinutesMax: 7 * 24 * 60,
   /** The JSON body of a 100,000-contact campaign with variables fits comfortably. */

@@ -227,7 +227,7 @@ export interface CampaignRepository {
   claimContact(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
-    claim: { callId: string; nowIso: string; spacingSinceIso: string },
+    claim: { callId: string; nowIso: string; claimedAtIso: string; spacingSinceIso: string },
   ): Promise<boolean>;
   recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void>;
   updateWaiting(

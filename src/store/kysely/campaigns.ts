@@ -249,7 +249,7 @@ export class KyselyCampaigns implements CampaignRepository {
   async claimContact(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
-    claim: { callId: string; nowIso: string; spacingSinceIso: string },
+    claim: { callId: string; nowIso: string; claimedAtIso: string; spacingSinceIso: string },
   ): Promise<boolean> {
     const campaignId = campaign.id;
     const result = await this.queries.dialect.serialized(this.queries.db, `campaign:${campaignId}`, (db) =>
@@ -259,7 +259,7 @@ export class KyselyCampaigns implements CampaignRepository {
           state: 'calling',
           attempts: sql`attempts + 1`,
           due_at: null,
-          claimed_at: claim.nowIso,
+          claimed_at: claim.claimedAtIso,
           call_id: claim.callId,
           updated_at: claim.nowIso,
         })

@@ -61,6 +61,10 @@ describe('sandbox persona table', () => {
     expect(sandboxPersonaFor('+15550100004')).toBe('voicemail');
     expect(sandboxPersonaFor('+442071838750')).toBe('person');
     expect(sandboxPersonaFor('15550100002')).toBeNull();
+    // A persona number with up to four more digits is that persona (distinct numbers for a campaign).
+    expect(sandboxPersonaFor('+155501000020001')).toBe('busy');
+    expect(sandboxPersonaFor('+15550100003999')).toBe('no_answer');
+    expect(sandboxPersonaFor('+155501000120')).toBe('refuses_transfer');
     expect(sandboxPersonaFor('alice')).toBeNull();
   });
 });

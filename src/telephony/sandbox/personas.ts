@@ -112,10 +112,23 @@ const personaByNumber: ReadonlyMap<string, SandboxPersonaName> = new Map(
   sandboxPersonas.map((persona) => [persona.number, persona.name]),
 );
 
-/** The persona for a destination number; null when it is not an E.164 number at all. */
+/** Digits a persona number may be followed by: many distinct callees of one kind (a campaign's list). */
+const personaExtensionDigitsMax = 4;
+
+/**
+ * The persona for a destination number; null when it is not an E.164 number at all. A persona
+ * number followed by up to four more digits (`+15550100002` then `0001`) reaches that persona too,
+ * so a campaign — where each number appears once — can hold thousands of busy or absent callees.
+ */
 export function sandboxPersonaFor(number: string): SandboxPersonaName | null {
   if (!isE164(number)) return null;
-  return personaByNumber.get(number) ?? defaultSandboxPersona;
+  const exact = personaByNumber.get(number);
+  if (exact) return exact;
+  const base = number.slice(0, '+15550100001'.length);
+  const extension = number.slice(base.length);
+  if (extension.length <= personaExtensionDigitsMax)
+    return personaByNumber.get(base) ?? defaultSandboxPersona;
+  return defaultSandboxPersona;
 }
 
 /** Every delay of the personas, in ms; tests pass smaller ones. */

@@ -1,0 +1,201 @@
+// npm run bench:campaign — a campaign end to end: BENCH_CONTACTS (10,000) contacts against the
+// sandbox carrier over real SIP and RTP, short calls of three kinds (people who answer and hang up
+// after 2 s, busy lines, lines that ring out after the 5 s ring timeout). Prints the achieved
+// calls per minute against the configured pace, the most calls live at once (sampled every 100 ms,
+// from the call records) against the cap, and the campaign's total time. Then it measures how long
+// a BENCH_ACCEPT_CONTACTS (100,000) contact campaign takes to be accepted over the API, as JSON and
+// as a CSV file (the CLI's path), and the process's extra RSS. BENCH_PACE (calls/min, 1200),
+// BENCH_CONCURRENCY (60), DATABASE_URL (PostgreSQL instead of embedded SQLite).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAgent } from '../dist/admin/agents.js';
+import { createApiKey, keyForCallsPlacedBy } from '../dist/admin/apiKeys.js';
+import { addPhoneNumber } from '../dist/admin/numbers.js';
+import { createCampaign } from '../dist/campaigns/createCampaign.js';
+import { loadConfig } from '../dist/config.js';
+import { parseCampaignCsv } from '../dist/domain/campaignCsv.js';
+import { createLogger } from '../dist/logger.js';
+import { startService } from '../dist/server.js';
+
+const contactCount = Number(process.env.BENCH_CONTACTS ?? 10_000);
+const acceptCount = Number(process.env.BENCH_ACCEPT_CONTACTS ?? 100_000);
+const pace = Number(process.env.BENCH_PACE ?? 1_200);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 60);
+const kinds = [
+  { name: 'answers, hangs up after 2 s', persona: '+15550100006', share: 0.4 },
+  { name: 'busy', persona: '+15550100002', share: 0.3 },
+  { name: 'rings out (5 s)', persona: '+15550100003', share: 0.3 },
+];
+
+const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-campaign-'));
+const schema = `bench_campaign_${process.pid}`;
+const config = loadConfig({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  CALLWRIGHT_DATA_DIR: dataDir,
+  CALLWRIGHT_SIP_BIND: '127.0.0.1',
+  CALLWRIGHT_PUBLIC_IP: '127.0.0.1',
+  CALLWRIGHT_SIP_PORT: '0',
+  CALLWRIGHT_RTP_PORTS: '30000-39998',
+  CALLWRIGHT_RATE_LIMIT: '100000/1s',
+  CALLWRIGHT_RING_TIMEOUT_S: '5',
+  ...(process.env.DATABASE_URL
+    ? {
+        DATABASE_URL: process.env.DATABASE_URL,
+        CALLWRIGHT_DATABASE_SCHEMA: schema,
+        CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
+      }
+    : {}),
+});
+const service = await startService(config, createLogger('error'));
+const account = await service.store.accounts.create({ name: 'bench', maxLiveCalls: concurrency + 20 });
+const { key } = await createApiKey(service.store, account.id, 'bench');
+const agent = await createAgent(service.store, account.id, {
+  name: 'bench',
+  prompt: 'p',
+  script: { start: 'listening', nodes: { listening: { listen: [{ phrases: [], next: 'listening' }] } } },
+  maxDurationS: 3,
+});
+await addPhoneNumber(service.store, account.id, '+15550009999');
+
+const contacts = [];
+for (const kind of kinds) {
+  const count = Math.round(contactCount * kind.share);
+  for (let index = 0; index < count; index += 1) {
+    contacts.push({ to_number: `${kind.persona}${String(index).padStart(4, '0')}` });
+  }
+}
+// Interleaved, as a real list would be.
+contacts.sort((a, b) => a.to_number.slice(-4).localeCompare(b.to_number.slice(-4)));
+
+const api = async (path, init = {}) => {
+  const response = await fetch(`${service.url}/v1${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'X-API-Key': key, ...(init.body ? { 'Content-Type': 'application/json' } : {}) },
+    ...(init.body ? { body: init.body } : {}),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+};
+
+const startedAt = Date.now();
+const campaign = await api('/campaigns', {
+  method: 'POST',
+  body: JSON.stringify({
+    name: 'bench',
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    calling_window: { start: '00:00', end: '23:59' },
+    time_zone: 'UTC',
+    max_concurrency: concurrency,
+    calls_per_minute: pace,
+    contacts,
+  }),
+});
+const acceptedMs = Date.now() - startedAt;
+
+let maxLive = 0;
+let maxCalling = 0;
+let lastProgress = null;
+let lastReport = Date.now();
+for (;;) {
+  const counts = await service.store.calls.countByStatus(account.id);
+  maxLive = Math.max(maxLive, (counts.dialing ?? 0) + (counts.ringing ?? 0) + (counts.in_progress ?? 0));
+  if (Date.now() - lastReport > 1_000 || !lastProgress) {
+    const now = await api(`/campaigns/${campaign.campaign_id}`);
+    lastProgress = now;
+    maxCalling = Math.max(maxCalling, now.progress.calling);
+    if (Date.now() - lastReport > 15_000) {
+      const finished =
+        now.progress.done + now.progress.expired + now.progress.do_not_call + now.progress.canceled;
+      console.error(`  … ${finished} of ${contactCount} finished, ${now.progress.calling} on a call`);
+      lastReport = Date.now();
+    }
+    if (now.status === 'completed') break;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+const totalMs = Date.now() - startedAt;
+
+// Attempts started over the span from the first to the last start.
+const starts = [];
+for (let after = -1; ; ) {
+  const page = await api(`/campaigns/${campaign.campaign_id}/contacts?limit=500&after=${after}`);
+  for (const contact of page.data) for (const call of contact.calls) starts.push(Date.parse(call.created_at));
+  if (page.next_after === null) break;
+  after = page.next_after;
+}
+starts.sort((a, b) => a - b);
+const spanMs = starts.at(-1) - starts[0];
+const achievedPerMinute = ((starts.length - 1) / spanMs) * 60_000;
+
+console.log(
+  `bench:campaign — ${contactCount} contacts on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, sandbox carrier over SIP/RTP`,
+);
+console.log(`  mix: ${kinds.map((kind) => `${Math.round(kind.share * 100)}% ${kind.name}`).join(', ')}`);
+console.log(`  accepted (POST /v1/campaigns, JSON): ${acceptedMs} ms`);
+console.log(
+  `  pace: ${achievedPerMinute.toFixed(0)} calls/min achieved of ${pace} configured (${starts.length} attempts)`,
+);
+console.log(
+  `  concurrency: at most ${maxLive} calls live (sampled), ${maxCalling} contacts on a call; cap ${concurrency}`,
+);
+console.log(`  total: ${(totalMs / 1000).toFixed(1)} s from the request to completed`);
+console.log(`  outcomes: ${JSON.stringify(lastProgress.progress.outcomes)}`);
+
+// Acceptance of a large list: JSON over the API, then the CSV path (what the CLI and dashboard run).
+const big = Array.from({ length: acceptCount }, (_, index) => ({
+  to_number: `+1212${String(5_000_000 + index).padStart(7, '0')}`,
+}));
+global.gc?.();
+const rssBefore = process.memoryUsage().rss;
+const bigStart = Date.now();
+const bigCampaign = await api('/campaigns', {
+  method: 'POST',
+  body: JSON.stringify({
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    calling_window: { start: '09:00', end: '17:00' },
+    time_zone: 'America/New_York',
+    starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+    contacts: big,
+  }),
+});
+const bigJsonMs = Date.now() - bigStart;
+const rssAfterJson = process.memoryUsage().rss;
+await api(`/campaigns/${bigCampaign.campaign_id}/cancel`, { method: 'POST' });
+const csv = Buffer.from(
+  `to_number\n${big.map((contact) => contact.to_number.replace('+1212', '+1213')).join('\n')}\n`,
+);
+const csvStart = Date.now();
+const csvKey = await keyForCallsPlacedBy(service.store, account.id, 'bench csv');
+await createCampaign(
+  service.store,
+  { account, apiKeyId: csvKey.id },
+  {
+    agent_id: agent.id,
+    from_number: '+15550009999',
+    calling_window: { start: '09:00', end: '17:00' },
+    time_zone: 'America/New_York',
+    starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+  },
+  { kind: 'csv', file: parseCampaignCsv(csv) },
+);
+const bigCsvMs = Date.now() - csvStart;
+const rssPeak = Math.max(rssAfterJson, process.memoryUsage().rss);
+console.log(
+  `  accepted ${acceptCount} contacts: JSON ${bigJsonMs} ms, CSV ${bigCsvMs} ms (${(csv.length / 1e6).toFixed(1)} MB); extra RSS ${((rssPeak - rssBefore) / 1e6).toFixed(0)} MB (process: test client and service together)`,
+);
+
+await service.close();
+rmSync(dataDir, { recursive: true, force: true });
+if (process.env.DATABASE_URL) {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
+  await client.end();
+}
