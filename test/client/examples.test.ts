@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentInput, createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import { callCompletedEventSchema } from '../../src/api/webhookSchemas.js';
-import { CallwrightClient } from '../../src/client/index.js';
+import { CallwrightClient, ConflictError } from '../../src/client/index.js';
 import { freePort } from '../helpers/freePort.js';
 import { callFixture, startFullService } from '../helpers/fullService.js';
 import { createAccountFixture, startTestService } from '../helpers/service.js';
@@ -207,7 +207,16 @@ describe('examples against the full sandbox service', () => {
       jsonLines(output).find((line) => line.call_id === call.call_id),
     );
     const eventId = String(stored.stored);
-    await client.events.resend(eventId);
+    // The receiver has it before the worker records the attempt: until then a resend is a 409.
+    await waitFor('the resend to be taken', () =>
+      client.events.resend(eventId).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof ConflictError) return undefined;
+          throw error;
+        },
+      ),
+    );
     await waitFor('the copy to arrive', () =>
       jsonLines(output).some((line) => line.duplicate === eventId) ? true : undefined,
     );
