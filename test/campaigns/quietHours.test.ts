@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queueNames } from '../../src/queue/types.js';
+import { callFixture, startFullService } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+
+/**
+ * Service-wide quiet hours (CALLWRIGHT_QUIET_HOURS): a single call asked for during them is
+ * accepted as the specification says, stays queued with no INVITE sent, and its dispatch job waits
+ * for the end of the quiet hours in the callee's zone (UTC here: the sandbox's +1555 numbers name
+ * no zone of their own).
+ */
+
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+const quietStartMs = Date.now() - 3_600_000;
+const quietEndMs = Date.now() + 2 * 3_600_000;
+
+let service: Awaited<ReturnType<typeof startFullService>>;
+let fixture: Awaited<ReturnType<typeof callFixture>>;
+
+beforeAll(async () => {
+  service = await startFullService({
+    CALLWRIGHT_QUIET_HOURS: `${clock(quietStartMs)}-${clock(quietEndMs)}`,
+    CALLWRIGHT_QUIET_HOURS_TIME_ZONE: 'UTC',
+  });
+  fixture = await callFixture(service);
+});
+
+afterAll(async () => {
+  await service?.dispose();
+});
+
+describe('quiet hours', () => {
+  it('keeps a call queued, undialled, until the quiet hours end', async () => {
+    const response = await postCall(service.url, fixture.key, {
+      agent_id: fixture.agentId,
+      from_number: fixture.from,
+      to_number: '+15550100002',
+    });
+    expect(response.body).toMatchObject({ status: 'queued' });
+    const callId = (response.body as { call_id: string }).call_id;
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await service.store.calls.getById(callId))?.status).toBe('queued');
+    expect((await service.store.sandboxInvites.list()).map((invite) => invite.toNumber)).not.toContain(
+      '+15550100002',
+    );
+    const depth = await service.store.queue.depth(queueNames.dispatch);
+    expect(depth.count).toBe(1);
+    // The job waits for the first minute after the quiet hours.
+    const endMinuteMs = Math.floor(quietEndMs / 60_000) * 60_000;
+    expect(depth.oldestRunAtMs).toBe(endMinuteMs);
+  });
+
+  it('refuses a malformed setting at start-up', async () => {
+    await expect(startFullService({ CALLWRIGHT_QUIET_HOURS: '9pm-8am' })).rejects.toThrow(/21:00-08:00/);
+  });
+});
