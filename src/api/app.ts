@@ -35,6 +35,7 @@ import { maxBodyBytes } from './jsonBody.js';
 import { registerMetricsRoute } from './metrics.js';
 import { registerNumberAndWebhookRoutes } from './numberAndWebhookRoutes.js';
 import { OpenApiCollector } from './openapi.js';
+import { registerPrivacyRoutes } from './privacyRoutes.js';
 import { type RecordingAccess, registerRecordingRoutes, signedRecordingRequest } from './recordings.js';
 import { renderReferencePage } from './referencePage.js';
 
@@ -187,6 +188,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
       registerCampaignRoutes(api, store, deps.callControl ?? null);
+      registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerAgentRoutes(api, store);
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

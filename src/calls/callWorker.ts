@@ -3,6 +3,7 @@ import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/c
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
+import { RetentionSweeper } from '../privacy/dataRules.js';
 import type { JobQueue } from '../queue/types.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
@@ -102,6 +103,12 @@ export async function startCallWorker(options: {
   });
   await dispatcher.start({ recoverOtherWorkers: options.soleWorker });
   campaigns.start();
+  const retention = new RetentionSweeper({
+    store: options.store,
+    recordings: options.recordings,
+    logger: options.logger.child({ component: 'retention' }),
+  });
+  retention.start();
   options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));
   logger.info(
     { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
@@ -114,6 +121,7 @@ export async function startCallWorker(options: {
     workerId,
     campaigns,
     async close(deadlineMs = 10_000) {
+      retention.stop();
       await campaigns.stop();
       await dispatcher.stop(deadlineMs);
       await sandbox.close();

@@ -16,6 +16,7 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     time_zone: campaign.timeZone,
     max_concurrency: campaign.maxConcurrency,
     calls_per_minute: campaign.callsPerMinute,
+    max_daily_attempts: campaign.maxDailyAttempts,
     retry: campaign.retry,
     starts_at: campaign.startsAt,
     ends_at: campaign.endsAt,

@@ -27,6 +27,8 @@ export interface CampaignSchedulerOptions {
   nowMs?: () => number;
 }
 
+/** The span of the daily cap on calls to one number. */
+const dayMs = 86_400_000;
 /** Contacts looked at per campaign and tick, at most: a tick's cost follows the calls due, not the list. */
 const dueContactsPerTick = 50;
 
@@ -197,6 +199,7 @@ export class CampaignScheduler {
         nowIso,
         claimedAtIso: new Date(slotMs).toISOString(),
         spacingSinceIso: new Date(nowMs - spacingMs).toISOString(),
+        dayAgoIso: new Date(nowMs - dayMs).toISOString(),
       });
       // Refused: the cap or the pace was reached (perhaps by another scheduler), or it was taken.
       if (!claimed) return this.tickMs;
@@ -221,6 +224,24 @@ export class CampaignScheduler {
     const atIso = new Date(nowMs).toISOString();
     if (await store.doNotCall.get(campaign.accountId, contact.toNumber)) {
       await store.campaigns.updateWaiting(contact, { state: 'do_not_call', dueAtIso: null }, atIso);
+      return false;
+    }
+    // The daily cap: the number waits until its oldest call of the last 24 h ages out.
+    const recent = await store.campaigns.callsToNumberSince(
+      campaign.accountId,
+      contact.toNumber,
+      new Date(nowMs - dayMs).toISOString(),
+    );
+    if (recent.count >= campaign.maxDailyAttempts && recent.oldestAt !== null) {
+      const freeAtMs = Date.parse(recent.oldestAt) + dayMs + 1_000;
+      const expired = campaign.endsAt !== null && freeAtMs >= Date.parse(campaign.endsAt);
+      await store.campaigns.updateWaiting(
+        contact,
+        expired
+          ? { state: 'expired', dueAtIso: null }
+          : { state: contact.state, dueAtIso: new Date(freeAtMs).toISOString() },
+        atIso,
+      );
       return false;
     }
     const opening = nextWindowOpening(campaign.callingWindow, contact.timeZones, nowMs);

@@ -127,6 +127,7 @@ export async function createCampaign(
       timeZone: settings.time_zone,
       maxConcurrency: settings.max_concurrency,
       callsPerMinute: settings.calls_per_minute,
+      maxDailyAttempts: settings.max_daily_attempts,
       retry: settings.retry,
       startsAt: settings.starts_at,
       endsAt: settings.ends_at,

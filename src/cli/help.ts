@@ -165,7 +165,7 @@ export const commandHelp: Record<string, GroupHelp> = {
     verbs: {
       create: {
         synopsis:
-          '--csv FILE --agent ID --from NUMBER [--from NUMBER…] --window HH:MM-HH:MM --time-zone ZONE [--weekdays 1-5] [--concurrency N] [--per-minute N] [--retry busy=30x3,no_answer=60x2] [--starts-at ISO] [--ends-at ISO] [--name TEXT] [--caller-id-selection round_robin|local_area_code]',
+          '--csv FILE --agent ID --from NUMBER [--from NUMBER…] --window HH:MM-HH:MM --time-zone ZONE [--weekdays 1-5] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3,no_answer=60x2] [--starts-at ISO] [--ends-at ISO] [--name TEXT] [--caller-id-selection round_robin|local_area_code]',
         summary:
           'a campaign from a CSV (header to_number[,first_message,context,time_zone,VARIABLE…]); every row is checked first, one bad row creates nothing',
         example:

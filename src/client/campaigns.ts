@@ -46,6 +46,8 @@ export interface CampaignRequest {
   time_zone: string;
   max_concurrency?: number;
   calls_per_minute?: number;
+  /** Calls to one number in any 24 h (the account's other calls count too); default 3. */
+  max_daily_attempts?: number;
   retry?: RetryPolicy;
   starts_at?: string;
   ends_at?: string;
@@ -63,6 +65,7 @@ export interface Campaign {
   time_zone: string;
   max_concurrency: number;
   calls_per_minute: number;
+  max_daily_attempts: number;
   retry: RetryPolicy;
   starts_at: string | null;
   ends_at: string | null;

@@ -12,6 +12,7 @@ export const campaignLimits = {
   maxConcurrencyMax: 100,
   callsPerMinuteMax: 6_000,
   attemptsMax: 10,
+  maxDailyAttemptsMax: 20,
   retryAfterMinutesMax: 7 * 24 * 60,
   /** The JSON body of a 100,000-contact campaign with variables fits comfortably. */
   bodyBytesMax: 64 * 1024 * 1024,
@@ -73,6 +74,8 @@ export interface CampaignRequest {
   time_zone: string;
   max_concurrency: number;
   calls_per_minute: number;
+  /** Calls to one number (any campaign or single call of the account) in 24 h, at most. */
+  max_daily_attempts: number;
   retry: RetryPolicy;
   starts_at: string | null;
   ends_at: string | null;
@@ -90,6 +93,7 @@ export interface CampaignRecord {
   timeZone: string;
   maxConcurrency: number;
   callsPerMinute: number;
+  maxDailyAttempts: number;
   retry: RetryPolicy;
   startsAt: string | null;
   endsAt: string | null;
@@ -133,6 +137,7 @@ const knownFields = new Set([
   'time_zone',
   'max_concurrency',
   'calls_per_minute',
+  'max_daily_attempts',
   'retry',
   'starts_at',
   'ends_at',
@@ -285,6 +290,13 @@ export function parseCampaignSettings(body: unknown): Omit<CampaignRequest, 'con
       1,
       campaignLimits.callsPerMinuteMax,
       10,
+    ),
+    max_daily_attempts: wholeNumber(
+      body.max_daily_attempts,
+      'max_daily_attempts',
+      1,
+      campaignLimits.maxDailyAttemptsMax,
+      3,
     ),
     retry: parseRetry(body.retry),
     starts_at: startsAt,

@@ -69,6 +69,7 @@ const idPrefixes = {
   user: 'usr_',
   campaign: 'cmp_',
   campaignContact: 'cct_',
+  audit: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { chmod, stat, writeFile } from 'node:fs/promises';
+import { chmod, rm, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { makePrivateDirectory, privateFileMode } from '../secrets/privateFiles.js';
@@ -21,6 +21,8 @@ export interface RecordingStorage {
   save(callId: string, wav: Buffer): Promise<string>;
   /** The recording at `location`, or null when it is not there. */
   open(location: string): Promise<StoredRecording | null>;
+  /** Deletes the recording at `location` (nothing when it is already gone). */
+  remove(location: string): Promise<void>;
 }
 
 /** WAV files in a folder of the data directory, private to the service user (0700, files 0600). */
@@ -41,6 +43,11 @@ export class FileRecordingStorage implements RecordingStorage {
     const found = await stat(path).catch(() => null);
     if (!found?.isFile()) return null;
     return { sizeBytes: found.size, body: createReadStream(path) };
+  }
+
+  async remove(location: string): Promise<void> {
+    const path = isAbsolute(location) ? location : resolve(this.directory, location);
+    await rm(path, { force: true });
   }
 }
 
@@ -65,5 +72,12 @@ export class PostgresRecordingStorage implements RecordingStorage {
     ]);
     const wav = rows[0]?.wav;
     return wav ? { sizeBytes: wav.length, body: wav } : null;
+  }
+
+  async remove(location: string): Promise<void> {
+    if (!location.startsWith(postgresLocationPrefix)) return;
+    await this.pool.query('DELETE FROM recordings WHERE call_id = $1', [
+      location.slice(postgresLocationPrefix.length),
+    ]);
   }
 }

@@ -227,8 +227,20 @@ export interface CampaignRepository {
   claimContact(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
-    claim: { callId: string; nowIso: string; claimedAtIso: string; spacingSinceIso: string },
+    claim: {
+      callId: string;
+      nowIso: string;
+      claimedAtIso: string;
+      spacingSinceIso: string;
+      dayAgoIso: string;
+    },
   ): Promise<boolean>;
+  /** The account's calls to a number since `sinceIso` (any campaign or single call), and the oldest one's time. */
+  callsToNumberSince(
+    accountId: string,
+    number: string,
+    sinceIso: string,
+  ): Promise<{ count: number; oldestAt: string | null }>;
   recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void>;
   updateWaiting(
     contact: CampaignContactRecord,
@@ -251,6 +263,51 @@ export interface CampaignRepository {
   ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null>;
 }
 
+/** A record of an action on personal data (an erasure), kept without the data itself. */
+export interface AuditEntry {
+  id: string;
+  accountId: string;
+  action: string;
+  /** Who asked: `api_key:key_…`, `user:usr_…`, `cli`. */
+  actor: string;
+  /** What it was about, masked (a phone number keeps its first and last digits). */
+  subject: string;
+  detail: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface PrivacyRepository {
+  /** The account's calls to a number (any status), with their recording locations. */
+  callsOfNumber(
+    accountId: string,
+    number: string,
+  ): Promise<{ id: string; status: string; recordingPath: string | null }[]>;
+  /**
+   * Deletes the ended calls among `callIds` with their events, delivery attempts and campaign
+   * attempts, the number's campaign contacts not on a call, and its sandbox INVITE log. Repeatable.
+   */
+  eraseNumber(
+    accountId: string,
+    number: string,
+    callIds: readonly string[],
+  ): Promise<{ calls: number; contacts: number }>;
+  addAudit(entry: AuditEntry): Promise<void>;
+  /** Newest first, strictly before the `before` id. */
+  listAudit(accountId: string, options: { limit: number; before?: string }): Promise<AuditEntry[]>;
+  retentionDays(accountId: string): Promise<number | null>;
+  /** Null: keep transcripts and recordings (the default). */
+  setRetentionDays(accountId: string, days: number | null, atIso: string): Promise<void>;
+  retentionRules(): Promise<{ accountId: string; days: number }[]>;
+  /** Calls that ended before `endedBeforeIso` whose transcript and recording are still kept. */
+  callsPastRetention(
+    accountId: string,
+    endedBeforeIso: string,
+    limit: number,
+  ): Promise<{ id: string; recordingPath: string | null }[]>;
+  /** Empties the calls' transcripts (in their events too) and forgets their recordings. */
+  scrubCalls(callIds: readonly string[], atIso: string): Promise<void>;
+}
+
 export interface SandboxInviteRepository {
   record(entry: SandboxInviteRecord): Promise<void>;
   list(): Promise<SandboxInviteRecord[]>;
@@ -267,6 +324,7 @@ export interface Store {
   readonly prices: AccountPriceRepository;
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
+  readonly privacy: PrivacyRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;

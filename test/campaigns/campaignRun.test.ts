@@ -234,6 +234,39 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
     expect(((await api('/campaigns')).body as { data: unknown[] }).data).toHaveLength(before.data.length);
   });
 
+  it('holds the daily cap per number across single calls and campaigns', async () => {
+    const single = await api('/calls/outbound', {
+      method: 'POST',
+      body: { agent_id: fixture.agentId, from_number: fixture.from, to_number: '+155501000050042' },
+    });
+    const singleId = (single.body as { call_id: string }).call_id;
+    const { open } = zonesForNow(Date.now());
+    const created = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: window,
+        time_zone: open,
+        max_daily_attempts: 1,
+        ends_at: new Date(Date.now() + 3_600_000).toISOString(),
+        contacts: [{ to_number: '+155501000050042' }, { to_number: '+155501000050043' }],
+      },
+    });
+    expect(created.body).toMatchObject({ max_daily_attempts: 1 });
+    const campaignId = (created.body as { campaign_id: string }).campaign_id;
+    const finished = await waitForStatus(campaignId, 'completed', 20_000);
+    // Already called once today: its next chance is a day away, after the campaign's end.
+    expect(finished.progress).toMatchObject({ done: 1, expired: 1 });
+    const contacts = (await api(`/campaigns/${campaignId}/contacts`)).body as { data: ContactView[] };
+    expect(contacts.data[0]).toMatchObject({ to_number: '+155501000050042', state: 'expired', calls: [] });
+    const invites = (await service.store.sandboxInvites.list()).filter(
+      (invite) => invite.toNumber === '+155501000050042',
+    );
+    expect(invites).toHaveLength(1);
+    expect((await service.store.calls.getById(singleId))?.status).toBe('failed');
+  }, 40_000);
+
   it('pauses, resumes and cancels; a canceled campaign cannot be resumed', async () => {
     const { open } = zonesForNow(Date.now());
     const created = await api('/campaigns', {

@@ -101,6 +101,11 @@ describe('GET /v1/openapi.json', () => {
         'listCampaigns',
         'pauseCampaign',
         'resumeCampaign',
+        // Data rules (issue 17).
+        'eraseNumber',
+        'getRetention',
+        'listAuditLog',
+        'setRetention',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

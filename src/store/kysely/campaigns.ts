@@ -67,6 +67,7 @@ export class KyselyCampaigns implements CampaignRepository {
           time_zone: campaign.timeZone,
           max_concurrency: campaign.maxConcurrency,
           calls_per_minute: campaign.callsPerMinute,
+          max_daily_attempts: campaign.maxDailyAttempts,
           retry_policy: jsonText(campaign.retry),
           starts_at: campaign.startsAt,
           ends_at: campaign.endsAt,
@@ -97,6 +98,7 @@ export class KyselyCampaigns implements CampaignRepository {
       timeZone: row.time_zone as string,
       maxConcurrency: Number(row.max_concurrency),
       callsPerMinute: Number(row.calls_per_minute),
+      maxDailyAttempts: Number(row.max_daily_attempts),
       retry: columns.json(row.retry_policy),
       startsAt: columns.timeOrNull(row.starts_at),
       endsAt: columns.timeOrNull(row.ends_at),
@@ -249,36 +251,66 @@ export class KyselyCampaigns implements CampaignRepository {
   async claimContact(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
-    claim: { callId: string; nowIso: string; claimedAtIso: string; spacingSinceIso: string },
+    claim: {
+      callId: string;
+      nowIso: string;
+      claimedAtIso: string;
+      spacingSinceIso: string;
+      dayAgoIso: string;
+    },
   ): Promise<boolean> {
     const campaignId = campaign.id;
-    const result = await this.queries.dialect.serialized(this.queries.db, `campaign:${campaignId}`, (db) =>
-      db
-        .updateTable('campaign_contacts')
-        .set({
-          state: 'calling',
-          attempts: sql`attempts + 1`,
-          due_at: null,
-          claimed_at: claim.claimedAtIso,
-          call_id: claim.callId,
-          updated_at: claim.nowIso,
-        })
-        .where('id', '=', contact.id)
-        .where('state', 'in', ['pending', 'retry_wait'])
-        .where('attempts', '=', contact.attempts)
-        .where('due_at', '<=', claim.nowIso)
-        .where(
-          sql<boolean>`(SELECT count(*) FROM campaign_contacts AS busy WHERE busy.campaign_id = ${campaignId} AND busy.state = 'calling') < ${campaign.maxConcurrency}`,
-        )
-        .where(
-          sql<boolean>`NOT EXISTS (SELECT 1 FROM campaign_contacts AS recent WHERE recent.campaign_id = ${campaignId} AND recent.claimed_at > ${claim.spacingSinceIso})`,
-        )
-        .where(
-          sql<boolean>`EXISTS (SELECT 1 FROM campaigns WHERE campaigns.id = ${campaignId} AND campaigns.status = 'running')`,
-        )
-        .executeTakeFirst(),
+    const result = await this.queries.dialect.serialized(
+      this.queries.db,
+      `campaign-claims:${campaign.accountId}`,
+      (db) =>
+        db
+          .updateTable('campaign_contacts')
+          .set({
+            state: 'calling',
+            attempts: sql`attempts + 1`,
+            due_at: null,
+            claimed_at: claim.claimedAtIso,
+            call_id: claim.callId,
+            updated_at: claim.nowIso,
+          })
+          .where('id', '=', contact.id)
+          .where('state', 'in', ['pending', 'retry_wait'])
+          .where('attempts', '=', contact.attempts)
+          .where('due_at', '<=', claim.nowIso)
+          .where(
+            sql<boolean>`(SELECT count(*) FROM campaign_contacts AS busy WHERE busy.campaign_id = ${campaignId} AND busy.state = 'calling') < ${campaign.maxConcurrency}`,
+          )
+          .where(
+            sql<boolean>`NOT EXISTS (SELECT 1 FROM campaign_contacts AS recent WHERE recent.campaign_id = ${campaignId} AND recent.claimed_at > ${claim.spacingSinceIso})`,
+          )
+          .where(
+            sql<boolean>`EXISTS (SELECT 1 FROM campaigns WHERE campaigns.id = ${campaignId} AND campaigns.status = 'running')`,
+          )
+          .where(
+            sql<boolean>`(SELECT count(*) FROM calls WHERE calls.account_id = ${campaign.accountId} AND calls.to_number = ${contact.toNumber} AND calls.created_at > ${claim.dayAgoIso}) < ${campaign.maxDailyAttempts}`,
+          )
+          .executeTakeFirst(),
     );
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  async callsToNumberSince(
+    accountId: string,
+    number: string,
+    sinceIso: string,
+  ): Promise<{ count: number; oldestAt: string | null }> {
+    const row = await this.queries.db
+      .selectFrom('calls')
+      .select((eb) => [eb.fn.countAll().as('count'), eb.fn.min('created_at').as('oldest')])
+      .where('account_id', '=', accountId)
+      .where('to_number', '=', number)
+      .where('created_at', '>', sinceIso)
+      .executeTakeFirst();
+    return {
+      count: Number(row?.count ?? 0),
+      oldestAt: this.queries.dialect.columns.timeOrNull(row?.oldest ?? null),
+    };
   }
 
   async recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void> {

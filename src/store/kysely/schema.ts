@@ -133,6 +133,7 @@ export interface CampaignsTable {
   time_zone: string;
   max_concurrency: number;
   calls_per_minute: number;
+  max_daily_attempts: number;
   retry_policy: JsonColumn;
   starts_at: NullableTimeColumn;
   ends_at: NullableTimeColumn;
@@ -167,6 +168,22 @@ export interface CampaignAttemptsTable {
   campaign_id: string;
   contact_id: string;
   attempt: number;
+  created_at: TimeColumn;
+}
+
+export interface RetentionRulesTable {
+  account_id: string;
+  retention_days: number;
+  updated_at: TimeColumn;
+}
+
+export interface AuditLogTable {
+  id: string;
+  account_id: string;
+  action: string;
+  actor: string;
+  subject: string;
+  detail: JsonColumn;
   created_at: TimeColumn;
 }
 
@@ -222,6 +239,8 @@ export interface CallsTable {
   sip_call_id: string | null;
   worker_id: string | null;
   lease_expires_at: NullableTimeColumn;
+  /** When the retention rule erased the transcript and recording (the call record stays). */
+  transcript_erased_at: NullableTimeColumn;
 }
 
 /** Events are written with their call and their attempts by hand-written transactions; read here. */
@@ -229,6 +248,12 @@ export interface EventsTable {
   id: string;
   account_id: string;
   call_id: string;
+  body: string;
+}
+
+/** Only erased here (with their event); written by the delivery worker's transactions. */
+export interface EventAttemptsTable {
+  event_id: string;
 }
 
 export interface Database {
@@ -243,6 +268,9 @@ export interface Database {
   campaigns: CampaignsTable;
   campaign_contacts: CampaignContactsTable;
   campaign_attempts: CampaignAttemptsTable;
+  audit_log: AuditLogTable;
+  retention_rules: RetentionRulesTable;
+  event_attempts: EventAttemptsTable;
   sandbox_invites: SandboxInvitesTable;
   users: UsersTable;
   sessions: SessionsTable;

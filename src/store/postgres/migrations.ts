@@ -294,7 +294,7 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   },
   {
     version: 11,
-    name: 'campaigns',
+    name: 'campaigns and data rules',
     sql: `
       -- Batch calling: a campaign's settings, its contacts (each with its attempt state and when it
       -- is next due), and each attempt's call. Contacts are written before their campaign row, so
@@ -311,6 +311,7 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
         time_zone text NOT NULL,
         max_concurrency integer NOT NULL,
         calls_per_minute integer NOT NULL,
+        max_daily_attempts integer NOT NULL,
         retry_policy jsonb NOT NULL,
         starts_at timestamptz,
         ends_at timestamptz,
@@ -347,6 +348,8 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       CREATE INDEX campaign_contacts_claimed ON campaign_contacts (campaign_id, claimed_at);
       CREATE INDEX campaign_contacts_state ON campaign_contacts (campaign_id, state);
       CREATE INDEX campaign_contacts_by_number ON campaign_contacts (account_id, to_number);
+      -- The daily cap per callee number counts an account's calls to it.
+      CREATE INDEX calls_by_account_number ON calls (account_id, to_number, created_at);
       CREATE TABLE campaign_attempts (
         call_id text PRIMARY KEY,
         campaign_id text NOT NULL,
@@ -356,6 +359,23 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
         -- One call per attempt, whatever the number of schedulers.
         UNIQUE (contact_id, attempt)
       );
+      -- Data rules: how long transcripts and recordings are kept, and what was erased, by whom.
+      CREATE TABLE retention_rules (
+        account_id text PRIMARY KEY REFERENCES accounts (id),
+        retention_days integer NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      ALTER TABLE calls ADD COLUMN transcript_erased_at timestamptz;
+      CREATE TABLE audit_log (
+        id text PRIMARY KEY,
+        account_id text NOT NULL REFERENCES accounts (id),
+        action text NOT NULL,
+        actor text NOT NULL,
+        subject text NOT NULL,
+        detail jsonb NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX audit_log_by_account ON audit_log (account_id, id);
     `,
   },
 ];

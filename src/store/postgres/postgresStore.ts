@@ -8,6 +8,7 @@ import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/d
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
+import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
 import { PostgresCalls } from './calls.js';
@@ -68,6 +69,7 @@ export class PostgresStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
+  readonly privacy: KyselyPrivacy;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -94,6 +96,7 @@ export class PostgresStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
+    this.privacy = new KyselyPrivacy(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

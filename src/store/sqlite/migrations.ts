@@ -271,7 +271,7 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   },
   {
     version: 11,
-    name: 'campaigns',
+    name: 'campaigns and data rules',
     sql: `
       -- Batch calling: a campaign's settings, its contacts (each with its attempt state and when it
       -- is next due), and each attempt's call. Contacts are written before their campaign row, so
@@ -288,6 +288,7 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
         time_zone TEXT NOT NULL,
         max_concurrency integer NOT NULL,
         calls_per_minute integer NOT NULL,
+        max_daily_attempts integer NOT NULL,
         retry_policy TEXT NOT NULL,
         starts_at TEXT,
         ends_at TEXT,
@@ -324,6 +325,8 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX campaign_contacts_claimed ON campaign_contacts (campaign_id, claimed_at);
       CREATE INDEX campaign_contacts_state ON campaign_contacts (campaign_id, state);
       CREATE INDEX campaign_contacts_by_number ON campaign_contacts (account_id, to_number);
+      -- The daily cap per callee number counts an account's calls to it.
+      CREATE INDEX calls_by_account_number ON calls (account_id, to_number, created_at);
       CREATE TABLE campaign_attempts (
         call_id TEXT PRIMARY KEY,
         campaign_id TEXT NOT NULL,
@@ -333,6 +336,23 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
         -- One call per attempt, whatever the number of schedulers.
         UNIQUE (contact_id, attempt)
       );
+      -- Data rules: how long transcripts and recordings are kept, and what was erased, by whom.
+      CREATE TABLE retention_rules (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        retention_days integer NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      ALTER TABLE calls ADD COLUMN transcript_erased_at TEXT;
+      CREATE TABLE audit_log (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        action TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX audit_log_by_account ON audit_log (account_id, id);
     `,
   },
 ];

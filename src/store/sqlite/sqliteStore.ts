@@ -8,6 +8,7 @@ import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/d
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
+import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
 import type { Store } from '../types.js';
 import { SqliteCalls } from './calls.js';
@@ -70,6 +71,7 @@ export class SqliteStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
+  readonly privacy: KyselyPrivacy;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -98,6 +100,7 @@ export class SqliteStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
+    this.privacy = new KyselyPrivacy(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);
