@@ -1,7 +1,13 @@
+import { join } from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { PgBossJobQueue } from './queue/pgBossJobQueue.js';
 import { SqliteJobQueue } from './queue/sqliteJobQueue.js';
+import {
+  FileRecordingStorage,
+  PostgresRecordingStorage,
+  type RecordingStorage,
+} from './recordings/recordingStorage.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import { SqliteStore } from './store/sqlite/sqliteStore.js';
 
@@ -52,4 +58,14 @@ export async function openConfiguredStore(
     schema: config.database.schema,
     logger: logger.child({ component: 'postgres' }),
   });
+}
+
+/**
+ * Where the store's recordings live: scale-out processes may run on different machines, so with
+ * PostgreSQL they go in the database; the embedded mode keeps WAV files in the data directory.
+ */
+export function recordingStorageFor(store: ServiceStore, dataDir: string): RecordingStorage {
+  return store instanceof PostgresStore
+    ? new PostgresRecordingStorage(store.pool)
+    : new FileRecordingStorage(join(dataDir, 'recordings'));
 }

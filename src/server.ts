@@ -20,9 +20,8 @@ import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics/registry.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
-import { openConfiguredStore, type ServiceStore } from './openStore.js';
+import { openConfiguredStore, recordingStorageFor, type ServiceStore } from './openStore.js';
 import { queueNames } from './queue/types.js';
-import { FileRecordingStorage, PostgresRecordingStorage } from './recordings/recordingStorage.js';
 import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFiles.js';
 import { loadSecretBox, type SecretBox } from './secrets/secretBox.js';
 import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js';
@@ -256,10 +255,7 @@ async function startServiceOnce(
     };
     const metrics = new ServiceMetrics(store, store.queue);
     // Scale-out processes may run on different machines: recordings go where all of them can read.
-    const recordingStorage =
-      store instanceof PostgresStore
-        ? new PostgresRecordingStorage(store.pool)
-        : new FileRecordingStorage(join(config.dataDir, 'recordings'));
+    const recordingStorage = recordingStorageFor(store, config.dataDir);
     // The sandbox carrier runs inside each worker process (its own, on loopback).
     voice = runsWorkers
       ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }))

@@ -25,6 +25,7 @@ import {
 } from './context.js';
 import { credentials } from './credentialCommands.js';
 import { doNotCall } from './doNotCallCommands.js';
+import { privacy } from './privacyCommands.js';
 import { nearestName } from './help.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
@@ -304,6 +305,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   credentials,
   'do-not-call': doNotCall,
   campaigns,
+  privacy,
   ...webhookCommandGroups,
   users,
 };

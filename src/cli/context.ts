@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import type { AccountRecord } from '../domain/records.js';
+import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 
@@ -26,6 +27,8 @@ export interface CommandContext {
   secretBox: () => Promise<SecretBox>;
   json: boolean;
   accountId: string | undefined;
+  /** Where the store's recordings live (erasure deletes them). */
+  recordings?: RecordingStorage;
   out: CliOutput;
   /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: webhook URLs may point at private addresses. */
   webhookAllowPrivate?: boolean;

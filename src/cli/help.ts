@@ -178,6 +178,21 @@ export const commandHelp: Record<string, GroupHelp> = {
       cancel: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts; queued calls are canceled' },
     },
   },
+  privacy: {
+    summary: 'data rules: how long transcripts and recordings are kept, erasing a number, the audit log',
+    verbs: {
+      'erase-number': {
+        synopsis: 'NUMBER',
+        summary:
+          "erase the number's calls, transcripts, recordings, events and campaign contacts (refused while it is on a call); audited",
+      },
+      retention: {
+        synopsis: '[--days N | --off]',
+        summary: 'show or set the days a call keeps its transcript and recording after it ends',
+      },
+      audit: { synopsis: '[--limit N]', summary: 'what was erased, when and by whom (numbers masked)' },
+    },
+  },
   webhook: {
     summary: "the account's call.completed endpoint",
     verbs: {

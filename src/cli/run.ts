@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from '../config.js';
 import { isAppError } from '../domain/errors.js';
 import { createLogger, logFormatFor, prettyDestination } from '../logger.js';
-import { openConfiguredStore, type ServiceStore } from '../openStore.js';
+import { openConfiguredStore, recordingStorageFor, type ServiceStore } from '../openStore.js';
 import { loadSecretBox, type SecretBox } from '../secrets/secretBox.js';
 import { checkSecretKey } from '../secrets/secretsAtRest.js';
 import { startupErrorOf } from '../startupErrors.js';
@@ -136,6 +136,7 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
         accountId,
         out,
         secretBox,
+        recordings: recordingStorageFor(store, loaded.dataDir),
         webhookAllowPrivate,
         trunkAllowPrivate,
         providerAllowPrivate,

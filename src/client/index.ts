@@ -9,7 +9,7 @@
  * ```
  */
 import { CampaignsResource } from './campaigns.js';
-import { AgentsResource, NumbersResource, WebhookResource } from './management.js';
+import { AgentsResource, NumbersResource, PrivacyResource, WebhookResource } from './management.js';
 import { type RetryInfo, Transport } from './transport.js';
 import type {
   Call,
@@ -35,8 +35,8 @@ export type {
 } from './campaigns.js';
 export { CampaignsResource } from './campaigns.js';
 export * from './errors.js';
-export type { Agent, AgentFields, PhoneNumber, WebhookEndpoint } from './management.js';
-export { AgentsResource, NumbersResource, WebhookResource } from './management.js';
+export type { Agent, AgentFields, AuditEntry, Erasure, PhoneNumber, WebhookEndpoint } from './management.js';
+export { AgentsResource, NumbersResource, PrivacyResource, WebhookResource } from './management.js';
 export type { RetryInfo, RetryPolicy } from './transport.js';
 export { parseRetryAfterMs } from './transport.js';
 export type * from './types.js';
@@ -213,6 +213,7 @@ export class CallwrightClient {
   readonly doNotCall: DoNotCallResource;
   readonly agents: AgentsResource;
   readonly campaigns: CampaignsResource;
+  readonly privacy: PrivacyResource;
   readonly numbers: NumbersResource;
   readonly webhook: WebhookResource;
 
@@ -239,6 +240,7 @@ export class CallwrightClient {
     this.doNotCall = new DoNotCallResource(transport);
     this.agents = new AgentsResource(transport);
     this.campaigns = new CampaignsResource(transport);
+    this.privacy = new PrivacyResource(transport);
     this.numbers = new NumbersResource(transport);
     this.webhook = new WebhookResource(transport);
   }

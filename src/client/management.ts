@@ -135,3 +135,58 @@ export class WebhookResource {
     );
   }
 }
+
+/** What an erasure removed (`POST /v1/erasures`). */
+export interface Erasure {
+  calls_erased: number;
+  recordings_erased: number;
+  campaign_contacts_erased: number;
+  audit_id: string;
+  erased_at: string;
+}
+
+export interface AuditEntry {
+  audit_id: string;
+  action: string;
+  actor: string;
+  /** The number, masked. */
+  subject: string;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+/** `client.privacy`: retention of transcripts and recordings, erasure of a number, the audit log. */
+export class PrivacyResource {
+  constructor(private readonly transport: Transport) {}
+
+  /** Erases the number's calls, recordings, events and campaign contacts (409 while it is on a call). */
+  eraseNumber(number: string, options?: RequestOptions): Promise<Erasure> {
+    return this.transport.request(
+      { method: 'POST', path: '/v1/erasures', body: { number }, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  auditLog(query: { limit?: number; cursor?: string } = {}, options?: RequestOptions) {
+    const search = new URLSearchParams();
+    if (query.limit !== undefined) search.set('limit', String(query.limit));
+    if (query.cursor !== undefined) search.set('cursor', query.cursor);
+    const suffix = search.size > 0 ? `?${search}` : '';
+    return this.transport.request<{ data: AuditEntry[]; next_cursor: string | null }>(
+      { method: 'GET', path: `/v1/audit-log${suffix}`, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  retention(options?: RequestOptions): Promise<{ retention_days: number | null }> {
+    return this.transport.request({ method: 'GET', path: '/v1/retention', retry: 'idempotent' }, options);
+  }
+
+  /** Days a call keeps its transcript and recording after it ends; null keeps them. */
+  setRetention(days: number | null, options?: RequestOptions): Promise<{ retention_days: number | null }> {
+    return this.transport.request(
+      { method: 'PUT', path: '/v1/retention', body: { retention_days: days }, retry: 'idempotent' },
+      options,
+    );
+  }
+}

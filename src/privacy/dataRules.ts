@@ -8,13 +8,13 @@ import type { AuditEntry, Store } from '../store/types.js';
 export const retentionDaysMax = 3_650;
 const liveStatuses = new Set(['queued', 'dialing', 'ringing', 'in_progress']);
 
-export interface ErasureResult {
+export type ErasureResult = {
   calls_erased: number;
   recordings_erased: number;
   campaign_contacts_erased: number;
   audit_id: string;
   erased_at: string;
-}
+};
 
 /**
  * Erases everything stored about one phone number in an account (a data-protection request): its

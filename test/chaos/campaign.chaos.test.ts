@@ -32,6 +32,7 @@ async function serve(role: 'api' | 'worker', slot: number): Promise<{ child: Chi
   const rtpBase = 52_000 + slot * 1_000;
   const started = await startServeProcess(['--role', role], {
     ...baseEnv(),
+    LOG_LEVEL: 'info',
     CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
     CALLWRIGHT_SIP_BIND: '127.0.0.1',
     CALLWRIGHT_SIP_PORT: '0',

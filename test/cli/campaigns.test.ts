@@ -114,4 +114,17 @@ describe('campaigns from the command line', () => {
     expect((await runCli(dataDir, ['campaigns', 'resume', id])).code).not.toBe(0);
     expect(await runCliJson(dataDir, ['campaigns', 'show', id])).toMatchObject({ campaign_id: id });
   }, 60_000);
+
+  it('sets retention, erases a number and lists the audit log from the command line', async () => {
+    expect(await runCliJson(dataDir, ['privacy', 'retention'])).toEqual({ retention_days: null });
+    expect(await runCliJson(dataDir, ['privacy', 'retention', '--days', '90'])).toEqual({ retention_days: 90 });
+    expect((await runCli(dataDir, ['privacy', 'retention', '--days', '0'])).code).not.toBe(0);
+    expect(await runCliJson(dataDir, ['privacy', 'erase-number', '+12125550100'])).toMatchObject({
+      calls_erased: 0,
+      campaign_contacts_erased: 1,
+    });
+    const audit = (await runCliJson(dataDir, ['privacy', 'audit'])).entries as Record<string, unknown>[];
+    expect(audit[0]).toMatchObject({ action: 'erase_number', actor: 'cli', subject: '+1212*****00' });
+    expect((await runCli(dataDir, ['privacy', 'erase-number', '555'])).code).not.toBe(0);
+  }, 60_000);
 });

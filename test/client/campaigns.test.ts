@@ -52,6 +52,17 @@ describe('client.campaigns', () => {
     await expect(client.campaigns.pause(campaign.campaign_id)).rejects.toBeInstanceOf(ConflictError);
   }, 40_000);
 
+  it('sets retention, erases a number and reads the audit log (client.privacy)', async () => {
+    expect(await client.privacy.retention()).toEqual({ retention_days: null });
+    expect(await client.privacy.setRetention(7)).toEqual({ retention_days: 7 });
+    expect(await client.privacy.retention()).toEqual({ retention_days: 7 });
+    const erased = await client.privacy.eraseNumber('+15550100002');
+    expect(erased).toMatchObject({ calls_erased: 1, campaign_contacts_erased: 1 });
+    const audit = await client.privacy.auditLog({ limit: 5 });
+    expect(audit.data[0]).toMatchObject({ audit_id: erased.audit_id, subject: '+1555*****02' });
+    expect(await client.privacy.setRetention(null)).toEqual({ retention_days: null });
+  });
+
   it('surfaces the bad rows of a refused campaign', async () => {
     const refused = await client.campaigns
       .create({
