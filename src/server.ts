@@ -254,6 +254,9 @@ async function startServiceOnce(
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
+    // One limiter for the API's limits and the dial caps: in scale-out its buckets are rows.
+    const limiter =
+      store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter();
     // Scale-out processes may run on different machines: recordings go where all of them can read.
     const recordingStorage = recordingStorageFor(store, config.dataDir);
     // The sandbox carrier runs inside each worker process (its own, on loopback).
@@ -276,6 +279,7 @@ async function startServiceOnce(
           secretBox,
           buildEvent: buildEventAndWake,
           soleWorker: !scaleOut,
+          limiter,
           ...(options.campaignScheduler ? { campaignScheduler: options.campaignScheduler } : {}),
         });
     const metricsOnMainPort =
@@ -290,8 +294,7 @@ async function startServiceOnce(
             store,
             config,
             logger,
-            limiter:
-              store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter(),
+            limiter: limiter,
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
             ...(speechEngines ? { speechEngines } : {}),

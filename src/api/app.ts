@@ -21,6 +21,7 @@ import {
 import { registerCallRoutes } from './calls.js';
 import { registerCampaignRoutes } from './campaignRoutes.js';
 import { registerCredentialRoutes } from './credentials.js';
+import { registerDialRateRoutes } from './dialRateRoutes.js';
 import { registerDoNotCallRoutes } from './doNotCall.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
@@ -189,6 +190,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerDoNotCallRoutes(api, store);
       registerCampaignRoutes(api, store, deps.callControl ?? null);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
+      registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store);
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

@@ -29,6 +29,7 @@ import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { transferCall } from './callTransfers.js';
+import type { DialRateGate } from './dialRateGate.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import type { TransferLeg } from './transferLeg.js';
@@ -58,6 +59,8 @@ export interface CallWorkerContext {
   metrics?: CallMetrics;
   /** Campaign windows and quiet hours, asked right before a queued call is claimed for dialling. */
   callingHours?: CallingHoursGate;
+  /** Calls per second per caller ID and trunk, asked right before the claim. */
+  dialRates?: DialRateGate;
   /** Told when a session ends (the campaign scheduler settles the attempt). */
   onCallEnded?: () => void;
 }

@@ -1,6 +1,7 @@
 import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/campaignScheduler.js';
 import type { Config } from '../config.js';
+import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
 import { RetentionSweeper } from '../privacy/dataRules.js';
@@ -13,6 +14,7 @@ import { SandboxCarrier } from '../telephony/sandbox/index.js';
 import { SipUserAgent } from '../telephony/sip/index.js';
 import { createSpeakingSandboxVoice } from '../voice/sandboxPersonVoice.js';
 import type { VoiceStack } from '../voice/voiceStack.js';
+import { DialRateGate } from './dialRateGate.js';
 import { CallDispatcher, newWorkerId } from './dispatcher.js';
 
 export interface CallWorker {
@@ -42,6 +44,8 @@ export async function startCallWorker(options: {
   voice: VoiceStack | null;
   recordings: RecordingStorage;
   metrics?: ServiceMetrics;
+  /** The buckets of the per-caller-ID and per-trunk caps (shared by all processes on PostgreSQL). */
+  limiter?: RateLimiter;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs' | 'onCompleted'>;
 }): Promise<CallWorker> {
@@ -91,6 +95,7 @@ export async function startCallWorker(options: {
       recordings: options.recordings,
       ...(options.metrics ? { metrics: options.metrics } : {}),
       callingHours: new CallingHoursGate(options.store, telephony.quietHours),
+      ...(options.limiter ? { dialRates: new DialRateGate(options.store, options.limiter) } : {}),
       onCallEnded: () => campaigns?.wake(),
     },
     { queue: options.queue, maxCalls: telephony.workerMaxCalls },

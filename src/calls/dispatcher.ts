@@ -181,6 +181,7 @@ export class CallDispatcher {
     const callId = String(job.payload.call_id);
     const nowMs = Date.now();
     if (!(await this.withinCallingHours(job, callId, nowMs))) return;
+    if (!(await this.withinDialRates(job, callId, nowMs))) return;
     let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
     try {
       result = await this.context.store.calls.claimForDialing(callId, {
@@ -249,6 +250,19 @@ export class CallDispatcher {
       await this.settleJob(job.id, () => this.options.queue.complete(job.id));
       this.context.onCallEnded?.();
     }
+    return false;
+  }
+
+  /** The per-caller-ID and per-trunk caps: a call over one waits in the queue. True: dial now. */
+  private async withinDialRates(job: Job, callId: string, nowMs: number): Promise<boolean> {
+    const gate = this.context.dialRates;
+    if (!gate) return true;
+    const waitMs = await gate.waitMs(callId, nowMs).catch((error: unknown) => {
+      this.context.logger.warn({ err: error, callId }, 'dial rates could not be read; looking again shortly');
+      return this.cappedRetryMs;
+    });
+    if (waitMs === null) return true;
+    await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + waitMs));
     return false;
   }
 

@@ -25,8 +25,8 @@ import {
 } from './context.js';
 import { credentials } from './credentialCommands.js';
 import { doNotCall } from './doNotCallCommands.js';
-import { privacy } from './privacyCommands.js';
 import { nearestName } from './help.js';
+import { privacy } from './privacyCommands.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
 

@@ -8,7 +8,10 @@ export const privacy: Record<string, Verb> = {
   async 'erase-number'(context, args) {
     const { positionals } = parseOptions(args, {}, ['NUMBER']);
     const account = await resolveAccount(context);
-    print(context, await eraseNumber(context.store, context.recordings ?? null, account.id, positionals[0] ?? '', 'cli'));
+    print(
+      context,
+      await eraseNumber(context.store, context.recordings ?? null, account.id, positionals[0] ?? '', 'cli'),
+    );
   },
   async retention(context, args) {
     const { values } = parseOptions(args, { days: { type: 'string' }, off: { type: 'boolean' } });

@@ -263,6 +263,27 @@ export interface CampaignRepository {
   ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null>;
 }
 
+export const dialRateScopes = ['caller_id', 'trunk'] as const;
+export type DialRateScope = (typeof dialRateScopes)[number];
+
+/** A cap on calls per second leaving one caller ID (`subject`: the number) or one trunk (its name). */
+export interface DialRate {
+  scope: DialRateScope;
+  subject: string;
+  callsPerSecond: number;
+}
+
+export interface DialRateRepository {
+  list(accountId: string): Promise<DialRate[]>;
+  /** Every account's caps (a small table: the dispatcher keeps it in memory a few seconds). */
+  listAll(): Promise<(DialRate & { accountId: string })[]>;
+  /** Sets a cap, or removes it with `callsPerSecond: null`. */
+  set(
+    accountId: string,
+    rate: DialRate | { scope: DialRateScope; subject: string; callsPerSecond: null },
+  ): Promise<void>;
+}
+
 /** A record of an action on personal data (an erasure), kept without the data itself. */
 export interface AuditEntry {
   id: string;
@@ -325,6 +346,7 @@ export interface Store {
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
   readonly privacy: PrivacyRepository;
+  readonly dialRates: DialRateRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;

@@ -117,7 +117,9 @@ describe('campaigns from the command line', () => {
 
   it('sets retention, erases a number and lists the audit log from the command line', async () => {
     expect(await runCliJson(dataDir, ['privacy', 'retention'])).toEqual({ retention_days: null });
-    expect(await runCliJson(dataDir, ['privacy', 'retention', '--days', '90'])).toEqual({ retention_days: 90 });
+    expect(await runCliJson(dataDir, ['privacy', 'retention', '--days', '90'])).toEqual({
+      retention_days: 90,
+    });
     expect((await runCli(dataDir, ['privacy', 'retention', '--days', '0'])).code).not.toBe(0);
     expect(await runCliJson(dataDir, ['privacy', 'erase-number', '+12125550100'])).toMatchObject({
       calls_erased: 0,

@@ -101,7 +101,9 @@ describe('GET /v1/openapi.json', () => {
         'listCampaigns',
         'pauseCampaign',
         'resumeCampaign',
-        // Data rules (issue 17).
+        // Caps by caller ID and trunk, and data rules (issue 17).
+        'listDialRates',
+        'setDialRate',
         'eraseNumber',
         'getRetention',
         'listAuditLog',

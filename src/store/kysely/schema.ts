@@ -177,6 +177,14 @@ export interface RetentionRulesTable {
   updated_at: TimeColumn;
 }
 
+export interface DialRatesTable {
+  account_id: string;
+  scope: string;
+  subject: string;
+  calls_per_second: number;
+  updated_at: TimeColumn;
+}
+
 export interface AuditLogTable {
   id: string;
   account_id: string;
@@ -269,6 +277,7 @@ export interface Database {
   campaign_contacts: CampaignContactsTable;
   campaign_attempts: CampaignAttemptsTable;
   audit_log: AuditLogTable;
+  dial_rates: DialRatesTable;
   retention_rules: RetentionRulesTable;
   event_attempts: EventAttemptsTable;
   sandbox_invites: SandboxInvitesTable;

@@ -366,6 +366,15 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
         updated_at timestamptz NOT NULL
       );
       ALTER TABLE calls ADD COLUMN transcript_erased_at timestamptz;
+      -- Caps on how fast calls leave one caller ID or one trunk (calls per second).
+      CREATE TABLE dial_rates (
+        account_id text NOT NULL REFERENCES accounts (id),
+        scope text NOT NULL,
+        subject text NOT NULL,
+        calls_per_second integer NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (account_id, scope, subject)
+      );
       CREATE TABLE audit_log (
         id text PRIMARY KEY,
         account_id text NOT NULL REFERENCES accounts (id),

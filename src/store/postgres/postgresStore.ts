@@ -6,6 +6,7 @@ import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
+import { KyselyDialRates } from '../kysely/dialRates.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
@@ -70,6 +71,7 @@ export class PostgresStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly privacy: KyselyPrivacy;
+  readonly dialRates: KyselyDialRates;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -97,6 +99,7 @@ export class PostgresStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.privacy = new KyselyPrivacy(queries);
+    this.dialRates = new KyselyDialRates(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

@@ -343,6 +343,15 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
         updated_at TEXT NOT NULL
       );
       ALTER TABLE calls ADD COLUMN transcript_erased_at TEXT;
+      -- Caps on how fast calls leave one caller ID or one trunk (calls per second).
+      CREATE TABLE dial_rates (
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        scope TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        calls_per_second integer NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (account_id, scope, subject)
+      );
       CREATE TABLE audit_log (
         id TEXT PRIMARY KEY,
         account_id TEXT NOT NULL REFERENCES accounts (id),

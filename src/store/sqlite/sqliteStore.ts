@@ -6,6 +6,7 @@ import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
+import { KyselyDialRates } from '../kysely/dialRates.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
@@ -72,6 +73,7 @@ export class SqliteStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly privacy: KyselyPrivacy;
+  readonly dialRates: KyselyDialRates;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -101,6 +103,7 @@ export class SqliteStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.privacy = new KyselyPrivacy(queries);
+    this.dialRates = new KyselyDialRates(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -1,0 +1,103 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import { isPlainObject } from '../domain/outboundCallRequest.js';
+import { isE164 } from '../domain/phone.js';
+import { type DialRate, type DialRateScope, dialRateScopes, type Store } from '../store/types.js';
+import { authOf } from './auth.js';
+import { readJsonBody } from './jsonBody.js';
+import { errorResponses } from './schemas.js';
+
+export const callsPerSecondMax = 100;
+const tags = ['calls'];
+const rateSchema = {
+  type: 'object',
+  required: ['scope', 'subject', 'calls_per_second'],
+  properties: {
+    scope: { type: 'string', enum: [...dialRateScopes] },
+    subject: {
+      type: 'string',
+      description: 'The caller ID (E.164) or the trunk name',
+      examples: ['+15550009999'],
+    },
+    calls_per_second: { type: ['integer', 'null'], minimum: 1, maximum: callsPerSecondMax },
+  },
+} as const;
+
+const describe = (rate: DialRate) => ({
+  scope: rate.scope,
+  subject: rate.subject,
+  calls_per_second: rate.callsPerSecond,
+});
+
+/** Caps on how fast calls leave a caller ID or a trunk, for every call of the account. */
+export function registerDialRateRoutes(app: FastifyInstance, store: Store): void {
+  app.get(
+    '/dial-rates',
+    {
+      schema: {
+        summary: 'The caps on calls per second by caller ID and by trunk (extension)',
+        operationId: 'listDialRates',
+        tags,
+        response: {
+          200: {
+            type: 'object',
+            required: ['data'],
+            properties: { data: { type: 'array', items: rateSchema } },
+          },
+          ...errorResponses(401, 429, 500),
+        },
+      },
+    },
+    async (request) => ({ data: (await store.dialRates.list(authOf(request).account.id)).map(describe) }),
+  );
+
+  app.put(
+    '/dial-rates',
+    {
+      schema: {
+        summary: 'Set or remove (null) the cap on calls per second of one caller ID or trunk (extension)',
+        description:
+          'Every call counts, single or campaign; a call over the cap waits in the queue. The buckets are shared by all worker processes.',
+        operationId: 'setDialRate',
+        tags,
+        response: { 200: rateSchema, ...errorResponses(400, 401, 404, 422, 429, 500) },
+      },
+      config: { requestBody: rateSchema },
+    },
+    async (request) => {
+      const accountId = authOf(request).account.id;
+      const body = readJsonBody(request);
+      if (
+        !isPlainObject(body) ||
+        Object.keys(body).some((key) => !['scope', 'subject', 'calls_per_second'].includes(key))
+      )
+        throw new AppError('validation_error', 'the body is {"scope", "subject", "calls_per_second"}');
+      const { scope, subject, calls_per_second: perSecond } = body;
+      if (!(dialRateScopes as readonly unknown[]).includes(scope))
+        throw new AppError('validation_error', `scope must be one of ${dialRateScopes.join(', ')}`);
+      if (typeof subject !== 'string' || subject.length === 0 || subject.length > 100)
+        throw new AppError('validation_error', 'subject must be the caller ID or the trunk name');
+      if (
+        perSecond !== null &&
+        (!Number.isInteger(perSecond) ||
+          (perSecond as number) < 1 ||
+          (perSecond as number) > callsPerSecondMax)
+      )
+        throw new AppError(
+          'validation_error',
+          `calls_per_second must be a whole number from 1 to ${callsPerSecondMax}, or null`,
+        );
+      if (scope === 'caller_id') {
+        if (!isE164(subject)) throw new AppError('invalid_phone', 'subject must be an E.164 phone number');
+        if (!(await store.numbers.get(accountId, subject)))
+          throw new AppError('not_found', 'no such number in this account');
+      } else if (!(await store.trunks.get(accountId, subject))) {
+        throw new AppError('not_found', 'no such trunk in this account');
+      }
+      const rate = { scope: scope as DialRateScope, subject, callsPerSecond: perSecond as number | null };
+      await store.dialRates.set(accountId, rate);
+      request.log.info({ scope, callsPerSecond: perSecond }, 'dial rate set');
+      return { scope: rate.scope, subject, calls_per_second: rate.callsPerSecond };
+    },
+  );
+}
