@@ -1,11 +1,4 @@
 import type { CallStatus } from '../domain/callStatus.js';
-import type {
-  AttemptOutcome as CampaignAttemptOutcome,
-  CampaignContactRecord,
-  CampaignRecord,
-  CampaignStatus,
-  ContactState,
-} from '../domain/campaigns.js';
 import type { AppError } from '../domain/errors.js';
 import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
 import type {
@@ -34,9 +27,10 @@ import type {
   UserRecord,
   WebhookEndpointRecord,
 } from '../domain/records.js';
-import type { VariableValue } from '../domain/templates.js';
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
+import type { CampaignRepository } from './campaignRepository.js';
+import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 
 export interface CallListQuery {
   status?: CallStatus;
@@ -167,166 +161,6 @@ export interface DoNotCallRepository {
   /** Numbers in order, from after `afterNumber`. */
   list(accountId: string, options: { limit: number; afterNumber?: string }): Promise<DoNotCallEntry[]>;
   remove(accountId: string, number: string): Promise<boolean>;
-}
-
-/** A contact as a campaign is created: its zones already resolved. */
-export interface NewCampaignContact {
-  id: string;
-  position: number;
-  toNumber: string;
-  variables: Record<string, VariableValue> | null;
-  firstMessage: string | null;
-  context: string | null;
-  timeZones: string[];
-}
-
-/** How an attempt's call ended, as the retry policy reads it. */
-export interface EndedCall {
-  status: string;
-  endReason: string | null;
-  answeredBy: string | null;
-}
-
-export interface SettledAttempt {
-  contact: CampaignContactRecord;
-  call: EndedCall;
-}
-
-export interface CampaignAttempt {
-  callId: string;
-  campaignId: string;
-  contactId: string;
-  attempt: number;
-  createdAt: string;
-  /** Null until the call row exists (or after it was erased). */
-  call: EndedCall | null;
-}
-
-/** Contacts counted by state, and by the outcome of their latest attempt. */
-export interface CampaignProgress {
-  states: Partial<Record<ContactState, number>>;
-  outcomes: Partial<Record<CampaignAttemptOutcome, number>>;
-}
-
-export interface CampaignRepository {
-  create(campaign: CampaignRecord, contacts: readonly NewCampaignContact[]): Promise<CampaignRecord>;
-  get(accountId: string, campaignId: string): Promise<CampaignRecord | null>;
-  /** Newest first, strictly before the `before` id. */
-  list(accountId: string, options: { limit: number; before?: string }): Promise<CampaignRecord[]>;
-  /** Running campaigns, and paused or canceled ones with attempts still on a call (to settle them). */
-  listActive(): Promise<CampaignRecord[]>;
-  /** Moves the campaign from one of `from` to `to`; false when it was in none of them. */
-  setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean>;
-  /** A running campaign with no contact left to call becomes completed, once; true for that once. */
-  complete(campaignId: string, atIso: string): Promise<boolean>;
-  progress(campaignId: string): Promise<CampaignProgress>;
-  /** Contacts due by `nowIso`, earliest first. */
-  dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]>;
-  countCalling(campaignId: string): Promise<number>;
-  latestClaimAt(campaignId: string): Promise<string | null>;
-  claimContact(
-    campaign: CampaignRecord,
-    contact: CampaignContactRecord,
-    claim: {
-      callId: string;
-      nowIso: string;
-      claimedAtIso: string;
-      spacingSinceIso: string;
-      dayAgoIso: string;
-    },
-  ): Promise<boolean>;
-  /** The account's calls to a number since `sinceIso` (any campaign or single call), and the oldest one's time. */
-  callsToNumberSince(
-    accountId: string,
-    number: string,
-    sinceIso: string,
-  ): Promise<{ count: number; oldestAt: string | null }>;
-  recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void>;
-  updateWaiting(
-    contact: CampaignContactRecord,
-    change: { state: ContactState; dueAtIso: string | null },
-    atIso: string,
-  ): Promise<boolean>;
-  endedAttempts(campaignId: string, limit: number): Promise<SettledAttempt[]>;
-  claimsWithoutCall(campaignId: string, beforeIso: string): Promise<CampaignContactRecord[]>;
-  settle(
-    contact: CampaignContactRecord,
-    next: { state: ContactState; dueAtIso: string | null; outcome: CampaignAttemptOutcome | null },
-    atIso: string,
-  ): Promise<boolean>;
-  endWaiting(campaignId: string, state: 'canceled' | 'expired', atIso: string): Promise<number>;
-  listContacts(
-    campaignId: string,
-    options: { limit: number; afterPosition?: number; state?: ContactState },
-  ): Promise<CampaignContactRecord[]>;
-  attemptsOf(contactIds: readonly string[]): Promise<CampaignAttempt[]>;
-  ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null>;
-}
-
-export const dialRateScopes = ['caller_id', 'trunk'] as const;
-export type DialRateScope = (typeof dialRateScopes)[number];
-
-/** A cap on calls per second leaving one caller ID (`subject`: the number) or one trunk (its name). */
-export interface DialRate {
-  scope: DialRateScope;
-  subject: string;
-  callsPerSecond: number;
-}
-
-export interface DialRateRepository {
-  list(accountId: string): Promise<DialRate[]>;
-  /** Every account's caps (a small table: the dispatcher keeps it in memory a few seconds). */
-  listAll(): Promise<(DialRate & { accountId: string })[]>;
-  /** Sets a cap, or removes it with `callsPerSecond: null`. */
-  set(
-    accountId: string,
-    rate: DialRate | { scope: DialRateScope; subject: string; callsPerSecond: null },
-  ): Promise<void>;
-}
-
-/** A record of an action on personal data (an erasure), kept without the data itself. */
-export interface AuditEntry {
-  id: string;
-  accountId: string;
-  action: string;
-  /** Who asked: `api_key:key_…`, `user:usr_…`, `cli`. */
-  actor: string;
-  /** What it was about, masked (a phone number keeps its first and last digits). */
-  subject: string;
-  detail: Record<string, unknown>;
-  createdAt: string;
-}
-
-export interface PrivacyRepository {
-  /** The account's calls to a number (any status), with their recording locations. */
-  callsOfNumber(
-    accountId: string,
-    number: string,
-  ): Promise<{ id: string; status: string; recordingPath: string | null }[]>;
-  /**
-   * Deletes the ended calls among `callIds` with their events, delivery attempts and campaign
-   * attempts, the number's campaign contacts not on a call, and its sandbox INVITE log. Repeatable.
-   */
-  eraseNumber(
-    accountId: string,
-    number: string,
-    callIds: readonly string[],
-  ): Promise<{ calls: number; contacts: number }>;
-  addAudit(entry: AuditEntry): Promise<void>;
-  /** Newest first, strictly before the `before` id. */
-  listAudit(accountId: string, options: { limit: number; before?: string }): Promise<AuditEntry[]>;
-  retentionDays(accountId: string): Promise<number | null>;
-  /** Null: keep transcripts and recordings (the default). */
-  setRetentionDays(accountId: string, days: number | null, atIso: string): Promise<void>;
-  retentionRules(): Promise<{ accountId: string; days: number }[]>;
-  /** Calls that ended before `endedBeforeIso` whose transcript and recording are still kept. */
-  callsPastRetention(
-    accountId: string,
-    endedBeforeIso: string,
-    limit: number,
-  ): Promise<{ id: string; recordingPath: string | null }[]>;
-  /** Empties the calls' transcripts (in their events too) and forgets their recordings. */
-  scrubCalls(callIds: readonly string[], atIso: string): Promise<void>;
 }
 
 export interface SandboxInviteRepository {
@@ -574,3 +408,20 @@ export interface CallRepository {
    */
   createAuthorized?(attempt: AuthorizedCallAttempt): Promise<AuthorizedCallOutcome>;
 }
+
+export type {
+  CampaignAttempt,
+  CampaignProgress,
+  CampaignRepository,
+  EndedCall,
+  NewCampaignContact,
+  SettledAttempt,
+} from './campaignRepository.js';
+export type {
+  AuditEntry,
+  DialRate,
+  DialRateRepository,
+  DialRateScope,
+  PrivacyRepository,
+} from './dataRulesRepository.js';
+export { dialRateScopes } from './dataRulesRepository.js';

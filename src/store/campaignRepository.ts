@@ -1,0 +1,104 @@
+import type {
+  AttemptOutcome as CampaignAttemptOutcome,
+  CampaignContactRecord,
+  CampaignRecord,
+  CampaignStatus,
+  ContactState,
+} from '../domain/campaigns.js';
+import type { VariableValue } from '../domain/templates.js';
+
+/** The campaign ports of the store (src/store/types.ts re-exports them). */
+
+/** A contact as a campaign is created: its zones already resolved. */
+export interface NewCampaignContact {
+  id: string;
+  position: number;
+  toNumber: string;
+  variables: Record<string, VariableValue> | null;
+  firstMessage: string | null;
+  context: string | null;
+  timeZones: string[];
+}
+
+/** How an attempt's call ended, as the retry policy reads it. */
+export interface EndedCall {
+  status: string;
+  endReason: string | null;
+  answeredBy: string | null;
+}
+
+export interface SettledAttempt {
+  contact: CampaignContactRecord;
+  call: EndedCall;
+}
+
+export interface CampaignAttempt {
+  callId: string;
+  campaignId: string;
+  contactId: string;
+  attempt: number;
+  createdAt: string;
+  /** Null until the call row exists (or after it was erased). */
+  call: EndedCall | null;
+}
+
+/** Contacts counted by state, and by the outcome of their latest attempt. */
+export interface CampaignProgress {
+  states: Partial<Record<ContactState, number>>;
+  outcomes: Partial<Record<CampaignAttemptOutcome, number>>;
+}
+
+export interface CampaignRepository {
+  create(campaign: CampaignRecord, contacts: readonly NewCampaignContact[]): Promise<CampaignRecord>;
+  get(accountId: string, campaignId: string): Promise<CampaignRecord | null>;
+  /** Newest first, strictly before the `before` id. */
+  list(accountId: string, options: { limit: number; before?: string }): Promise<CampaignRecord[]>;
+  /** Running campaigns, and paused or canceled ones with attempts still on a call (to settle them). */
+  listActive(): Promise<CampaignRecord[]>;
+  /** Moves the campaign from one of `from` to `to`; false when it was in none of them. */
+  setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean>;
+  /** A running campaign with no contact left to call becomes completed, once; true for that once. */
+  complete(campaignId: string, atIso: string): Promise<boolean>;
+  progress(campaignId: string): Promise<CampaignProgress>;
+  /** Contacts due by `nowIso`, earliest first. */
+  dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]>;
+  countCalling(campaignId: string): Promise<number>;
+  latestClaimAt(campaignId: string): Promise<string | null>;
+  claimContact(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    claim: {
+      callId: string;
+      nowIso: string;
+      claimedAtIso: string;
+      spacingSinceIso: string;
+      dayAgoIso: string;
+    },
+  ): Promise<boolean>;
+  /** The account's calls to a number since `sinceIso` (any campaign or single call), and the oldest one's time. */
+  callsToNumberSince(
+    accountId: string,
+    number: string,
+    sinceIso: string,
+  ): Promise<{ count: number; oldestAt: string | null }>;
+  recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void>;
+  updateWaiting(
+    contact: CampaignContactRecord,
+    change: { state: ContactState; dueAtIso: string | null },
+    atIso: string,
+  ): Promise<boolean>;
+  endedAttempts(campaignId: string, limit: number): Promise<SettledAttempt[]>;
+  claimsWithoutCall(campaignId: string, beforeIso: string): Promise<CampaignContactRecord[]>;
+  settle(
+    contact: CampaignContactRecord,
+    next: { state: ContactState; dueAtIso: string | null; outcome: CampaignAttemptOutcome | null },
+    atIso: string,
+  ): Promise<boolean>;
+  endWaiting(campaignId: string, state: 'canceled' | 'expired', atIso: string): Promise<number>;
+  listContacts(
+    campaignId: string,
+    options: { limit: number; afterPosition?: number; state?: ContactState },
+  ): Promise<CampaignContactRecord[]>;
+  attemptsOf(contactIds: readonly string[]): Promise<CampaignAttempt[]>;
+  ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null>;
+}
