@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { request } from '../helpers/http.js';
-import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+import { jsonApi } from '../helpers/http.js';
+import { dropTestSchema, newTestSchema, storeEnv } from '../helpers/postgres.js';
 
 /**
  * A cap on calls per second from one caller ID, on each store (the buckets are the rate
@@ -15,15 +15,7 @@ describe.each(['sqlite', 'postgres'] as const)('dial rates on %s', (storeKind) =
   const schema = newTestSchema();
 
   beforeAll(async () => {
-    service = await startFullService(
-      storeKind === 'postgres'
-        ? {
-            DATABASE_URL: testPostgresUrl(),
-            CALLWRIGHT_DATABASE_SCHEMA: schema,
-            CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 6).toString('base64'),
-          }
-        : {},
-    );
+    service = await startFullService(storeEnv(storeKind, schema));
     fixture = await callFixture(service, { maxDurationS: 3, maxLiveCalls: 20 });
   });
 
@@ -32,15 +24,10 @@ describe.each(['sqlite', 'postgres'] as const)('dial rates on %s', (storeKind) =
     if (storeKind === 'postgres') await dropTestSchema(schema);
   });
 
-  const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-    request(`${service.url}/v1${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        'X-API-Key': fixture.key,
-        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
+  const api = jsonApi(
+    () => service.url,
+    () => fixture.key,
+  );
 
   it('lets calls leave a capped caller ID no faster than its calls per second', async () => {
     const set = await api('/dial-rates', {

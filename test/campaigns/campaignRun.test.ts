@@ -6,8 +6,8 @@ import {
   nextWindowOpening,
 } from '../../src/domain/callingWindow.js';
 import { callFixture, startFullService } from '../helpers/fullService.js';
-import { request } from '../helpers/http.js';
-import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+import { jsonApi } from '../helpers/http.js';
+import { dropTestSchema, newTestSchema, storeEnv } from '../helpers/postgres.js';
 
 /**
  * A campaign run to completion on the sandbox carrier with real SIP and RTP, on each store: a
@@ -60,14 +60,7 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
   const schema = newTestSchema();
 
   beforeAll(async () => {
-    const env: Record<string, string> =
-      storeKind === 'postgres'
-        ? {
-            DATABASE_URL: testPostgresUrl(),
-            CALLWRIGHT_DATABASE_SCHEMA: schema,
-            CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
-          }
-        : {};
+    const env: Record<string, string> = storeEnv(storeKind, schema);
     service = await startFullService(env, {
       campaignScheduler: { tickMs: 100, nowMs: () => Date.now() + clockOffsetMs },
     });
@@ -79,15 +72,10 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
     if (storeKind === 'postgres') await dropTestSchema(schema);
   });
 
-  const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-    request(`${service.url}/v1${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        'X-API-Key': fixture.key,
-        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
+  const api = jsonApi(
+    () => service.url,
+    () => fixture.key,
+  );
 
   async function waitForStatus(campaignId: string, status: string, timeoutMs: number) {
     const deadline = Date.now() + timeoutMs;

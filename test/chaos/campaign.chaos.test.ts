@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCallerWithCli, postgresServeEnv, startServeProcess } from '../helpers/cli.js';
+import { createCallerWithCli, postgresServeEnv, ServeFleet } from '../helpers/cli.js';
 import { request } from '../helpers/http.js';
 import { createTestDatabase, newTestSchema } from '../helpers/postgres.js';
 
@@ -21,34 +20,16 @@ const cap = 6;
 const schema = newTestSchema();
 const database = await createTestDatabase();
 const workDir = mkdtempSync(join(tmpdir(), 'callwright-campaign-chaos-'));
-const children = new Set<ChildProcess>();
-const unexpectedExits: string[] = [];
 
 function baseEnv(): Record<string, string> {
   return postgresServeEnv(database.url, workDir, 11, { CALLWRIGHT_DATABASE_SCHEMA: schema });
 }
 
-async function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
-  const rtpBase = 52_000 + slot * 1_000;
-  const started = await startServeProcess(['--role', role], {
-    ...baseEnv(),
-    LOG_LEVEL: 'info',
-    CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
-    CALLWRIGHT_SIP_BIND: '127.0.0.1',
-    CALLWRIGHT_SIP_PORT: '0',
-    CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
-  });
-  children.add(started.child);
-  started.child.on('exit', (code, signal) => {
-    children.delete(started.child);
-    if (signal !== 'SIGKILL' && signal !== 'SIGTERM')
-      unexpectedExits.push(`${role}-${slot}: ${code ?? signal}`);
-  });
-  return started;
-}
+const fleet = new ServeFleet(baseEnv, workDir, 52_000);
+const serve = (role: 'api' | 'worker', slot: number) => fleet.serve(role, slot);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  fleet.killAll('SIGKILL');
   rmSync(workDir, { recursive: true, force: true });
   await database.drop();
 });
@@ -124,12 +105,12 @@ describe('a campaign on PostgreSQL with three schedulers, two of them killed mid
       "SELECT COUNT(*)::int AS n FROM calls WHERE end_reason = 'interrupted'",
     );
     await db.end();
-    for (const child of children) child.kill('SIGTERM');
+    fleet.killAll('SIGTERM');
     console.log(
       `campaign chaos: ${contactCount} contacts, ${kills} workers SIGKILLed; states ${JSON.stringify(states.rows)}; ` +
         `at most ${maxCalling} on a call (cap ${cap}); calls interrupted by the kills: ${interrupted.rows[0].n}`,
     );
-    expect(unexpectedExits).toEqual([]);
+    expect(fleet.unexpectedExits).toEqual([]);
     expect(kills).toBe(2);
     expect(states.rows).toEqual([{ state: 'done', n: contactCount }]);
     expect(maxCalling).toBeLessThanOrEqual(cap);

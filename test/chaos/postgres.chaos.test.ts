@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   createCallerWithCli,
   postgresServeEnv,
-  startServeProcess,
+  ServeFleet,
   startWebhookReceiverWithCli,
 } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
@@ -28,9 +27,6 @@ const schema = newTestSchema();
 // A database of its own: terminating its backends leaves other test files' connections alone.
 const database = await createTestDatabase();
 const workDir = mkdtempSync(join(tmpdir(), 'callwright-chaos-'));
-const children = new Set<ChildProcess>();
-/** Processes that ended other than by our signals (a dropped connection must not end any). */
-const unexpectedExits: string[] = [];
 const personas = [
   '+15550100002',
   '+15550100005',
@@ -44,28 +40,11 @@ function baseEnv(): Record<string, string> {
   return postgresServeEnv(database.url, workDir, 9, { CALLWRIGHT_DATABASE_SCHEMA: schema });
 }
 
-/** Starts `serve --role ROLE` in its own slot of ports and data directory. */
-async function serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
-  const rtpBase = 45_000 + slot * 1_000;
-  const started = await startServeProcess(['--role', role], {
-    ...baseEnv(),
-    LOG_LEVEL: 'info',
-    CALLWRIGHT_DATA_DIR: join(workDir, `${role}-${slot}`),
-    CALLWRIGHT_SIP_BIND: '127.0.0.1',
-    CALLWRIGHT_SIP_PORT: '0',
-    CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
-  });
-  children.add(started.child);
-  started.child.on('exit', (code, signal) => {
-    children.delete(started.child);
-    if (signal !== 'SIGKILL' && signal !== 'SIGTERM')
-      unexpectedExits.push(`${role}-${slot}: ${code ?? signal}`);
-  });
-  return started;
-}
+const fleet = new ServeFleet(baseEnv, workDir, 45_000);
+const serve = (role: 'api' | 'worker', slot: number) => fleet.serve(role, slot);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  fleet.killAll('SIGKILL');
   rmSync(workDir, { recursive: true, force: true });
   await database.drop();
 });
@@ -176,8 +155,8 @@ describe('chaos on PostgreSQL: 2 API and 3 worker processes, workers killed and 
     );
     await db.end();
     receiver.close();
-    const exitsDuringRun = [...unexpectedExits];
-    for (const child of children) child.kill('SIGTERM');
+    const exitsDuringRun = [...fleet.unexpectedExits];
+    fleet.killAll('SIGTERM');
 
     const dialledTwice = invitesPerCall.rows.filter((row) => row.n > 1).length;
     const eventIdsPerCall = stored.map((id) => received.get(id)?.size ?? 0);

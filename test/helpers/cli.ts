@@ -217,3 +217,42 @@ export function postgresServeEnv(
     ...env,
   };
 }
+
+/**
+ * `serve --role …` processes of one scale-out deployment, each in its own slot of RTP ports and
+ * data directory; remembers them to kill at the end, and any that ended other than by our
+ * SIGKILL or SIGTERM (a dropped connection must not end any).
+ */
+export class ServeFleet {
+  readonly children = new Set<ChildProcess>();
+  readonly unexpectedExits: string[] = [];
+
+  constructor(
+    private readonly baseEnv: () => Record<string, string>,
+    private readonly workDir: string,
+    private readonly rtpPortsFrom: number,
+  ) {}
+
+  async serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
+    const rtpBase = this.rtpPortsFrom + slot * 1_000;
+    const started = await startServeProcess(['--role', role], {
+      ...this.baseEnv(),
+      LOG_LEVEL: 'info',
+      CALLWRIGHT_DATA_DIR: resolve(this.workDir, `${role}-${slot}`),
+      CALLWRIGHT_SIP_BIND: '127.0.0.1',
+      CALLWRIGHT_SIP_PORT: '0',
+      CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
+    });
+    this.children.add(started.child);
+    started.child.on('exit', (code, signal) => {
+      this.children.delete(started.child);
+      if (signal !== 'SIGKILL' && signal !== 'SIGTERM')
+        this.unexpectedExits.push(`${role}-${slot}: ${code ?? signal}`);
+    });
+    return started;
+  }
+
+  killAll(signal: 'SIGKILL' | 'SIGTERM'): void {
+    for (const child of this.children) child.kill(signal);
+  }
+}

@@ -134,3 +134,19 @@ export async function addOwnCredentials(
       throw new Error(`adding the ${provider} key: ${created.status} ${created.text}`);
   }
 }
+
+/**
+ * A caller of `/v1` with one API key: JSON in and out, each answer checked as `request` checks it.
+ * The address and key are read at each call (tests set them in `beforeAll`).
+ */
+export function jsonApi(baseUrl: () => string, key: () => string) {
+  return (path: string, init: { method?: string; body?: unknown } = {}) =>
+    request(`${baseUrl()}/v1${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        'X-API-Key': key(),
+        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
+      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    });
+}

@@ -80,3 +80,14 @@ export async function terminateOtherBackends(client: pg.Client): Promise<number>
   );
   return rows.filter((row) => row.terminated).length;
 }
+
+/** The environment of a full test service on `store`: nothing for SQLite, a schema of its own on PostgreSQL. */
+export function storeEnv(store: 'sqlite' | 'postgres', schema: string): Record<string, string> {
+  return store === 'postgres'
+    ? {
+        DATABASE_URL: testPostgresUrl(),
+        CALLWRIGHT_DATABASE_SCHEMA: schema,
+        CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+      }
+    : {};
+}

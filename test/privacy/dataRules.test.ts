@@ -10,8 +10,8 @@ import {
 } from '../../src/recordings/recordingStorage.js';
 import { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { request } from '../helpers/http.js';
-import { dropTestSchema, newTestSchema, testPostgresUrl } from '../helpers/postgres.js';
+import { jsonApi } from '../helpers/http.js';
+import { dropTestSchema, newTestSchema, storeEnv } from '../helpers/postgres.js';
 
 /**
  * The data rules on each store, with real calls on the sandbox: erasing one number removes its
@@ -27,15 +27,7 @@ describe.each(['sqlite', 'postgres'] as const)('data rules on %s', (storeKind) =
   const schema = newTestSchema();
 
   beforeAll(async () => {
-    service = await startFullService(
-      storeKind === 'postgres'
-        ? {
-            DATABASE_URL: testPostgresUrl(),
-            CALLWRIGHT_DATABASE_SCHEMA: schema,
-            CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 5).toString('base64'),
-          }
-        : {},
-    );
+    service = await startFullService(storeEnv(storeKind, schema));
     fixture = await callFixture(service, { maxDurationS: 3 });
     recordings =
       service.store instanceof PostgresStore
@@ -48,15 +40,10 @@ describe.each(['sqlite', 'postgres'] as const)('data rules on %s', (storeKind) =
     if (storeKind === 'postgres') await dropTestSchema(schema);
   });
 
-  const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-    request(`${service.url}/v1${path}`, {
-      method: init.method ?? 'GET',
-      headers: {
-        'X-API-Key': fixture.key,
-        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-      },
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    });
+  const api = jsonApi(
+    () => service.url,
+    () => fixture.key,
+  );
   const place = async (to: string) => {
     const { body } = await api('/calls/outbound', {
       method: 'POST',
