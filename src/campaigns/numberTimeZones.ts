@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { deserialize } from 'bson';
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { getCountries, getCountryCallingCode } from 'libphonenumber-js';
 
 /**
  * The time zones of a phone number, from Google libphonenumber's prefix-to-zone metadata as the
@@ -11,6 +11,17 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
  * the map decoded once, so it is read here once and looked up by longest prefix the same way.
  */
 let prefixToZones: Record<string, string> | null = null;
+/** Every country calling code libphonenumber knows (E.164 codes are prefix-free: at most one matches). */
+let callingCodes: Set<string> | null = null;
+
+function countryCodeOf(digits: string): string | undefined {
+  callingCodes ??= new Set(getCountries().map((country) => getCountryCallingCode(country)));
+  for (const length of [1, 2, 3]) {
+    const code = digits.slice(0, length);
+    if (callingCodes.has(code)) return code;
+  }
+  return undefined;
+}
 
 function zoneMap(): Record<string, string> {
   if (!prefixToZones) {
@@ -30,7 +41,8 @@ function zoneMap(): Record<string, string> {
  */
 export function timeZonesOfNumber(e164: string): string[] | null {
   const digits = e164.replace(/^\+/, '');
-  const countryCode = parsePhoneNumberFromString(e164)?.countryCallingCode;
+  // Parsing each number with libphonenumber cost 19 µs a number (2 s for 100,000): the code is enough.
+  const countryCode = countryCodeOf(digits);
   const map = zoneMap();
   for (let length = digits.length; length > 0; length -= 1) {
     const prefix = digits.slice(0, length);
