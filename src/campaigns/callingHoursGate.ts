@@ -1,4 +1,9 @@
-import { type CallingWindow, isWindowOpen, nextWindowOpening } from '../domain/callingWindow.js';
+import {
+  type CallingWindow,
+  callingWindowOf,
+  isWindowOpen,
+  nextWindowOpening,
+} from '../domain/callingWindow.js';
 import type { Store } from '../store/types.js';
 import { timeZonesOfNumber } from './numberTimeZones.js';
 
@@ -38,26 +43,52 @@ function firstCommonOpening(constraints: readonly Constraint[], fromMs: number):
  * any call only outside the quiet hours. A queued call that may not start yet waits in the queue
  * until the window opens; one whose window would open only after its campaign ends is not dialled.
  */
+/** How long accounts' quiet hours are kept in memory before they are read again. */
+const quietHoursTtlMs = 5_000;
+
 export class CallingHoursGate {
+  private accountQuietHours: Map<string, QuietHours> | null = null;
+  private readAtMs = 0;
+
+  /** `quietHours`: the deployment's (CALLWRIGHT_QUIET_HOURS), for accounts without their own. */
   constructor(
     private readonly store: Store,
     private readonly quietHours: QuietHours | null,
   ) {}
 
+  private async accountsQuietHours(nowMs: number): Promise<Map<string, QuietHours>> {
+    if (!this.accountQuietHours || nowMs - this.readAtMs > quietHoursTtlMs) {
+      const hours = new Map<string, QuietHours>();
+      for (const rule of await this.store.dialRates.allQuietHours()) {
+        hours.set(rule.accountId, {
+          window: callingWindowOf({ start: rule.end, end: rule.start }),
+          timeZone: rule.timeZone,
+        });
+      }
+      this.accountQuietHours = hours;
+      this.readAtMs = nowMs;
+    }
+    return this.accountQuietHours;
+  }
+
   async decide(callId: string, nowMs: number): Promise<CallingHoursDecision> {
     const constraints: Constraint[] = [];
     const attempt = await this.store.campaigns.ofCall(callId);
     let endsAtMs: number | null = null;
-    let toNumber: string | null = null;
+    let call: { accountId: string; toNumber: string } | null = null;
     if (attempt) {
       constraints.push({ window: attempt.campaign.callingWindow, zones: attempt.contact.timeZones });
       endsAtMs = attempt.campaign.endsAt ? Date.parse(attempt.campaign.endsAt) : null;
-      toNumber = attempt.contact.toNumber;
+      call = { accountId: attempt.campaign.accountId, toNumber: attempt.contact.toNumber };
     }
-    if (this.quietHours) {
-      toNumber ??= (await this.store.calls.getById(callId))?.toNumber ?? null;
-      const zones = (toNumber ? timeZonesOfNumber(toNumber) : null) ?? [this.quietHours.timeZone];
-      constraints.push({ window: this.quietHours.window, zones });
+    const byAccount = await this.accountsQuietHours(nowMs);
+    if (this.quietHours || byAccount.size > 0) {
+      call ??= await this.store.calls.getById(callId);
+      const quiet = call ? (byAccount.get(call.accountId) ?? this.quietHours) : null;
+      if (call && quiet) {
+        const zones = timeZonesOfNumber(call.toNumber) ?? [quiet.timeZone];
+        constraints.push({ window: quiet.window, zones });
+      }
     }
     if (constraints.length === 0) return { kind: 'open' };
     const opening = firstCommonOpening(constraints, nowMs);

@@ -9,7 +9,13 @@
  * ```
  */
 import { CampaignsResource } from './campaigns.js';
-import { AgentsResource, NumbersResource, PrivacyResource, WebhookResource } from './management.js';
+import {
+  AgentsResource,
+  CallingRulesResource,
+  NumbersResource,
+  PrivacyResource,
+  WebhookResource,
+} from './management.js';
 import { type RetryInfo, Transport } from './transport.js';
 import type {
   Call,
@@ -35,8 +41,23 @@ export type {
 } from './campaigns.js';
 export { CampaignsResource } from './campaigns.js';
 export * from './errors.js';
-export type { Agent, AgentFields, AuditEntry, Erasure, PhoneNumber, WebhookEndpoint } from './management.js';
-export { AgentsResource, NumbersResource, PrivacyResource, WebhookResource } from './management.js';
+export type {
+  Agent,
+  AgentFields,
+  AuditEntry,
+  DialRate,
+  Erasure,
+  PhoneNumber,
+  QuietHours,
+  WebhookEndpoint,
+} from './management.js';
+export {
+  AgentsResource,
+  CallingRulesResource,
+  NumbersResource,
+  PrivacyResource,
+  WebhookResource,
+} from './management.js';
 export type { RetryInfo, RetryPolicy } from './transport.js';
 export { parseRetryAfterMs } from './transport.js';
 export type * from './types.js';
@@ -214,6 +235,7 @@ export class CallwrightClient {
   readonly agents: AgentsResource;
   readonly campaigns: CampaignsResource;
   readonly privacy: PrivacyResource;
+  readonly callingRules: CallingRulesResource;
   readonly numbers: NumbersResource;
   readonly webhook: WebhookResource;
 
@@ -241,6 +263,7 @@ export class CallwrightClient {
     this.agents = new AgentsResource(transport);
     this.campaigns = new CampaignsResource(transport);
     this.privacy = new PrivacyResource(transport);
+    this.callingRules = new CallingRulesResource(transport);
     this.numbers = new NumbersResource(transport);
     this.webhook = new WebhookResource(transport);
   }

@@ -190,3 +190,48 @@ export class PrivacyResource {
     );
   }
 }
+
+export interface DialRate {
+  scope: 'caller_id' | 'trunk';
+  /** The caller ID (E.164) or the trunk name. */
+  subject: string;
+  calls_per_second: number | null;
+}
+
+export interface QuietHours {
+  start: string;
+  end: string;
+  time_zone: string;
+}
+
+/** `client.callingRules`: calls per second per caller ID or trunk, and the account's quiet hours. */
+export class CallingRulesResource {
+  constructor(private readonly transport: Transport) {}
+
+  dialRates(options?: RequestOptions): Promise<{ data: DialRate[] }> {
+    return this.transport.request({ method: 'GET', path: '/v1/dial-rates', retry: 'idempotent' }, options);
+  }
+
+  /** Sets a cap, or removes it with `calls_per_second: null`. */
+  setDialRate(rate: DialRate, options?: RequestOptions): Promise<DialRate> {
+    return this.transport.request(
+      { method: 'PUT', path: '/v1/dial-rates', body: rate, retry: 'idempotent' },
+      options,
+    );
+  }
+
+  quietHours(options?: RequestOptions): Promise<{ quiet_hours: QuietHours | null }> {
+    return this.transport.request({ method: 'GET', path: '/v1/quiet-hours', retry: 'idempotent' }, options);
+  }
+
+  /** No call of the account starts in them (local to the callee); null removes them. */
+  setQuietHours(
+    hours: QuietHours | null,
+    options?: RequestOptions,
+  ): Promise<{ quiet_hours: QuietHours | null }> {
+    return this.transport.request(
+      { method: 'PUT', path: '/v1/quiet-hours', body: { quiet_hours: hours }, retry: 'idempotent' },
+      options,
+    );
+  }
+}

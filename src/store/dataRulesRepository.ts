@@ -19,6 +19,18 @@ export interface DialRateRepository {
     accountId: string,
     rate: DialRate | { scope: DialRateScope; subject: string; callsPerSecond: null },
   ): Promise<void>;
+  /** The account's quiet hours (local `HH:MM` start and end, the zone for numbers without one), or null. */
+  quietHours(accountId: string): Promise<QuietHoursRule | null>;
+  /** Every account's quiet hours (a small table: the dispatcher keeps it in memory a few seconds). */
+  allQuietHours(): Promise<(QuietHoursRule & { accountId: string })[]>;
+  setQuietHours(accountId: string, hours: QuietHoursRule | null): Promise<void>;
+}
+
+/** An account's quiet hours as set: no call starts from `start` to `end`, local to the callee. */
+export interface QuietHoursRule {
+  start: string;
+  end: string;
+  timeZone: string;
 }
 
 /** A record of an action on personal data (an erasure), kept without the data itself. */

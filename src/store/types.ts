@@ -423,5 +423,6 @@ export type {
   DialRateRepository,
   DialRateScope,
   PrivacyRepository,
+  QuietHoursRule,
 } from './dataRulesRepository.js';
 export { dialRateScopes } from './dataRulesRepository.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueNames } from '../../src/queue/types.js';
-import { callFixture, startFullService } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { jsonApi, postCall } from '../helpers/http.js';
 
 /**
  * Service-wide quiet hours (CALLWRIGHT_QUIET_HOURS): a single call asked for during them is
@@ -49,6 +49,52 @@ describe('quiet hours', () => {
     const endMinuteMs = Math.floor(quietEndMs / 60_000) * 60_000;
     expect(depth.oldestRunAtMs).toBe(endMinuteMs);
   });
+
+  it("holds an account's own quiet hours, set over the API, for its calls only", async () => {
+    const other = await startFullService();
+    try {
+      const caller = await callFixture(other);
+      const api = jsonApi(
+        () => other.url,
+        () => caller.key,
+      );
+      expect((await api('/quiet-hours')).body).toEqual({ quiet_hours: null });
+      const rule = { start: clock(quietStartMs), end: clock(quietEndMs), time_zone: 'UTC' };
+      expect((await api('/quiet-hours', { method: 'PUT', body: { quiet_hours: rule } })).body).toEqual({
+        quiet_hours: rule,
+      });
+      expect(
+        (
+          await api('/quiet-hours', {
+            method: 'PUT',
+            body: { quiet_hours: { ...rule, time_zone: 'Nowhere' } },
+          })
+        ).status,
+      ).toBe(400);
+      const { body } = await api('/calls/outbound', {
+        method: 'POST',
+        body: { agent_id: caller.agentId, from_number: caller.from, to_number: '+155501000020001' },
+      });
+      const held = (body as { call_id: string }).call_id;
+      // Another account of the same service is not held.
+      const free = await callFixture(other);
+      const freeCall = await postCall(other.url, free.key, {
+        agent_id: free.agentId,
+        from_number: free.from,
+        to_number: '+155501000020002',
+      });
+      expect((await waitForTerminal(other, (freeCall.body as { call_id: string }).call_id)).status).toBe(
+        'busy',
+      );
+      expect((await other.store.calls.getById(held))?.status).toBe('queued');
+      expect((await other.store.sandboxInvites.list()).map((invite) => invite.toNumber)).not.toContain(
+        '+155501000020001',
+      );
+      await api('/quiet-hours', { method: 'PUT', body: { quiet_hours: null } });
+    } finally {
+      await other.dispose();
+    }
+  }, 40_000);
 
   it('refuses a malformed setting at start-up', async () => {
     await expect(startFullService({ CALLWRIGHT_QUIET_HOURS: '9pm-8am' })).rejects.toThrow(/21:00-08:00/);

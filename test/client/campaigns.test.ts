@@ -63,6 +63,17 @@ describe('client.campaigns', () => {
     expect(await client.privacy.setRetention(null)).toEqual({ retention_days: null });
   });
 
+  it('sets dial rates and quiet hours (client.callingRules)', async () => {
+    const rate = { scope: 'caller_id' as const, subject: fixture.from, calls_per_second: 5 };
+    expect(await client.callingRules.setDialRate(rate)).toEqual(rate);
+    expect(await client.callingRules.dialRates()).toEqual({ data: [rate] });
+    await client.callingRules.setDialRate({ ...rate, calls_per_second: null });
+    const hours = { start: '21:00', end: '08:00', time_zone: 'Europe/Berlin' };
+    expect(await client.callingRules.setQuietHours(hours)).toEqual({ quiet_hours: hours });
+    expect(await client.callingRules.quietHours()).toEqual({ quiet_hours: hours });
+    expect(await client.callingRules.setQuietHours(null)).toEqual({ quiet_hours: null });
+  });
+
   it('surfaces the bad rows of a refused campaign', async () => {
     const refused = await client.campaigns
       .create({

@@ -104,6 +104,8 @@ describe('GET /v1/openapi.json', () => {
         // Caps by caller ID and trunk, and data rules (issue 17).
         'listDialRates',
         'setDialRate',
+        'getQuietHours',
+        'setQuietHours',
         'eraseNumber',
         'getRetention',
         'listAuditLog',

@@ -1,7 +1,7 @@
 import type { DialRate, DialRateRepository, DialRateScope } from '../types.js';
 import type { StoreQueries } from './dialects.js';
 
-/** Per-account caps on calls per second by caller ID and by trunk, written once for both dialects. */
+/** Per-account caps on calls per second (by caller ID and trunk) and quiet hours, written once for both dialects. */
 export class KyselyDialRates implements DialRateRepository {
   constructor(private readonly queries: StoreQueries) {}
 
@@ -59,6 +59,47 @@ export class KyselyDialRates implements DialRateRepository {
           .columns(['account_id', 'scope', 'subject'])
           .doUpdateSet({ calls_per_second: rate.callsPerSecond, updated_at: updatedAt }),
       )
+      .execute();
+  }
+
+  async quietHours(accountId: string): Promise<{ start: string; end: string; timeZone: string } | null> {
+    const row = await this.queries.db
+      .selectFrom('quiet_hours')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    return row ? { start: row.start_time, end: row.end_time, timeZone: row.time_zone } : null;
+  }
+
+  async allQuietHours(): Promise<{ accountId: string; start: string; end: string; timeZone: string }[]> {
+    const rows = await this.queries.db.selectFrom('quiet_hours').selectAll().execute();
+    return rows.map((row) => ({
+      accountId: row.account_id,
+      start: row.start_time,
+      end: row.end_time,
+      timeZone: row.time_zone,
+    }));
+  }
+
+  async setQuietHours(
+    accountId: string,
+    hours: { start: string; end: string; timeZone: string } | null,
+  ): Promise<void> {
+    const { db } = this.queries;
+    if (hours === null) {
+      await db.deleteFrom('quiet_hours').where('account_id', '=', accountId).execute();
+      return;
+    }
+    const values = {
+      start_time: hours.start,
+      end_time: hours.end,
+      time_zone: hours.timeZone,
+      updated_at: new Date().toISOString(),
+    };
+    await db
+      .insertInto('quiet_hours')
+      .values({ account_id: accountId, ...values })
+      .onConflict((conflict) => conflict.column('account_id').doUpdateSet(values))
       .execute();
   }
 }

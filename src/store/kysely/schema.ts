@@ -185,6 +185,14 @@ export interface DialRatesTable {
   updated_at: TimeColumn;
 }
 
+export interface QuietHoursTable {
+  account_id: string;
+  start_time: string;
+  end_time: string;
+  time_zone: string;
+  updated_at: TimeColumn;
+}
+
 export interface AuditLogTable {
   id: string;
   account_id: string;
@@ -278,6 +286,7 @@ export interface Database {
   campaign_attempts: CampaignAttemptsTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
+  quiet_hours: QuietHoursTable;
   retention_rules: RetentionRulesTable;
   event_attempts: EventAttemptsTable;
   sandbox_invites: SandboxInvitesTable;

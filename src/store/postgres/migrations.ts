@@ -375,6 +375,14 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
         updated_at timestamptz NOT NULL,
         PRIMARY KEY (account_id, scope, subject)
       );
+      -- An account's quiet hours: when no call starts, in the callee's zone.
+      CREATE TABLE quiet_hours (
+        account_id text PRIMARY KEY REFERENCES accounts (id),
+        start_time text NOT NULL,
+        end_time text NOT NULL,
+        time_zone text NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
       CREATE TABLE audit_log (
         id text PRIMARY KEY,
         account_id text NOT NULL REFERENCES accounts (id),

@@ -352,6 +352,14 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
         updated_at TEXT NOT NULL,
         PRIMARY KEY (account_id, scope, subject)
       );
+      -- An account's quiet hours: when no call starts, in the callee's zone.
+      CREATE TABLE quiet_hours (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        start_time TEXT NOT NULL,
+        end_time TEXT NOT NULL,
+        time_zone TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
       CREATE TABLE audit_log (
         id TEXT PRIMARY KEY,
         account_id TEXT NOT NULL REFERENCES accounts (id),
