@@ -17,11 +17,19 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
     .send(errorBody(error.code, error.message, error.rows));
 }
 
+/** A body limit as people write it: 64 KiB, 64 MiB. */
+function sizeText(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${Math.round(bytes / 1024)} KiB`;
+}
+
 /** Fastify's own 4xx errors, worded for a client; the body-size error is a 400 by DESIGN §1. */
-function clientErrorFromFramework(error: FastifyError): AppError {
+function clientErrorFromFramework(error: FastifyError, bodyLimit: number | undefined): AppError {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('validation_error', 'request body must be at most 64 KiB');
+      return new AppError(
+        'validation_error',
+        `request body must be at most ${sizeText(bodyLimit ?? 64 * 1024)}`,
+      );
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('validation_error', 'request body length does not match Content-Length');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -49,7 +57,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (isAppError(error)) return sendError(reply, error);
     const status = (error as FastifyError).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      return sendError(reply, clientErrorFromFramework(error as FastifyError));
+      return sendError(
+        reply,
+        clientErrorFromFramework(error as FastifyError, request.routeOptions?.bodyLimit),
+      );
     }
     request.log.error({ err: error }, 'unexpected error');
     return sendError(reply, new AppError('server_error', 'internal server error'));

@@ -47,7 +47,7 @@ export async function startCallWorker(options: {
   /** The buckets of the per-caller-ID and per-trunk caps (shared by all processes on PostgreSQL). */
   limiter?: RateLimiter;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
-  campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs' | 'onCompleted'>;
+  campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
   const logger = options.logger.child({ component: 'calls' });

@@ -17,8 +17,6 @@ export interface CampaignSchedulerOptions {
   logger: Logger;
   /** A hint to the call dispatcher that a call was queued. */
   wakeDispatcher: () => void;
-  /** Told once when a campaign completes (e.g. to send `campaign.completed`). */
-  onCompleted?: (campaign: CampaignRecord) => Promise<void>;
   /** How often running campaigns are looked at when nothing wakes the scheduler. */
   tickMs?: number;
   /** How long a claimed contact may be without its call before another scheduler writes it. */
@@ -111,14 +109,6 @@ export class CampaignScheduler {
     }
     if (await store.campaigns.complete(campaign.id, new Date(nowMs).toISOString())) {
       this.options.logger.info({ campaignId: campaign.id }, 'campaign completed');
-      await this.options
-        .onCompleted?.({ ...campaign, status: 'completed' })
-        .catch((error: unknown) =>
-          this.options.logger.error(
-            { err: error, campaignId: campaign.id },
-            'campaign.completed could not be recorded',
-          ),
-        );
       return this.tickMs;
     }
     if (campaign.startsAt && Date.parse(campaign.startsAt) > nowMs) return this.tickMs;

@@ -373,7 +373,8 @@ export class KyselyCampaigns implements CampaignRepository {
       .selectAll('contact')
       .where('contact.campaign_id', '=', campaignId)
       .where('contact.state', '=', 'calling')
-      .where('contact.claimed_at', '<', beforeIso)
+      // When the claim was made (claimed_at is the pace slot it took, up to one spacing earlier).
+      .where('contact.updated_at', '<', beforeIso)
       .where('calls.id', 'is', null)
       .limit(100)
       .execute();
