@@ -5,6 +5,7 @@ import type { AccountRecord, SessionRecord, UserRecord } from '../domain/records
 import { decodeUtf8OrNull } from '../domain/utf8.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
+import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type { Html } from './html.js';
@@ -22,6 +23,8 @@ export interface DashboardOptions {
   callControl?: CallControl | null | undefined;
   /** Where recordings live (files outside it are never served). */
   dataDir: string | null;
+  /** The recordings' storage (erasing a number deletes them). */
+  recordings?: { storage: RecordingStorage } | null | undefined;
   /** Allow private webhook URLs (CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE). */
   webhookAllowPrivate: boolean;
   /** Allow trunks at private addresses (CALLWRIGHT_TRUNK_ALLOW_PRIVATE); refused when absent. */

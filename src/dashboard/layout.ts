@@ -8,6 +8,7 @@ const sections = [
   { path: '/numbers', label: 'Numbers & trunks' },
   { path: '/campaigns', label: 'Campaigns' },
   { path: '/do-not-call', label: 'Do not call' },
+  { path: '/data-rules', label: 'Data rules' },
   { path: '/keys', label: 'API keys' },
   { path: '/providers', label: 'Providers' },
   { path: '/webhook', label: 'Webhook' },

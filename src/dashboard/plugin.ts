@@ -8,6 +8,7 @@ import { registerAgentPages } from './pages/agents.js';
 import { registerAuthPages, registerSignOut } from './pages/auth.js';
 import { registerCallPages } from './pages/calls.js';
 import { registerCampaignPages } from './pages/campaigns.js';
+import { registerDataRulePages } from './pages/dataRules.js';
 import { registerDoNotCallPages } from './pages/doNotCall.js';
 import { registerKeyPages } from './pages/keys.js';
 import { registerOverviewPage } from './pages/overview.js';
@@ -125,5 +126,6 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerWebhookPages(signedIn, options);
     registerDoNotCallPages(signedIn, options);
     registerCampaignPages(signedIn, options);
+    registerDataRulePages(signedIn, options);
   });
 }
