@@ -2,10 +2,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { hashPassword } from '../../src/dashboard/passwords.js';
 import { listenOnlyScript } from '../helpers/agentScripts.js';
 import { startFullService } from '../helpers/fullService.js';
-import { launchChromium } from './browser.js';
+import { launchChromium, signedInPage } from './browser.js';
 
 /**
  * Campaigns in a real browser: a CSV chosen as a file fills the form, bad rows are reported line
@@ -33,17 +32,7 @@ beforeAll(async () => {
     maxDurationS: 3,
   });
   await addPhoneNumber(service.store, accountId, '+15550009999');
-  await service.store.users.create({
-    accountId,
-    email: 'batch@example.com',
-    passwordHash: await hashPassword('a long enough password'),
-  });
-  page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-  await page.goto(`${service.url}/sign-in`);
-  await page.getByLabel('Email').fill('batch@example.com');
-  await page.getByLabel('Password').fill('a long enough password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.pathname === '/');
+  page = await signedInPage(browser, service, accountId, 'batch@example.com');
 }, 60_000);
 
 afterAll(async () => {

@@ -3,11 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { hashPassword } from '../../src/dashboard/passwords.js';
 import { listenOnlyScript } from '../helpers/agentScripts.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
-import { launchChromium } from './browser.js';
+import { launchChromium, signedInPage } from './browser.js';
 
 /**
  * Data rules in a real browser: retention and quiet hours saved, a bad value refused by the
@@ -39,17 +38,7 @@ beforeAll(async () => {
   });
   callId = (placed.body as { call_id: string }).call_id;
   await waitForTerminal(service, callId);
-  await service.store.users.create({
-    accountId,
-    email: 'rules@example.com',
-    passwordHash: await hashPassword('a long enough password'),
-  });
-  page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-  await page.goto(`${service.url}/sign-in`);
-  await page.getByLabel('Email').fill('rules@example.com');
-  await page.getByLabel('Password').fill('a long enough password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.pathname === '/');
+  page = await signedInPage(browser, service, accountId, 'rules@example.com');
 }, 60_000);
 
 afterAll(async () => {

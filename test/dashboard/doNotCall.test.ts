@@ -1,8 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/dashboard/passwords.js';
 import { startFullService } from '../helpers/fullService.js';
-import { launchChromium } from './browser.js';
+import { launchChromium, signedInPage } from './browser.js';
 
 /**
  * The do-not-call list in a real browser: a person pastes CSV rows, gets a row-by-row report and
@@ -18,17 +17,7 @@ beforeAll(async () => {
   [service, browser] = await Promise.all([startFullService(), launchChromium()]);
   const account = await service.store.accounts.create({ name: 'Quiet Co' });
   accountId = account.id;
-  await service.store.users.create({
-    accountId,
-    email: 'dnc@example.com',
-    passwordHash: await hashPassword('a long enough password'),
-  });
-  page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
-  await page.goto(`${service.url}/sign-in`);
-  await page.getByLabel('Email').fill('dnc@example.com');
-  await page.getByLabel('Password').fill('a long enough password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.pathname === '/');
+  page = await signedInPage(browser, service, accountId, 'dnc@example.com');
 }, 60_000);
 
 afterAll(async () => {
