@@ -321,7 +321,8 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
         completed_at timestamptz
       );
       CREATE INDEX campaigns_by_account ON campaigns (account_id, id);
-      CREATE INDEX campaigns_running ON campaigns (status) WHERE status = 'running';
+      -- The scheduler reads running campaigns, and paused or canceled ones still on a call.
+      CREATE INDEX campaigns_by_status ON campaigns (status);
       CREATE TABLE campaign_contacts (
         id text PRIMARY KEY,
         campaign_id text NOT NULL,

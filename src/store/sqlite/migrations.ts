@@ -298,7 +298,8 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
         completed_at TEXT
       );
       CREATE INDEX campaigns_by_account ON campaigns (account_id, id);
-      CREATE INDEX campaigns_running ON campaigns (status) WHERE status = 'running';
+      -- The scheduler reads running campaigns, and paused or canceled ones still on a call.
+      CREATE INDEX campaigns_by_status ON campaigns (status);
       CREATE TABLE campaign_contacts (
         id TEXT PRIMARY KEY,
         campaign_id TEXT NOT NULL,
