@@ -32,10 +32,13 @@ export class DialRateGate {
   }
 
   /** Null when the call may be dialled now (its tokens taken); else how long to wait, in ms. */
-  async waitMs(callId: string, nowMs: number): Promise<number | null> {
+  async waitMs(
+    nowMs: number,
+    loadCall: () => Promise<{ accountId: string; fromNumber: string } | null>,
+  ): Promise<number | null> {
     const caps = await this.capsByAccount(nowMs);
     if (caps.size === 0) return null;
-    const call = await this.store.calls.getById(callId);
+    const call = await loadCall();
     const mine = call ? caps.get(call.accountId) : undefined;
     if (!call || !mine) return null;
     const route = (await this.store.numbers.get(call.accountId, call.fromNumber))?.route ?? null;

@@ -180,8 +180,14 @@ export class CallDispatcher {
   private async dispatchJob(job: Job): Promise<void> {
     const callId = String(job.payload.call_id);
     const nowMs = Date.now();
-    if (!(await this.withinCallingHours(job, callId, nowMs))) return;
-    if (!(await this.withinDialRates(job, callId, nowMs))) return;
+    // Both gates may need the call row: it is read once, and only if one of them asks.
+    let callRead: Promise<CallRecord | null> | undefined;
+    const loadCall = () => {
+      callRead ??= this.context.store.calls.getById(callId);
+      return callRead;
+    };
+    if (!(await this.withinCallingHours(job, callId, nowMs, loadCall))) return;
+    if (!(await this.withinDialRates(job, callId, nowMs, loadCall))) return;
     let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
     try {
       result = await this.context.store.calls.claimForDialing(callId, {
@@ -217,12 +223,17 @@ export class CallDispatcher {
    * opens (it stays queued); one that may never start in time ends as outside_calling_hours.
    * True when the call may be claimed now.
    */
-  private async withinCallingHours(job: Job, callId: string, nowMs: number): Promise<boolean> {
+  private async withinCallingHours(
+    job: Job,
+    callId: string,
+    nowMs: number,
+    loadCall: () => Promise<CallRecord | null>,
+  ): Promise<boolean> {
     const gate = this.context.callingHours;
     if (!gate) return true;
     let decision: Awaited<ReturnType<CallingHoursGate['decide']>>;
     try {
-      decision = await gate.decide(callId, nowMs);
+      decision = await gate.decide(callId, nowMs, loadCall);
     } catch (error) {
       this.context.logger.warn(
         { err: error, callId },
@@ -254,10 +265,15 @@ export class CallDispatcher {
   }
 
   /** The per-caller-ID and per-trunk caps: a call over one waits in the queue. True: dial now. */
-  private async withinDialRates(job: Job, callId: string, nowMs: number): Promise<boolean> {
+  private async withinDialRates(
+    job: Job,
+    callId: string,
+    nowMs: number,
+    loadCall: () => Promise<CallRecord | null>,
+  ): Promise<boolean> {
     const gate = this.context.dialRates;
     if (!gate) return true;
-    const waitMs = await gate.waitMs(callId, nowMs).catch((error: unknown) => {
+    const waitMs = await gate.waitMs(nowMs, loadCall).catch((error: unknown) => {
       this.context.logger.warn({ err: error, callId }, 'dial rates could not be read; looking again shortly');
       return this.cappedRetryMs;
     });

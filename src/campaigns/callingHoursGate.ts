@@ -37,15 +37,15 @@ function firstCommonOpening(constraints: readonly Constraint[], fromMs: number):
   return null;
 }
 
+/** How long accounts' quiet hours are kept in memory before they are read again. */
+const quietHoursTtlMs = 5_000;
+
 /**
  * The last check before a call is dialled (the dispatcher asks it right before the at-most-once
  * claim): a campaign attempt only inside its contact's window and before the campaign's end, and
  * any call only outside the quiet hours. A queued call that may not start yet waits in the queue
  * until the window opens; one whose window would open only after its campaign ends is not dialled.
  */
-/** How long accounts' quiet hours are kept in memory before they are read again. */
-const quietHoursTtlMs = 5_000;
-
 export class CallingHoursGate {
   private accountQuietHours: Map<string, QuietHours> | null = null;
   private readAtMs = 0;
@@ -71,7 +71,12 @@ export class CallingHoursGate {
     return this.accountQuietHours;
   }
 
-  async decide(callId: string, nowMs: number): Promise<CallingHoursDecision> {
+  /** `loadCall` reads the call row (the dispatcher shares one read with its other gate). */
+  async decide(
+    callId: string,
+    nowMs: number,
+    loadCall: () => Promise<{ accountId: string; toNumber: string } | null>,
+  ): Promise<CallingHoursDecision> {
     const constraints: Constraint[] = [];
     const attempt = await this.store.campaigns.ofCall(callId);
     let endsAtMs: number | null = null;
@@ -83,7 +88,7 @@ export class CallingHoursGate {
     }
     const byAccount = await this.accountsQuietHours(nowMs);
     if (this.quietHours || byAccount.size > 0) {
-      call ??= await this.store.calls.getById(callId);
+      call ??= await loadCall();
       const quiet = call ? (byAccount.get(call.accountId) ?? this.quietHours) : null;
       if (call && quiet) {
         const zones = timeZonesOfNumber(call.toNumber) ?? [quiet.timeZone];

@@ -27,6 +27,11 @@ export interface CampaignSchedulerOptions {
 
 /** The span of the daily cap on calls to one number. */
 const dayMs = 86_400_000;
+/** Whether an instant is at or after the campaign's end (a campaign without one never ends). */
+function pastEnd(campaign: CampaignRecord, atMs: number): boolean {
+  return campaign.endsAt !== null && atMs >= Date.parse(campaign.endsAt);
+}
+
 /** Contacts looked at per campaign and tick, at most: a tick's cost follows the calls due, not the list. */
 const dueContactsPerTick = 50;
 
@@ -124,19 +129,12 @@ export class CampaignScheduler {
       const recorded = (attemptOutcomes as readonly string[]).includes(outcome)
         ? (outcome as AttemptOutcome)
         : null;
-      if (next.state === 'retry_wait') {
-        // A retry that could only start after the campaign's end will never be made.
-        const expired = campaign.endsAt !== null && next.retryAtMs >= Date.parse(campaign.endsAt);
-        await campaigns.settle(
-          contact,
-          expired
-            ? { state: 'expired', dueAtIso: null, outcome: recorded }
-            : { state: 'retry_wait', dueAtIso: new Date(next.retryAtMs).toISOString(), outcome: recorded },
-          atIso,
-        );
-      } else {
-        await campaigns.settle(contact, { state: next.state, dueAtIso: null, outcome: recorded }, atIso);
-      }
+      const retryAtMs = next.state === 'retry_wait' ? next.retryAtMs : null;
+      // A retry that could only start after the campaign's end will never be made.
+      const state = retryAtMs !== null && pastEnd(campaign, retryAtMs) ? 'expired' : next.state;
+      const dueAtIso =
+        state === 'retry_wait' && retryAtMs !== null ? new Date(retryAtMs).toISOString() : null;
+      await campaigns.settle(contact, { state, dueAtIso, outcome: recorded }, atIso);
     }
   }
 
@@ -223,29 +221,29 @@ export class CampaignScheduler {
       new Date(nowMs - dayMs).toISOString(),
     );
     if (recent.count >= campaign.maxDailyAttempts && recent.oldestAt !== null) {
-      const freeAtMs = Date.parse(recent.oldestAt) + dayMs + 1_000;
-      const expired = campaign.endsAt !== null && freeAtMs >= Date.parse(campaign.endsAt);
-      await store.campaigns.updateWaiting(
-        contact,
-        expired
-          ? { state: 'expired', dueAtIso: null }
-          : { state: contact.state, dueAtIso: new Date(freeAtMs).toISOString() },
-        atIso,
-      );
+      await this.deferTo(campaign, contact, Date.parse(recent.oldestAt) + dayMs + 1_000, atIso);
       return false;
     }
     const opening = nextWindowOpening(campaign.callingWindow, contact.timeZones, nowMs);
     if (opening === nowMs) return true;
-    if (opening === null || (campaign.endsAt !== null && opening >= Date.parse(campaign.endsAt))) {
-      await store.campaigns.updateWaiting(contact, { state: 'expired', dueAtIso: null }, atIso);
-    } else {
-      await store.campaigns.updateWaiting(
-        contact,
-        { state: contact.state, dueAtIso: new Date(opening).toISOString() },
-        atIso,
-      );
-    }
+    await this.deferTo(campaign, contact, opening, atIso);
     return false;
+  }
+
+  /** A waiting contact next due at `dueAtMs`, or `expired` when that never comes before the end. */
+  private async deferTo(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    dueAtMs: number | null,
+    atIso: string,
+  ): Promise<void> {
+    await this.options.store.campaigns.updateWaiting(
+      contact,
+      dueAtMs === null || pastEnd(campaign, dueAtMs)
+        ? { state: 'expired', dueAtIso: null }
+        : { state: contact.state, dueAtIso: new Date(dueAtMs).toISOString() },
+      atIso,
+    );
   }
 
   /** Records the attempt and queues its call (the claim already holds the contact). */
