@@ -1,3 +1,4 @@
+import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
 // The counts are taken when the run ends and printed last, after the default reporter's summary.
@@ -18,7 +19,7 @@ export default class SummaryReporter implements Reporter {
     let skipped = 0;
     const durations: Array<{ file: string; ms: number }> = [];
     for (const module of testModules) {
-      durations.push({ file: module.relativeModuleId, ms: module.diagnostic().duration });
+      durations.push({ file: relative(process.cwd(), module.moduleId), ms: module.diagnostic().duration });
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed++;

@@ -5,6 +5,7 @@
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import type { EventAttemptRecord, EventRecord, WebhookEndpointRecord } from '../domain/records.js';
+import { parseEventTypes } from '../domain/statusEvents.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import { openStoredSecret } from '../secrets/secretsAtRest.js';
 import type { Store } from '../store/types.js';
@@ -92,6 +93,24 @@ export async function rotateWebhookSecret(
   return { ...openWebhookEndpoint(rotated, secretBox), secret };
 }
 
+/**
+ * Which events the endpoint receives: `call.completed` always, plus those named (an unknown name
+ * is a validation_error).
+ */
+export async function setWebhookEventTypes(
+  store: Store,
+  accountId: string,
+  eventTypes: unknown,
+): Promise<WebhookEndpointRecord> {
+  const updated = await store.webhookEndpoints.setEventTypes(
+    accountId,
+    parseEventTypes(eventTypes),
+    new Date().toISOString(),
+  );
+  if (!updated) throw noEndpoint();
+  return updated;
+}
+
 /** Disabled: events wait (parked). Enabled again: the waiting events go out. */
 export async function setWebhookEnabled(
   store: Store,
@@ -120,6 +139,7 @@ export function describeWebhookEndpoint(endpoint: OpenedWebhookEndpoint, nowMs: 
     secret: endpoint.secret,
     enabled: endpoint.enabled,
     disabled_reason: endpoint.disabledReason,
+    events: endpoint.eventTypes,
     previous_secret_expires_at: previousActive ? endpoint.previousSecretExpiresAt : null,
     created_at: endpoint.createdAt,
     updated_at: endpoint.updatedAt,
@@ -131,6 +151,7 @@ export function describeEvent(event: EventRecord) {
     event_id: event.id,
     type: event.type,
     call_id: event.callId,
+    campaign_id: event.campaignId,
     status: event.status,
     attempts: event.attempts,
     next_attempt_at: event.nextAttemptAt,

@@ -65,7 +65,7 @@ const countsSchema = (names: readonly string[]) => ({
   properties: Object.fromEntries(names.map((name) => [name, { type: 'integer' }])),
 });
 
-const campaignSchema = {
+export const campaignSchema = {
   type: 'object',
   required: ['campaign_id', 'status', 'agent_id', 'contact_count', 'progress', 'created_at'],
   properties: {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { listEvents, resendEvent, showEvent } from '../admin/webhooks.js';
 import { eventStatuses } from '../domain/records.js';
+import { webhookEventTypes } from '../domain/statusEvents.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { errorResponses } from './schemas.js';
@@ -9,8 +10,9 @@ const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as c
 
 const eventSummaryProperties = {
   event_id: { type: 'string', examples: ['evt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D'] },
-  type: { type: 'string', enum: ['call.completed'] },
-  call_id: { type: 'string' },
+  type: { type: 'string', enum: [...webhookEventTypes] },
+  call_id: { type: ['string', 'null'], description: "The call it is about; null for a campaign's event." },
+  campaign_id: { type: ['string', 'null'], description: 'The campaign it is about (`campaign.completed`).' },
   status: {
     type: 'string',
     enum: [...eventStatuses],

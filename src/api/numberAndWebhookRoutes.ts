@@ -5,8 +5,10 @@ import {
   getWebhookEndpoint,
   rotateWebhookSecret,
   setWebhookEndpoint,
+  setWebhookEventTypes,
 } from '../admin/webhooks.js';
 import { AppError } from '../domain/errors.js';
+import { webhookEventTypes } from '../domain/statusEvents.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
@@ -37,6 +39,11 @@ const webhookSchema = {
     },
     enabled: { type: 'boolean' },
     disabled_reason: { type: ['string', 'null'] },
+    events: {
+      type: 'array',
+      items: { type: 'string', enum: [...webhookEventTypes] },
+      description: 'The event types it receives: `call.completed` always, the others once asked for.',
+    },
     previous_secret_expires_at: {
       type: ['string', 'null'],
       description: 'After a rotation, the old secret also signs until then (24 h).',
@@ -201,6 +208,50 @@ export function registerNumberAndWebhookRoutes(
       });
       request.log.info('webhook endpoint set over the API');
       return describeWebhookEndpoint(endpoint);
+    },
+  );
+
+  app.put(
+    '/webhook/events',
+    {
+      schema: {
+        summary: 'Choose the events the endpoint receives besides call.completed (extension)',
+        description:
+          '`call.ringing`, `call.answered`, `call.transferred` and `campaign.completed` are sent only once named ' +
+          'here; `call.completed` is always sent. The list replaces the previous one; the secret is unchanged.',
+        operationId: 'setWebhookEvents',
+        tags: ['webhook'],
+        response: { 200: webhookSchema, ...errorResponses(400, 401, 404, 429, 500, 503) },
+      },
+      config: {
+        requestBody: {
+          type: 'object',
+          required: ['events'],
+          additionalProperties: false,
+          properties: {
+            events: {
+              type: 'array',
+              maxItems: webhookEventTypes.length,
+              items: { type: 'string', enum: [...webhookEventTypes] },
+              examples: [['call.answered', 'campaign.completed']],
+            },
+          },
+        },
+      },
+    },
+    async (request) => {
+      const body = readJsonBody(request);
+      if (body === null || typeof body !== 'object' || Array.isArray(body))
+        throw new AppError('validation_error', 'request body must be a JSON object');
+      const { events, ...rest } = body as Record<string, unknown>;
+      const unknown = Object.keys(rest)[0];
+      if (unknown !== undefined)
+        throw new AppError('validation_error', `unknown field: ${unknown.slice(0, 60)}`);
+      if (events === undefined) throw new AppError('validation_error', 'events is required');
+      const accountId = authOf(request).account.id;
+      await setWebhookEventTypes(store, accountId, events);
+      request.log.info('webhook event types set over the API');
+      return describeWebhookEndpoint(await getWebhookEndpoint(store, box(), accountId));
     },
   );
 

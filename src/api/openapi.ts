@@ -1,5 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { errorSchemaFor } from './schemas.js';
+import { statusEventWebhooks } from './statusEventSchemas.js';
 import { callCompletedWebhook } from './webhookSchemas.js';
 
 declare module 'fastify' {
@@ -155,7 +156,7 @@ export class OpenApiCollector {
       security: [{ apiKey: [] }],
       tags,
       paths: { ...paths, ...referencePaths },
-      webhooks: { 'call.completed': callCompletedWebhook },
+      webhooks: { 'call.completed': callCompletedWebhook, ...statusEventWebhooks },
       components: {
         securitySchemes: {
           apiKey: {

@@ -191,6 +191,14 @@ export const webhookHeaderParameters = [
   },
 ] as const;
 
+/** What the endpoint answers, for every event type. */
+export const webhookResponses = {
+  '2XX': { description: 'Received. Only a 2xx counts as delivered.' },
+  '410': { description: 'Gone: disables the endpoint until it is enabled again.' },
+  '429': { description: 'Slow down: `Retry-After` is honoured (also on 503).' },
+  default: { description: 'Anything else (or no answer within 15 s) is retried on the schedule.' },
+} as const;
+
 export const callCompletedWebhook = {
   post: {
     operationId: 'callCompletedWebhook',
@@ -207,11 +215,6 @@ export const callCompletedWebhook = {
       required: true,
       content: { 'application/json': { schema: callCompletedEventSchema } },
     },
-    responses: {
-      '2XX': { description: 'Received. Only a 2xx counts as delivered.' },
-      '410': { description: 'Gone: disables the endpoint until it is enabled again.' },
-      '429': { description: 'Slow down: `Retry-After` is honoured (also on 503).' },
-      default: { description: 'Anything else (or no answer within 15 s) is retried on the schedule.' },
-    },
+    responses: webhookResponses,
   },
 } as const;

@@ -27,7 +27,9 @@ import { type AgentEnding, Conversation } from '../voice/conversation.js';
 import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
+import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
+import { CallStatusEvents } from './callStatusEvents.js';
 import { transferCall } from './callTransfers.js';
 import type { DialRateGate } from './dialRateGate.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
@@ -115,6 +117,7 @@ export class CallSession {
   private transferLegAnswered = false;
   /** The conversation, gathered when the agent left a bridged call (the call itself goes on). */
   private gathered: Promise<Partial<CallFinish>> | null = null;
+  private readonly statusEvents: CallStatusEvents;
 
   constructor(
     private readonly context: CallWorkerContext,
@@ -123,6 +126,7 @@ export class CallSession {
   ) {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
+    this.statusEvents = new CallStatusEvents(call, new StatusEventWriter(context.store.events, this.log));
     this.done = this.run();
   }
 
@@ -169,6 +173,7 @@ export class CallSession {
     const outcome = terminalOutcomeOf(ending);
     const endedAtIso = new Date().toISOString();
     const produced = await (this.gathered ?? this.gatherConversation());
+    await this.statusEvents.beforeEnd(this.answeredBy);
     this.finish = { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso };
     await this.recordEnd({ attempts: 4 });
     this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
@@ -365,6 +370,7 @@ export class CallSession {
         this.log.info('the callee asked not to be called again: the number is on the do-not-call list');
       },
       onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),
+      onAnsweredBy: (answeredBy: AnsweredBy) => this.statusEvents.decided(answeredBy),
     };
     const { realtime, ...stages } = this.callVoice;
     this.conversation = realtime
@@ -408,7 +414,11 @@ export class CallSession {
       },
       target,
       summary,
-    );
+    ).then((result) => {
+      if (result.kind === 'transferred')
+        this.statusEvents.transferred({ target, via: result.via ?? 'refer' });
+      return result;
+    });
   }
 
   private routeOptions(): CallRouteOptions {
@@ -475,8 +485,11 @@ export class CallSession {
 
   /** Stamps a live transition; a failed write is logged, never thrown into the call's media path. */
   private recordTransition(status: 'ringing' | 'in_progress'): void {
+    const atIso = new Date().toISOString();
+    if (status === 'ringing') this.statusEvents.ringing(atIso);
+    else this.statusEvents.answered(atIso);
     this.context.store.calls
-      .markLive(this.call.id, this.context.workerId, status, new Date().toISOString())
+      .markLive(this.call.id, this.context.workerId, status, atIso)
       .catch((error: unknown) =>
         this.log.error({ err: error, status }, 'could not record a call transition'),
       );

@@ -11,6 +11,8 @@ import {
 import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
+import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { describeCampaign } from './campaignControl.js';
 
 export interface CampaignSchedulerOptions {
   store: Store;
@@ -49,8 +51,10 @@ export class CampaignScheduler {
   private readonly tickMs: number;
   private readonly claimGraceMs: number;
   private readonly nowMs: () => number;
+  private readonly statusEvents: StatusEventWriter;
 
   constructor(private readonly options: CampaignSchedulerOptions) {
+    this.statusEvents = new StatusEventWriter(options.store.events, options.logger);
     this.tickMs = options.tickMs ?? 500;
     this.claimGraceMs = options.claimGraceMs ?? 30_000;
     this.nowMs = options.nowMs ?? Date.now;
@@ -112,12 +116,33 @@ export class CampaignScheduler {
     if (campaign.endsAt && Date.parse(campaign.endsAt) <= nowMs) {
       await store.campaigns.endWaiting(campaign.id, 'expired', new Date(nowMs).toISOString());
     }
-    if (await store.campaigns.complete(campaign.id, new Date(nowMs).toISOString())) {
+    const atIso = new Date(nowMs).toISOString();
+    if (await store.campaigns.complete(campaign.id, atIso)) {
       this.options.logger.info({ campaignId: campaign.id }, 'campaign completed');
+      await this.announceCompletion({ ...campaign, status: 'completed', completedAt: atIso });
       return this.tickMs;
     }
     if (campaign.startsAt && Date.parse(campaign.startsAt) > nowMs) return this.tickMs;
     return this.startDueAttempts(campaign, nowMs);
+  }
+
+  /**
+   * `campaign.completed`, with the campaign as GET /v1/campaigns/{id} shows it. Written by the
+   * scheduler whose conditional update completed the campaign (one of them, whatever the number).
+   */
+  private async announceCompletion(campaign: CampaignRecord): Promise<void> {
+    const progress = await this.options.store.campaigns.progress(campaign.id);
+    await this.statusEvents.write(
+      campaign.accountId,
+      'campaign.completed',
+      { campaignId: campaign.id },
+      (event) => ({
+        type: 'campaign.completed',
+        id: event.id,
+        created_at: event.createdAt,
+        data: describeCampaign(campaign, progress),
+      }),
+    );
   }
 
   private async settleEndedAttempts(campaign: CampaignRecord, nowMs: number): Promise<void> {

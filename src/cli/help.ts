@@ -194,17 +194,22 @@ export const commandHelp: Record<string, GroupHelp> = {
     },
   },
   webhook: {
-    summary: "the account's call.completed endpoint",
+    summary: "the account's webhook endpoint",
     verbs: {
       set: { synopsis: 'URL', summary: 'set the endpoint; prints its signing secret' },
       show: { synopsis: '', summary: 'the endpoint and its state' },
       'rotate-secret': { synopsis: '', summary: 'a new signing secret; the old one is accepted for 24 h' },
+      'set-events': {
+        synopsis: 'TYPE[,TYPE…]',
+        summary:
+          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed',
+      },
       disable: { synopsis: '[--reason TEXT]', summary: 'stop deliveries (events are kept)' },
       enable: { synopsis: '', summary: 'deliver again, kept events included' },
     },
   },
   events: {
-    summary: 'call.completed events and their delivery attempts',
+    summary: 'webhook events and their delivery attempts',
     verbs: {
       list: { synopsis: '[--limit N] [--cursor EVENT_ID]', summary: 'events, newest first' },
       show: { synopsis: 'EVENT_ID', summary: 'an event and each delivery attempt' },

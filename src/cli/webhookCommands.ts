@@ -7,6 +7,7 @@ import {
   rotateWebhookSecret,
   setWebhookEnabled,
   setWebhookEndpoint,
+  setWebhookEventTypes,
   showEvent,
 } from '../admin/webhooks.js';
 import { type CommandContext, parseOptions, print, resolveAccount, UsageError } from './context.js';
@@ -60,6 +61,16 @@ const webhook: Record<string, Verb> = {
       disabled_reason: endpoint.disabledReason,
     });
   },
+  async 'set-events'(context, args) {
+    const { positionals } = parseOptions(args, {}, ['TYPES']);
+    const types = (positionals[0] as string)
+      .split(',')
+      .map((type) => type.trim())
+      .filter((type) => type !== '');
+    const account = await resolveAccount(context);
+    const endpoint = await setWebhookEventTypes(context.store, account.id, types);
+    print(context, { url: endpoint.url, events: endpoint.eventTypes });
+  },
   async enable(context, args) {
     parseOptions(args, {});
     const account = await resolveAccount(context);
@@ -72,7 +83,7 @@ const webhook: Record<string, Verb> = {
   },
 };
 
-/** `events …`: the account's call.completed events and their delivery attempts. */
+/** `events …`: the account's webhook events and their delivery attempts. */
 const events: Record<string, Verb> = {
   async list(context, args) {
     const { values } = parseOptions(args, { limit: { type: 'string' }, cursor: { type: 'string' } });

@@ -1,5 +1,5 @@
 import type { Transport } from './transport.js';
-import type { RequestOptions } from './types.js';
+import type { RequestOptions, WebhookEventType } from './types.js';
 
 /** An agent as the API shows it (`GET /v1/agents/{agent_id}`). */
 export interface Agent {
@@ -44,6 +44,8 @@ export interface WebhookEndpoint {
   secret: string;
   enabled: boolean;
   disabled_reason: string | null;
+  /** The event types it receives: `call.completed` always. */
+  events: WebhookEventType[];
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
@@ -123,6 +125,17 @@ export class WebhookResource {
   set(url: string, options?: RequestOptions): Promise<WebhookEndpoint> {
     return this.transport.request(
       { method: 'PUT', path: '/v1/webhook', body: { url }, retry: 'unsafe' },
+      options,
+    );
+  }
+
+  /**
+   * The events the endpoint receives besides `call.completed` (always sent): any of
+   * `call.ringing`, `call.answered`, `call.transferred`, `campaign.completed`. Replaces the list.
+   */
+  setEvents(events: readonly WebhookEventType[], options?: RequestOptions): Promise<WebhookEndpoint> {
+    return this.transport.request(
+      { method: 'PUT', path: '/v1/webhook/events', body: { events }, retry: 'idempotent' },
       options,
     );
   }

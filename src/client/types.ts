@@ -1,3 +1,4 @@
+import type { Campaign } from './campaigns.js';
 /** Request and response objects of the callwright API (see `GET /v1/openapi.json`). */
 
 export type CallStatus =
@@ -119,10 +120,21 @@ export interface ListEventsParams {
 
 export type EventDeliveryStatus = 'pending' | 'parked' | 'delivered' | 'failed';
 
+/** `call.completed` is always sent; the others once the endpoint asked for them (`client.webhook.setEvents`). */
+export type WebhookEventType =
+  | 'call.completed'
+  | 'call.ringing'
+  | 'call.answered'
+  | 'call.transferred'
+  | 'campaign.completed';
+
 export interface WebhookEventSummary {
   event_id: string;
-  type: 'call.completed';
-  call_id: string;
+  type: WebhookEventType;
+  /** Null for a campaign's event. */
+  call_id: string | null;
+  /** The campaign of a `campaign.completed` event; null otherwise. */
+  campaign_id: string | null;
   status: EventDeliveryStatus;
   attempts: number;
   next_attempt_at: string | null;
@@ -141,7 +153,7 @@ export interface DeliveryAttempt {
 
 export interface WebhookEvent extends WebhookEventSummary {
   /** The body exactly as it is sent. */
-  payload: CallCompletedEvent;
+  payload: WebhookPayload;
   attempt_log: DeliveryAttempt[];
 }
 
@@ -178,6 +190,55 @@ export interface CallCompletedEvent {
     } | null;
   };
 }
+
+/** What every call status event says of its call. */
+export interface CallStatusEventData {
+  call_id: string;
+  agent_id: string;
+  from_number: string;
+  to_number: string;
+  variables: Record<string, VariableValue>;
+}
+
+/** `call.ringing` (opt-in): the callee's phone rings. */
+export interface CallRingingEvent {
+  type: 'call.ringing';
+  id: string;
+  created_at: string;
+  data: CallStatusEventData & { ringing_at: string };
+}
+
+/** `call.answered` (opt-in): answered, with the first decision on who answered. */
+export interface CallAnsweredEvent {
+  type: 'call.answered';
+  id: string;
+  created_at: string;
+  data: CallStatusEventData & { answered_at: string; answered_by: 'human' | 'machine' | 'unknown' };
+}
+
+/** `call.transferred` (opt-in): a transfer reached its target. */
+export interface CallTransferredEvent {
+  type: 'call.transferred';
+  id: string;
+  created_at: string;
+  data: CallStatusEventData & { transferred_at: string; target: string; via: 'refer' | 'bridge' | 'warm' };
+}
+
+/** `campaign.completed` (opt-in): every contact is done; `data` is the campaign as `client.campaigns.get` returns it. */
+export interface CampaignCompletedEvent {
+  type: 'campaign.completed';
+  id: string;
+  created_at: string;
+  data: Campaign;
+}
+
+/** Any body callwright sends to the endpoint; switch on `type`. */
+export type WebhookPayload =
+  | CallCompletedEvent
+  | CallRingingEvent
+  | CallAnsweredEvent
+  | CallTransferredEvent
+  | CampaignCompletedEvent;
 
 /** Options of one request. */
 export interface RequestOptions {

@@ -1,6 +1,7 @@
 import type { CallAnalysis } from './callAnalysis.js';
 import type { AnsweredBy, CallStatus, EndReason } from './callStatus.js';
 import type { RatePolicy } from './rateLimit.js';
+import type { WebhookEventType } from './statusEvents.js';
 import type { VariableValue } from './templates.js';
 
 /**
@@ -262,6 +263,8 @@ export interface WebhookEndpointRecord {
   previousSecretExpiresAt: string | null;
   enabled: boolean;
   disabledReason: string | null;
+  /** The event types it receives: `call.completed` always, the others when asked for. */
+  eventTypes: WebhookEventType[];
   createdAt: string;
   updatedAt: string;
 }
@@ -275,7 +278,10 @@ export interface EventRecord {
   id: string;
   accountId: string;
   type: string;
-  callId: string;
+  /** The call it is about; null for a campaign's event. */
+  callId: string | null;
+  /** The campaign it is about (`campaign.completed`); null for a call's event. */
+  campaignId: string | null;
   /** The exact JSON bytes that are signed and sent on every attempt. */
   body: string;
   createdAt: string;

@@ -17,6 +17,7 @@ import type {
   UserRecord,
   WebhookEndpointRecord,
 } from '../domain/records.js';
+import { eventTypesFromStored } from '../domain/statusEvents.js';
 
 /**
  * How one dialect's driver hands columns over: SQLite gives integers for booleans, JSON as text
@@ -242,6 +243,7 @@ export function webhookEndpointFromRow(
     | 'previous_secret_expires_at'
     | 'enabled'
     | 'disabled_reason'
+    | 'event_types'
     | 'created_at'
     | 'updated_at'
   >,
@@ -255,6 +257,7 @@ export function webhookEndpointFromRow(
     previousSecretExpiresAt: codec.timeOrNull(row.previous_secret_expires_at),
     enabled: codec.bool(row.enabled),
     disabledReason: textOrNull(row.disabled_reason),
+    eventTypes: eventTypesFromStored(textOrNull(row.event_types)),
     createdAt: codec.time(row.created_at),
     updatedAt: codec.time(row.updated_at),
   };
@@ -266,6 +269,7 @@ export function eventFromRow(
     | 'account_id'
     | 'type'
     | 'call_id'
+    | 'campaign_id'
     | 'body'
     | 'created_at'
     | 'status'
@@ -279,7 +283,8 @@ export function eventFromRow(
     id: text(row.id),
     accountId: text(row.account_id),
     type: text(row.type),
-    callId: text(row.call_id),
+    callId: textOrNull(row.call_id),
+    campaignId: textOrNull(row.campaign_id),
     body: text(row.body),
     createdAt: codec.time(row.created_at),
     status: row.status as EventStatus,

@@ -27,6 +27,7 @@ import type {
   UserRecord,
   WebhookEndpointRecord,
 } from '../domain/records.js';
+import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents.js';
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { CampaignRepository } from './campaignRepository.js';
@@ -248,6 +249,24 @@ export interface WebhookEndpointRepository {
     reason: string | null,
     atIso: string,
   ): Promise<WebhookEndpointRecord | null>;
+  /** Which event types the endpoint receives (`call.completed` among them). Null: no endpoint. */
+  setEventTypes(
+    accountId: string,
+    eventTypes: readonly WebhookEventType[],
+    atIso: string,
+  ): Promise<WebhookEndpointRecord | null>;
+}
+
+/** An event other than call.completed, about one call or one campaign. */
+export interface NewStatusEvent {
+  id: string;
+  accountId: string;
+  type: OptionalEventType;
+  callId: string | null;
+  campaignId: string | null;
+  /** The exact JSON that is signed and sent. */
+  body: string;
+  createdAt: string;
 }
 
 export interface EventRepository {
@@ -272,6 +291,11 @@ export interface EventRepository {
    * a waiting job is moved rather than duplicated. Null: no such event in the account.
    */
   requeue(accountId: string, eventId: string, runAtMs: number): Promise<EventRecord | null>;
+  /**
+   * Stores the event and its delivery job in one transaction, if the account's endpoint receives
+   * its type and the call (campaign) has no event of that type yet. True: stored.
+   */
+  addStatusEvent(event: NewStatusEvent): Promise<boolean>;
 }
 
 export interface UserRepository {

@@ -159,6 +159,7 @@ export class Conversation {
       logger: options.logger,
       onDecision: ({ answeredBy }) => {
         if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        this.options.onAnsweredBy?.(answeredBy);
         if (answeredBy !== 'machine') this.greet();
       },
       silenceAgent: () => {

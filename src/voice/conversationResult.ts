@@ -31,6 +31,8 @@ export interface CallActions {
   addToDoNotCall?: () => Promise<void>;
   /** Called with the whole transcript so far each time a line is added (for a live view). */
   onTranscriptChange?: (transcript: TranscriptEntry[]) => void;
+  /** The answering party's first decision (a person, a machine, or unknown when it cannot tell). */
+  onAnsweredBy?: (answeredBy: AnsweredBy) => void;
 }
 
 /** Said in the offline voice when every provider of a stage has failed, before hanging up. */

@@ -109,6 +109,7 @@ export class RealtimeConversation {
       logger: options.logger,
       onDecision: ({ answeredBy }) => {
         if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        this.options.onAnsweredBy?.(answeredBy);
         if (answeredBy !== 'machine') this.greet();
       },
       silenceAgent: () => {

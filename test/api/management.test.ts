@@ -154,4 +154,30 @@ describe('caller IDs and the webhook over the API', () => {
     ).not.toBeNull();
     expect((await api('GET', '/webhook', undefined, otherKey)).status).toBe(404);
   });
+
+  it('webhook events: call.completed always, the others once chosen; bad lists are 400, no endpoint 404', async () => {
+    expect((await api('PUT', '/webhook/events', { events: ['call.ringing'] }, otherKey)).status).toBe(404);
+    expect((await api('GET', '/webhook')).body).toMatchObject({ events: ['call.completed'] });
+    const chosen = await api('PUT', '/webhook/events', { events: ['campaign.completed', 'call.answered'] });
+    expect(chosen.status).toBe(200);
+    expect(chosen.body).toMatchObject({ events: ['call.completed', 'call.answered', 'campaign.completed'] });
+    const secret = (chosen.body as { secret: string }).secret;
+    for (const bad of [
+      { events: ['call.started'] },
+      { events: 'call.ringing' },
+      { events: [7] },
+      {},
+      { events: [], url: 'https://elsewhere.example.com' },
+    ]) {
+      const refused = await api('PUT', '/webhook/events', bad);
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect((refused.body as { error: { code: string } }).error.code).toBe('validation_error');
+    }
+    // The refusals changed nothing; an empty list leaves call.completed only, and the secret as it was.
+    expect((await api('GET', '/webhook')).body).toMatchObject({
+      events: ['call.completed', 'call.answered', 'campaign.completed'],
+    });
+    const cleared = await api('PUT', '/webhook/events', { events: [] });
+    expect(cleared.body).toMatchObject({ events: ['call.completed'], secret });
+  });
 });

@@ -1,3 +1,4 @@
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CallingWindow,
@@ -7,12 +8,16 @@ import {
 } from '../../src/domain/callingWindow.js';
 import { callFixture, startFullService } from '../helpers/fullService.js';
 import { jsonApi } from '../helpers/http.js';
+import { assertWebhookConformsToOpenApi } from '../helpers/openApiCheck.js';
 import { dropTestSchema, newTestSchema, storeEnv } from '../helpers/postgres.js';
+import { eventually, type Receiver, startReceiver } from '../webhooks/harness.js';
 
 /**
  * A campaign run to completion on the sandbox carrier with real SIP and RTP, on each store: a
  * calling window held in each contact's own zone, a retry after busy, the do-not-call list, the
- * concurrency cap and the pace. The scheduler's clock is moved forward to reach the retry.
+ * concurrency cap and the pace. The scheduler's clock is moved forward to reach the retry. The
+ * account's endpoint (a real HTTP receiver) asked for the status events: each call's ringing and
+ * answer, and the campaign's completion, arrive signed, once each.
  */
 
 const window: CallingWindow = callingWindowOf({ start: '09:00', end: '17:00' });
@@ -57,10 +62,15 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
   let service: Awaited<ReturnType<typeof startFullService>>;
   let fixture: Awaited<ReturnType<typeof callFixture>>;
   let clockOffsetMs = 0;
+  let receiver: Receiver;
   const schema = newTestSchema();
 
   beforeAll(async () => {
-    const env: Record<string, string> = storeEnv(storeKind, schema);
+    receiver = await startReceiver();
+    const env: Record<string, string> = {
+      ...storeEnv(storeKind, schema),
+      CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    };
     service = await startFullService(env, {
       campaignScheduler: { tickMs: 100, nowMs: () => Date.now() + clockOffsetMs },
     });
@@ -69,6 +79,7 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
 
   afterAll(async () => {
     await service?.dispose();
+    await receiver?.close();
     if (storeKind === 'postgres') await dropTestSchema(schema);
   });
 
@@ -90,6 +101,10 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
   it('runs to completion holding windows, retries, the suppression list, the cap and the pace', async () => {
     const { open, closed } = zonesForNow(Date.now());
     await api('/do-not-call', { method: 'POST', body: { numbers: ['+15550100007'] } });
+    const endpoint = await api('/webhook', { method: 'PUT', body: { url: receiver.url } });
+    const secret = (endpoint.body as { secret: string }).secret;
+    const events = ['call.ringing', 'call.answered', 'campaign.completed'];
+    expect((await api('/webhook/events', { method: 'PUT', body: { events } })).status).toBe(200);
     const created = await api('/campaigns', {
       method: 'POST',
       body: {
@@ -181,6 +196,47 @@ describe.each(['sqlite', 'postgres'] as const)('a campaign on %s', (storeKind) =
       maxLive = Math.max(maxLive, live);
     }
     expect(maxLive).toBeLessThanOrEqual(2);
+
+    // The status events, as the receiver got them (verified, each type once per call).
+    const received = await eventually(
+      async () => {
+        const bodies = receiver.requests.map((request) => {
+          const payload = new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+          return payload as { type: string; id: string; data: Record<string, unknown> };
+        });
+        return bodies.some((body) => body.type === 'campaign.completed') &&
+          bodies.filter((body) => body.type === 'call.completed').length === 4
+          ? bodies
+          : undefined;
+      },
+      20_000,
+      'the campaign.completed delivery',
+    );
+    for (const body of received) await assertWebhookConformsToOpenApi(service.url, body);
+    const ofCall = (callId: string) =>
+      received.filter((body) => body.data.call_id === callId).map((body) => body.type);
+    const answeredCall = byNumber.get('+15550100006')?.calls[0]?.call_id as string;
+    expect(ofCall(answeredCall).sort()).toEqual(['call.answered', 'call.completed', 'call.ringing']);
+    const answered = received.find((body) => body.type === 'call.answered');
+    expect(answered?.data).toMatchObject({ call_id: answeredCall, to_number: '+15550100006' });
+    expect(['human', 'machine', 'unknown']).toContain(answered?.data.answered_by);
+    // The unreachable number neither rang nor answered.
+    const unreachable = byNumber.get('+15550100005')?.calls[0]?.call_id as string;
+    expect(ofCall(unreachable)).toEqual(['call.completed']);
+    // No call has two events of one type; the campaign's completion came once, with its progress.
+    const keys = received.map((body) => `${body.type} ${String(body.data.call_id ?? body.data.campaign_id)}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const completion = received.filter((body) => body.type === 'campaign.completed');
+    expect(completion).toHaveLength(1);
+    expect(completion[0]?.data).toMatchObject({
+      campaign_id: campaignId,
+      status: 'completed',
+      progress: { done: 3, do_not_call: 1, expired: 1 },
+    });
+    const listed = (await api('/events?limit=50')).body as {
+      data: { type: string; campaign_id: string | null }[];
+    };
+    expect(listed.data.find((event) => event.type === 'campaign.completed')?.campaign_id).toBe(campaignId);
     const starts = calls.map((call) => Date.parse(call.createdAt)).sort((a, b) => a - b);
     // 120 a minute: one start per 500 ms, a late scheduler catching up by one start at most.
     for (let index = 2; index < starts.length; index += 1) {

@@ -83,6 +83,17 @@ export class OpenApiResponseChecker {
   }
 
   /** The problems of one response; empty when it conforms (or the path is not the API's). */
+  /** Problems of a webhook body against the schema of its type under the document's `webhooks`. */
+  checkWebhookBody(body: unknown): string[] {
+    const type = (body as { type?: unknown } | null)?.type;
+    const webhooks = (this.document.webhooks ?? {}) as Record<string, Json>;
+    const webhook = typeof type === 'string' ? webhooks[type] : undefined;
+    if (!webhook) return [`no webhook ${String(type)} in the document`];
+    const post = webhook.post as { requestBody: { content: Record<string, { schema: unknown }> } };
+    const schema = post.requestBody.content['application/json']?.schema;
+    return this.validate(schema, body).map((problem) => `webhook ${type}: ${problem}`);
+  }
+
   check(response: CheckedResponse): string[] {
     const method = response.method.toLowerCase();
     const path = decodeURI(response.path.split('?', 1)[0] ?? '');
@@ -153,6 +164,12 @@ export function checkerFor(origin: string): Promise<OpenApiResponseChecker> {
     checkers.set(origin, checker);
   }
   return checker;
+}
+
+/** Throws when a webhook body does not match its type's schema in the document of the service at `origin`. */
+export async function assertWebhookConformsToOpenApi(origin: string, body: unknown) {
+  const problems = (await checkerFor(origin)).checkWebhookBody(body);
+  if (problems.length > 0) throw new Error(`webhook body does not conform:\n${problems.join('\n')}`);
 }
 
 /** Throws when the response does not conform to the document of the service that sent it. */

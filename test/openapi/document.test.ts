@@ -4,6 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callCompletedEventSchema } from '../../src/api/webhookSchemas.js';
 import { errorStatusByCode } from '../../src/domain/errors.js';
+import { optionalEventTypes } from '../../src/domain/statusEvents.js';
 import { request } from '../helpers/http.js';
 import { OpenApiResponseChecker } from '../helpers/openApiCheck.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -92,6 +93,7 @@ describe('GET /v1/openapi.json', () => {
         'removeNumber',
         'rotateWebhookSecret',
         'setWebhook',
+        'setWebhookEvents',
         'updateAgent',
         // Campaigns (issue 17).
         'cancelCampaign',
@@ -176,6 +178,40 @@ describe('GET /v1/openapi.json', () => {
     expect(webhook.requestBody.content['application/json']?.schema).toEqual(
       JSON.parse(JSON.stringify(callCompletedEventSchema)),
     );
+  });
+});
+
+describe('the opt-in status events under webhooks', () => {
+  it('has each one with the signing headers, a schema and an example that the schema accepts', () => {
+    const checker = new OpenApiResponseChecker(document);
+    const webhooks = document.webhooks as Record<string, { post: Json }>;
+    expect(Object.keys(webhooks).sort()).toEqual([
+      'call.answered',
+      'call.completed',
+      'call.ringing',
+      'call.transferred',
+      'campaign.completed',
+    ]);
+    for (const type of optionalEventTypes) {
+      const post = webhooks[type]?.post as {
+        operationId: string;
+        parameters: Array<{ name: string }>;
+        requestBody: { content: Record<string, { schema: { examples: unknown[] } }> };
+      };
+      expect(post.parameters.map((p) => p.name)).toEqual([
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
+      const examples = post.requestBody.content['application/json']?.schema.examples ?? [];
+      expect(examples).toHaveLength(1);
+      expect(checker.checkWebhookBody(examples[0])).toEqual([]);
+      // A body of another type, or without its data, is refused.
+      expect(checker.checkWebhookBody({ ...(examples[0] as object), data: {} })).not.toEqual([]);
+    }
+    expect(checker.checkWebhookBody({ type: 'call.unknown' })).toEqual([
+      'no webhook call.unknown in the document',
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { setWebhookEndpoint, setWebhookEventTypes } from '../../src/admin/webhooks.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import {
   type FakeChatDelta,
@@ -10,6 +11,7 @@ import {
 import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { startLlmTestService } from '../helpers/llmService.js';
+import { eventually, type Receiver, startReceiver } from '../webhooks/harness.js';
 
 /**
  * Cold transfer to a human, end to end over SIP: the callee presses 1, the model (a fake of
@@ -26,6 +28,7 @@ let agentId: string;
 let scriptAgentId: string;
 let warmAgentId: string;
 let warmScriptAgentId: string;
+let receiver: Receiver;
 
 const endCall = fakeToolCallDelta('end_call', '{}', 'call_end');
 
@@ -64,7 +67,10 @@ function frontDeskScript(handoff: string) {
 }
 
 beforeAll(async () => {
-  ({ fake, service, key, accountId } = await startLlmTestService({ chatStreamFor: playModel }));
+  ({ fake, service, key, accountId } = await startLlmTestService(
+    { chatStreamFor: playModel },
+    { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' },
+  ));
   agentId = (
     await createAgent(service.store, accountId, {
       name: 'Front desk',
@@ -119,10 +125,15 @@ beforeAll(async () => {
     })
   ).id;
   await addPhoneNumber(service.store, accountId, '+15550009995');
+  // The account's endpoint asked for call.transferred.
+  receiver = await startReceiver();
+  await setWebhookEndpoint(service.store, service.secretBox, accountId, receiver.url, { allowPrivate: true });
+  await setWebhookEventTypes(service.store, accountId, ['call.transferred']);
 });
 
 afterAll(async () => {
   await service?.dispose();
+  await receiver?.close();
   await fake?.close();
 });
 
@@ -138,6 +149,26 @@ async function call(to: string, target: string, agent = agentId): Promise<CallRe
   return waitForTerminal(service, (result.body as { call_id: string }).call_id, 65_000);
 }
 
+/** The call.transferred bodies the receiver got for the call (delivered by the service's worker). */
+async function transferredEvents(callId: string, expected: number) {
+  const bodies = () =>
+    receiver.requests
+      .map((request) => JSON.parse(request.body) as { type: string; data: Record<string, unknown> })
+      .filter((body) => body.type === 'call.transferred' && body.data.call_id === callId);
+  if (expected === 0) {
+    // Its call.completed is sent after any transfer event: once that is in, nothing more comes.
+    await eventually(async () =>
+      receiver.requests.some(
+        (request) => request.body.includes('"call.completed"') && request.body.includes(callId),
+      )
+        ? true
+        : undefined,
+    );
+    return bodies();
+  }
+  return eventually(async () => (bodies().length >= expected ? bodies() : undefined));
+}
+
 const transferNotes = (record: CallRecord) =>
   record.transcript.filter((entry) => entry.event === 'transfer').map((entry) => entry.text);
 const said = (record: CallRecord) =>
@@ -148,6 +179,9 @@ describe('cold transfer by REFER', () => {
     const record = await call('+15550100008', 'human');
     expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
     expect(transferNotes(record)).toEqual(['human: transferred (200)']);
+    const [event, ...more] = await transferredEvents(record.id, 1);
+    expect(more).toEqual([]);
+    expect(event?.data).toMatchObject({ call_id: record.id, target: 'human', via: 'refer' });
     expect(said(record)).toEqual(['Press one to speak to a person.', 'Transferring you now.']);
     // The model was offered the targets by name, never their numbers.
     const streamed = fake.requests.find(
@@ -165,6 +199,7 @@ describe('cold transfer by REFER', () => {
     const record = await call('+15550100008', 'busy_desk');
     expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     expect(transferNotes(record)).toEqual(['busy_desk: failed: the target answered 486']);
+    expect(await transferredEvents(record.id, 0)).toEqual([]);
     expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
   }, 45_000);
 
@@ -173,6 +208,10 @@ describe('cold transfer by REFER', () => {
     const record = await call('+15550100012', 'human');
     expect(record).toMatchObject({ status: 'completed', endReason: 'transferred' });
     expect(transferNotes(record)).toEqual(['human: the line refused REFER; dialled and bridged (200)']);
+    expect((await transferredEvents(record.id, 1))[0]?.data).toMatchObject({
+      target: 'human',
+      via: 'bridge',
+    });
     expect(said(record).at(-1)).toBe('Transferring you now.');
     // A second INVITE went to the target, over the call's own route.
     const invites = (await service.store.sandboxInvites.list()).slice(before);

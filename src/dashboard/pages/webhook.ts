@@ -7,8 +7,10 @@ import {
   rotateWebhookSecret,
   setWebhookEnabled,
   setWebhookEndpoint,
+  setWebhookEventTypes,
   showEvent,
 } from '../../admin/webhooks.js';
+import { optionalEventTypes } from '../../domain/statusEvents.js';
 import {
   type DashboardOptions,
   field,
@@ -28,7 +30,28 @@ const notices: Record<string, string> = {
   enabled: 'Endpoint enabled: waiting events are being delivered.',
   disabled: 'Endpoint disabled: events wait until you enable it again.',
   resent: 'Event queued to be sent again.',
+  events: 'Saved: the endpoint receives the chosen events from now on.',
 };
+
+const eventTypeHints: Record<(typeof optionalEventTypes)[number], string> = {
+  'call.ringing': 'the phone rings',
+  'call.answered': 'answered, with who answered (person or machine)',
+  'call.transferred': 'a transfer reached its target',
+  'campaign.completed': 'every contact of a campaign is done',
+};
+
+function eventTypesForm(token: string, chosen: readonly string[]): Html {
+  return html`<form method="post" action="/webhook/event-types" aria-label="Events sent">
+  ${csrfField(token)}
+  <fieldset><legend>Events sent <span class="hint">call.completed is always sent</span></legend>
+  ${optionalEventTypes.map(
+    (type) =>
+      html`<label class="inline"><input type="checkbox" name="events" value="${type}"${chosen.includes(type) ? html` checked` : ''}> <code>${type}</code> <span class="hint">${eventTypeHints[type]}</span></label>`,
+  )}
+  </fieldset>
+  <button type="submit" class="secondary">Save events</button>
+</form>`;
+}
 
 function endpointSection(
   viewer: Viewer,
@@ -39,7 +62,7 @@ function endpointSection(
   return html`<section class="panel" aria-labelledby="endpoint-title"><h2 id="endpoint-title">Endpoint</h2>
 <form method="post" action="/webhook" class="row">
   ${csrfField(token)}
-  <label for="webhook-url">URL <span class="hint">https; call.completed events are POSTed here, signed</span>
+  <label for="webhook-url">URL <span class="hint">https; events are POSTed here, signed</span>
     <input id="webhook-url" name="url" type="url" required value="${endpoint?.url ?? ''}"></label>
   <button type="submit">${endpoint ? 'Replace endpoint' : 'Set endpoint'}</button>
 </form>
@@ -55,6 +78,7 @@ ${
   <dt>Previous secret</dt><dd>${endpoint.previous_secret_expires_at ? html`still signing until ${formatTime(endpoint.previous_secret_expires_at)}` : 'none'}</dd>
   <dt>Updated</dt><dd>${formatTime(endpoint.updated_at)}</dd>
 </dl>
+${eventTypesForm(token, endpoint.events)}
 <form method="post" action="/webhook/rotate" class="inline">${csrfField(token)}<button type="submit" class="secondary">Rotate secret</button></form>
 <form method="post" action="/webhook/enabled" class="inline">${csrfField(token)}
   <input type="hidden" name="enabled" value="${endpoint.enabled ? '0' : '1'}">
@@ -85,7 +109,11 @@ ${
     ? html`<p>No events yet.</p>`
     : details.map(
         (event) => html`<article class="panel" aria-label="Event ${event.event_id}">
-<p><code>${event.event_id}</code> ${statusBadge(event.status)} for call <a href="/calls/${event.call_id}"><code>${event.call_id}</code></a>,
+<p><code>${event.event_id}</code> <code>${event.type}</code> ${statusBadge(event.status)} ${
+          event.campaign_id
+            ? html`for campaign <a href="/campaigns/${event.campaign_id}"><code>${event.campaign_id}</code></a>`
+            : html`for call <a href="/calls/${event.call_id ?? ''}"><code>${event.call_id ?? ''}</code></a>`
+        },
 ${event.attempts} attempt(s)${event.next_attempt_at ? html`, next ${formatTime(event.next_attempt_at)}` : ''}</p>
 ${
   event.attempt_log.length === 0
@@ -129,6 +157,11 @@ ${events.next_cursor ? html`<p><a href="/webhook?cursor=${events.next_cursor}">O
       },
     );
     return redirectTo(reply, '/webhook?notice=saved');
+  });
+
+  app.post('/webhook/event-types', async (request, reply) => {
+    await setWebhookEventTypes(options.store, viewerOf(request).account.id, formOf(request).getAll('events'));
+    return redirectTo(reply, '/webhook?notice=events');
   });
 
   app.post('/webhook/rotate', async (request, reply) => {

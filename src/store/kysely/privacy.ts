@@ -161,10 +161,12 @@ export class KyselyPrivacy implements PrivacyRepository {
           .where('id', 'in', ids)
           .execute();
         // The stored call.completed bodies carry the transcript and the recording link too.
+        // Status events (call.ringing…) carry neither.
         const events = await db
           .selectFrom('events')
           .select(['id', 'body'])
           .where('call_id', 'in', ids)
+          .where('type', '=', 'call.completed')
           .execute();
         for (const event of events) {
           const body = JSON.parse(event.body) as { data?: Record<string, unknown> };

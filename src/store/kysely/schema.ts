@@ -263,7 +263,8 @@ export interface CallsTable {
 export interface EventsTable {
   id: string;
   account_id: string;
-  call_id: string;
+  type: string;
+  call_id: string | null;
   body: string;
 }
 

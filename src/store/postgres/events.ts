@@ -5,9 +5,17 @@ import type {
   EventStatus,
   WebhookEndpointRecord,
 } from '../../domain/records.js';
+import { eventTypesFromStored, type WebhookEventType } from '../../domain/statusEvents.js';
 import { queueNames } from '../../queue/types.js';
 import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
-import type { AttemptOutcome, EventListQuery, EventRepository, WebhookEndpointRepository } from '../types.js';
+import type {
+  AttemptOutcome,
+  EventListQuery,
+  EventRepository,
+  NewStatusEvent,
+  WebhookEndpointRepository,
+} from '../types.js';
+import { jobNotifyChannel } from './calls.js';
 import { type PgClient, type PgPool, type Queryable, withTransaction } from './database.js';
 import type { PostgresJobWriter } from './jobQueue.js';
 import { postgresColumns } from './rows.js';
@@ -24,6 +32,7 @@ interface EndpointRow {
   previous_secret_expires_at: Timestamp | null;
   enabled: boolean;
   disabled_reason: string | null;
+  event_types: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -32,7 +41,8 @@ interface EventRow {
   id: string;
   account_id: string;
   type: string;
-  call_id: string;
+  call_id: string | null;
+  campaign_id: string | null;
   body: string;
   created_at: Timestamp;
   status: string;
@@ -113,6 +123,18 @@ export class PostgresWebhookEndpoints implements WebhookEndpointRepository {
 
   get(accountId: string): Promise<WebhookEndpointRecord | null> {
     return readEndpoint(this.pool, accountId);
+  }
+
+  async setEventTypes(
+    accountId: string,
+    eventTypes: readonly WebhookEventType[],
+    atIso: string,
+  ): Promise<WebhookEndpointRecord | null> {
+    const { rows } = await this.pool.query<EndpointRow>(
+      'UPDATE webhook_endpoints SET event_types = $1, updated_at = $2 WHERE account_id = $3 RETURNING *',
+      [JSON.stringify(eventTypes), atIso, accountId],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
   }
 
   async rotateSecret(
@@ -226,6 +248,37 @@ export class PostgresEvents implements EventRepository {
       }
       return row ? toEvent(row) : null;
     });
+  }
+
+  async addStatusEvent(event: NewStatusEvent): Promise<boolean> {
+    const stored = await withTransaction(this.pool, async (client) => {
+      const endpoint = await client.query<{ event_types: string }>(
+        'SELECT event_types FROM webhook_endpoints WHERE account_id = $1',
+        [event.accountId],
+      );
+      const types = endpoint.rows[0]?.event_types;
+      if (types === undefined || !eventTypesFromStored(types).includes(event.type)) return false;
+      // The unique indexes keep one event of a type per call (campaign); a second writer does nothing.
+      const inserted = await client.query(
+        `INSERT INTO events (id, account_id, type, call_id, campaign_id, body, created_at, status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending') ON CONFLICT DO NOTHING`,
+        [event.id, event.accountId, event.type, event.callId, event.campaignId, event.body, event.createdAt],
+      );
+      if (inserted.rowCount === 0) return false;
+      await this.queue.insertWithinTransaction(client, {
+        queue: queueNames.webhook,
+        payload: deliveryPayload(event.id),
+        runAtMs: Date.parse(event.createdAt),
+      });
+      return true;
+    });
+    if (stored) {
+      // Wakes a delivery worker in any process, as a finished call does.
+      this.pool
+        .query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.webhook])
+        .catch(() => undefined);
+    }
+    return stored;
   }
 
   park(eventId: string, jobId: string): Promise<boolean> {

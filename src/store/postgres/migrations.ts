@@ -396,4 +396,19 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       CREATE INDEX audit_log_by_account ON audit_log (account_id, id);
     `,
   },
+  {
+    version: 12,
+    name: 'status events',
+    sql: `
+      -- Events beyond call.completed: a call's event of each type once, a campaign's once.
+      ALTER TABLE events ALTER COLUMN call_id DROP NOT NULL;
+      ALTER TABLE events DROP CONSTRAINT events_call_id_key;
+      ALTER TABLE events ADD COLUMN campaign_id text COLLATE "C";
+      CREATE UNIQUE INDEX events_once_per_call ON events (call_id, type) WHERE call_id IS NOT NULL;
+      CREATE UNIQUE INDEX events_once_per_campaign ON events (campaign_id, type)
+        WHERE campaign_id IS NOT NULL;
+      -- The event types an endpoint receives (a JSON array); call.completed always.
+      ALTER TABLE webhook_endpoints ADD COLUMN event_types text NOT NULL DEFAULT '["call.completed"]';
+    `,
+  },
 ];

@@ -36,22 +36,43 @@ export function migrate(db: SqliteDatabase): number[] {
       .map((row) => (row as { version: number }).version),
   );
   const newlyApplied: number[] = [];
-  for (const migration of sqliteMigrations) {
-    if (applied.has(migration.version)) continue;
-    // IMMEDIATE takes the write lock first, so two processes starting together cannot both migrate.
-    db.transaction(() => {
-      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
-      if (again) return;
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      );
-      newlyApplied.push(migration.version);
-    }).immediate();
+  if (sqliteMigrations.every((migration) => applied.has(migration.version))) return newlyApplied;
+  // A migration may rebuild a table others refer to (SQLite's way to change a column): that needs
+  // foreign keys off, which only holds outside a transaction. Each migration checks them itself.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (const migration of sqliteMigrations) {
+      if (applied.has(migration.version)) continue;
+      applyMigration(db, migration, newlyApplied);
+    }
+  } finally {
+    if (foreignKeys) db.pragma('foreign_keys = ON');
   }
   return newlyApplied;
+}
+
+function applyMigration(
+  db: SqliteDatabase,
+  migration: (typeof sqliteMigrations)[number],
+  newlyApplied: number[],
+): void {
+  // IMMEDIATE takes the write lock first, so two processes starting together cannot both migrate.
+  db.transaction(() => {
+    const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(migration.version);
+    if (again) return;
+    db.exec(migration.sql);
+    const broken = db.pragma('foreign_key_check') as unknown[];
+    if (broken.length > 0) {
+      throw new Error(`migration ${migration.version} would break ${broken.length} foreign key(s)`);
+    }
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+      migration.version,
+      migration.name,
+      new Date().toISOString(),
+    );
+    newlyApplied.push(migration.version);
+  }).immediate();
 }
 
 /** True for a primary-key or unique-constraint violation. */

@@ -5,9 +5,16 @@ import type {
   EventStatus,
   WebhookEndpointRecord,
 } from '../../domain/records.js';
+import { eventTypesFromStored, type WebhookEventType } from '../../domain/statusEvents.js';
 import { queueNames, type SynchronousJobWriter } from '../../queue/types.js';
 import { eventAttemptFromRow, eventFromRow, webhookEndpointFromRow } from '../recordsFromRows.js';
-import type { AttemptOutcome, EventListQuery, EventRepository, WebhookEndpointRepository } from '../types.js';
+import type {
+  AttemptOutcome,
+  EventListQuery,
+  EventRepository,
+  NewStatusEvent,
+  WebhookEndpointRepository,
+} from '../types.js';
 import type { SqliteDatabase } from './database.js';
 import type { GroupCommitter } from './groupCommit.js';
 import { sqliteColumns } from './rows.js';
@@ -22,6 +29,7 @@ interface EndpointRow {
   previous_secret_expires_at: string | null;
   enabled: number;
   disabled_reason: string | null;
+  event_types: string;
   created_at: string;
   updated_at: string;
 }
@@ -30,7 +38,8 @@ interface EventRow {
   id: string;
   account_id: string;
   type: string;
-  call_id: string;
+  call_id: string | null;
+  campaign_id: string | null;
   body: string;
   created_at: string;
   status: string;
@@ -84,6 +93,7 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepository {
   private readonly upsert;
   private readonly rotate;
   private readonly enable;
+  private readonly eventTypes;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -103,6 +113,9 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepository {
     this.enable = db.prepare(
       'UPDATE webhook_endpoints SET enabled = ?, disabled_reason = ?, updated_at = ? WHERE account_id = ?',
     );
+    this.eventTypes = db.prepare(
+      'UPDATE webhook_endpoints SET event_types = ?, updated_at = ? WHERE account_id = ?',
+    );
   }
 
   private read(accountId: string): WebhookEndpointRecord | null {
@@ -121,6 +134,15 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepository {
   }
 
   async get(accountId: string): Promise<WebhookEndpointRecord | null> {
+    return this.read(accountId);
+  }
+
+  async setEventTypes(
+    accountId: string,
+    eventTypes: readonly WebhookEventType[],
+    atIso: string,
+  ): Promise<WebhookEndpointRecord | null> {
+    this.eventTypes.run(JSON.stringify(eventTypes), atIso, accountId);
     return this.read(accountId);
   }
 
@@ -162,6 +184,8 @@ export class SqliteEvents implements EventRepository {
   private readonly endpointEnabled;
   private readonly disableEndpoint;
   private readonly setStatus;
+  private readonly endpointEventTypes;
+  private readonly insertStatusEvent;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -188,6 +212,14 @@ export class SqliteEvents implements EventRepository {
       'UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE account_id = ?',
     );
     this.setStatus = db.prepare('UPDATE events SET status = ?, next_attempt_at = ? WHERE id = ? RETURNING *');
+    this.endpointEventTypes = db
+      .prepare('SELECT event_types FROM webhook_endpoints WHERE account_id = ?')
+      .pluck();
+    // OR IGNORE: the unique indexes keep one event of a type per call (campaign).
+    this.insertStatusEvent = db.prepare(
+      `INSERT OR IGNORE INTO events (id, account_id, type, call_id, campaign_id, body, created_at, status)
+       VALUES (@id, @account_id, @type, @call_id, @campaign_id, @body, @created_at, 'pending')`,
+    );
   }
 
   async getById(eventId: string): Promise<EventRecord | null> {
@@ -240,6 +272,29 @@ export class SqliteEvents implements EventRepository {
         this.disableEndpoint.run(outcome.reason, attempt.attemptedAt, row.account_id);
       }
       return row ? toEvent(row) : null;
+    });
+  }
+
+  addStatusEvent(event: NewStatusEvent): Promise<boolean> {
+    return this.committer.run(() => {
+      const stored = this.endpointEventTypes.get(event.accountId) as string | undefined;
+      if (stored === undefined || !eventTypesFromStored(stored).includes(event.type)) return false;
+      const inserted = this.insertStatusEvent.run({
+        id: event.id,
+        account_id: event.accountId,
+        type: event.type,
+        call_id: event.callId,
+        campaign_id: event.campaignId,
+        body: event.body,
+        created_at: event.createdAt,
+      });
+      if (inserted.changes === 0) return false;
+      this.queue.insertWithinTransaction({
+        queue: queueNames.webhook,
+        payload: deliveryPayload(event.id),
+        runAtMs: Date.parse(event.createdAt),
+      });
+      return true;
     });
   }
 

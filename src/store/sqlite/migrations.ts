@@ -373,4 +373,38 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX audit_log_by_account ON audit_log (account_id, id);
     `,
   },
+  {
+    version: 12,
+    name: 'status events',
+    // The table is rebuilt (SQLite cannot drop NOT NULL or UNIQUE in place): migrate() runs
+    // with foreign keys off and checks them before it commits.
+    sql: `
+      -- Events beyond call.completed: a call's event of each type once, a campaign's once.
+      CREATE TABLE events_new (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        type TEXT NOT NULL,
+        call_id TEXT REFERENCES calls (id),
+        campaign_id TEXT,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT,
+        delivered_at TEXT
+      );
+      INSERT INTO events_new (id, account_id, type, call_id, body, created_at, status, attempts,
+        next_attempt_at, delivered_at)
+        SELECT id, account_id, type, call_id, body, created_at, status, attempts, next_attempt_at,
+          delivered_at FROM events;
+      DROP TABLE events;
+      ALTER TABLE events_new RENAME TO events;
+      CREATE INDEX events_by_account ON events (account_id, id);
+      CREATE UNIQUE INDEX events_once_per_call ON events (call_id, type) WHERE call_id IS NOT NULL;
+      CREATE UNIQUE INDEX events_once_per_campaign ON events (campaign_id, type)
+        WHERE campaign_id IS NOT NULL;
+      -- The event types an endpoint receives (a JSON array); call.completed always.
+      ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["call.completed"]';
+    `,
+  },
 ];

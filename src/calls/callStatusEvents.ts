@@ -1,0 +1,61 @@
+import type { AnsweredBy } from '../domain/callStatus.js';
+import type { CallRecord } from '../domain/records.js';
+import {
+  callAnsweredEvent,
+  callRingingEvent,
+  callTransferredEvent,
+  type TransferDetail,
+} from '../domain/statusEvents.js';
+import type { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+
+/**
+ * One call's status events, in the order the call lives them: `call.ringing` at the first 180/183,
+ * `call.answered` once the answering party is decided (a person or a machine, from the detector or
+ * the agent) — or, if the call ends first, just before its `call.completed`, with what was known —
+ * and `call.transferred` when a transfer reached its target. Each is written once; whether it is
+ * sent is the endpoint's choice (the store decides).
+ */
+export class CallStatusEvents {
+  private answeredAtIso: string | null = null;
+  private answeredWritten: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly call: CallRecord,
+    private readonly writer: StatusEventWriter,
+  ) {}
+
+  ringing(atIso: string): void {
+    void this.writer.write(this.call.accountId, 'call.ringing', { callId: this.call.id }, (event) =>
+      callRingingEvent(this.call, { ...event, ringingAt: atIso }),
+    );
+  }
+
+  /** The 200 OK: the event waits for the answering party (`decided`) or the end of the call. */
+  answered(atIso: string): void {
+    this.answeredAtIso = atIso;
+  }
+
+  /** The answering party is known (the first decision counts). */
+  decided(answeredBy: AnsweredBy): void {
+    const answeredAt = this.answeredAtIso;
+    if (answeredAt === null || this.answeredWritten) return;
+    this.answeredWritten = this.writer.write(
+      this.call.accountId,
+      'call.answered',
+      { callId: this.call.id },
+      (event) => callAnsweredEvent(this.call, { ...event, answeredAt, answeredBy }),
+    );
+  }
+
+  transferred(transfer: TransferDetail): void {
+    void this.writer.write(this.call.accountId, 'call.transferred', { callId: this.call.id }, (event) =>
+      callTransferredEvent(this.call, { ...event, transferredAt: new Date().toISOString(), transfer }),
+    );
+  }
+
+  /** Before the call's end is written: an answered call whose party was never decided says so now. */
+  async beforeEnd(answeredBy: AnsweredBy | null): Promise<void> {
+    if (answeredBy !== null) this.decided(answeredBy);
+    await this.answeredWritten;
+  }
+}

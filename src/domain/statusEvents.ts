@@ -1,0 +1,115 @@
+import type { AnsweredBy } from './callStatus.js';
+import { AppError } from './errors.js';
+import type { CallRecord } from './records.js';
+
+/*
+ * Webhook events beyond `call.completed` (DESIGN §9 "Events", issue 17 item 7). `call.completed`
+ * is always sent; the others go only to an endpoint that asked for them, with the same signing,
+ * retries and attempt log. Each is sent at most once per call (per campaign), whatever the
+ * number of processes: the store keeps one row per (call, type) and (campaign, type).
+ */
+
+export const alwaysSentEventType = 'call.completed';
+export const optionalEventTypes = [
+  'call.ringing',
+  'call.answered',
+  'call.transferred',
+  'campaign.completed',
+] as const;
+export type OptionalEventType = (typeof optionalEventTypes)[number];
+export const webhookEventTypes = [alwaysSentEventType, ...optionalEventTypes] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+export type CallStatusEventType = Exclude<OptionalEventType, 'campaign.completed'>;
+
+/**
+ * The event types an endpoint asked for, checked: known names only (a repeat counts once);
+ * `call.completed` may be named and is always included. In the order of `webhookEventTypes`.
+ */
+export function parseEventTypes(value: unknown): WebhookEventType[] {
+  if (!Array.isArray(value)) throw new AppError('validation_error', 'events must be an array of event types');
+  const chosen = new Set<WebhookEventType>([alwaysSentEventType]);
+  for (const item of value) {
+    if (typeof item !== 'string' || !(webhookEventTypes as readonly string[]).includes(item)) {
+      const shown = typeof item === 'string' ? item.slice(0, 40) : typeof item;
+      throw new AppError(
+        'validation_error',
+        `unknown event type ${JSON.stringify(shown)}; one of ${webhookEventTypes.join(', ')}`,
+      );
+    }
+    chosen.add(item as WebhookEventType);
+  }
+  return webhookEventTypes.filter((type) => chosen.has(type));
+}
+
+/** What the store keeps of an endpoint's choice; anything unreadable counts as `call.completed` only. */
+export function eventTypesFromStored(stored: string | null | undefined): WebhookEventType[] {
+  try {
+    return parseEventTypes(JSON.parse(stored ?? '[]'));
+  } catch {
+    return [alwaysSentEventType];
+  }
+}
+
+interface EventEnvelope {
+  id: string;
+  createdAt: string;
+}
+
+/**
+ * Where a transfer went (the target's name in the agent's settings) and how: `refer` (the line
+ * moved the call), `bridge` (callwright dialled the target and joined the legs), `warm` (the same,
+ * after a whisper to the person who answered).
+ */
+export interface TransferDetail {
+  target: string;
+  via: 'refer' | 'bridge' | 'warm';
+}
+
+/** The call fields every call status event carries, so a receiver can act without a lookup. */
+function callSummary(call: CallRecord) {
+  return {
+    call_id: call.id,
+    agent_id: call.agentId,
+    from_number: call.fromNumber,
+    to_number: call.toNumber,
+    variables: call.variables ?? {},
+  };
+}
+
+export function callRingingEvent(call: CallRecord, event: EventEnvelope & { ringingAt: string }) {
+  return {
+    type: 'call.ringing' as const,
+    id: event.id,
+    created_at: event.createdAt,
+    data: { ...callSummary(call), ringing_at: event.ringingAt },
+  };
+}
+
+export function callAnsweredEvent(
+  call: CallRecord,
+  event: EventEnvelope & { answeredAt: string; answeredBy: AnsweredBy },
+) {
+  return {
+    type: 'call.answered' as const,
+    id: event.id,
+    created_at: event.createdAt,
+    data: { ...callSummary(call), answered_at: event.answeredAt, answered_by: event.answeredBy },
+  };
+}
+
+export function callTransferredEvent(
+  call: CallRecord,
+  event: EventEnvelope & { transferredAt: string; transfer: TransferDetail },
+) {
+  return {
+    type: 'call.transferred' as const,
+    id: event.id,
+    created_at: event.createdAt,
+    data: {
+      ...callSummary(call),
+      transferred_at: event.transferredAt,
+      target: event.transfer.target,
+      via: event.transfer.via,
+    },
+  };
+}
