@@ -138,6 +138,10 @@ describe('the management resources', () => {
     const endpoint = await api.webhook.get();
     expect(endpoint.url).toBe(receiver.url);
     expect(endpoint.secret).toBe(secret);
+    expect(endpoint.events).toEqual(['call.completed']);
+    const chosen = await api.webhook.setEvents(['call.answered']);
+    expect(chosen).toMatchObject({ events: ['call.completed', 'call.answered'], secret });
+    expect((await api.webhook.setEvents([])).events).toEqual(['call.completed']);
 
     expect(await api.doNotCall.add(['+15550100006'], 'client test')).toEqual({ added: 1, already_listed: 0 });
     expect(await api.doNotCall.get('+15550100006')).toMatchObject({ reason: 'client test', source: 'api' });

@@ -170,6 +170,19 @@ describe('dashboard in chromium', () => {
     await page.waitForURL(/notice=rotated/);
     expect((await page.locator('#webhook-secret').textContent()) ?? '').not.toBe(secret);
     expect(await page.locator('main').textContent()).toContain(callId);
+    // The events sent besides call.completed: ticked boxes are saved, and shown ticked.
+    await page.getByRole('checkbox', { name: /call\.answered/ }).check();
+    await page.getByRole('checkbox', { name: /campaign\.completed/ }).check();
+    await page.getByRole('button', { name: 'Save events' }).click();
+    await page.waitForURL(/notice=events/);
+    const endpoint = await fetch(`${service.url}/v1/webhook`, { headers: { 'X-API-Key': key } });
+    expect(((await endpoint.json()) as { events: string[] }).events).toEqual([
+      'call.completed',
+      'call.answered',
+      'campaign.completed',
+    ]);
+    expect(await page.getByRole('checkbox', { name: /call\.answered/ }).isChecked()).toBe(true);
+    expect(await page.getByRole('checkbox', { name: /call\.ringing/ }).isChecked()).toBe(false);
     await page.goto(`${service.url}/webhook`);
     await shot(page, 'webhook');
 

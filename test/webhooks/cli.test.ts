@@ -72,6 +72,23 @@ describe('callwright webhook', () => {
     const human = await cli(['webhook', 'show']);
     expect(human.stdout).toMatch(/^url\s+http:\/\/127\.0\.0\.1:4000\/hook$/m);
   });
+
+  it('set-events chooses the events sent besides call.completed; an unknown one is refused', async () => {
+    expect(await json(['webhook', 'set-events', 'call.ringing,campaign.completed'])).toEqual({
+      url: 'http://127.0.0.1:4000/hook',
+      events: ['call.completed', 'call.ringing', 'campaign.completed'],
+    });
+    expect((await json(['webhook', 'show'])).events).toEqual([
+      'call.completed',
+      'call.ringing',
+      'campaign.completed',
+    ]);
+    const refused = await cli(['webhook', 'set-events', 'call.ringing,call.hungup']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/unknown event type "call\.hungup"/);
+    expect((await cli(['webhook', 'set-events'])).code).toBe(2);
+    expect((await json(['webhook', 'set-events', 'call.completed'])).events).toEqual(['call.completed']);
+  });
 });
 
 describe('callwright events', () => {
