@@ -1,20 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import { callingWindowProblem, isTimeZone } from '../domain/callingWindow.js';
+import {
+  callsPerSecondMax,
+  describeDialRate,
+  describeQuietHours,
+  setDialRate,
+  setQuietHours,
+} from '../admin/callingRules.js';
 import { AppError } from '../domain/errors.js';
 import { isPlainObject } from '../domain/outboundCallRequest.js';
-import { isE164 } from '../domain/phone.js';
-import {
-  type DialRate,
-  type DialRateScope,
-  dialRateScopes,
-  type QuietHoursRule,
-  type Store,
-} from '../store/types.js';
+import { dialRateScopes, type Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
-export const callsPerSecondMax = 100;
 const tags = ['calls'];
 const rateSchema = {
   type: 'object',
@@ -29,12 +27,6 @@ const rateSchema = {
     calls_per_second: { type: ['integer', 'null'], minimum: 1, maximum: callsPerSecondMax },
   },
 } as const;
-
-const describe = (rate: DialRate) => ({
-  scope: rate.scope,
-  subject: rate.subject,
-  calls_per_second: rate.callsPerSecond,
-});
 
 /** Caps on how fast calls leave a caller ID or a trunk, for every call of the account. */
 export function registerDialRateRoutes(app: FastifyInstance, store: Store): void {
@@ -55,7 +47,9 @@ export function registerDialRateRoutes(app: FastifyInstance, store: Store): void
         },
       },
     },
-    async (request) => ({ data: (await store.dialRates.list(authOf(request).account.id)).map(describe) }),
+    async (request) => ({
+      data: (await store.dialRates.list(authOf(request).account.id)).map(describeDialRate),
+    }),
   );
 
   app.put(
@@ -72,39 +66,12 @@ export function registerDialRateRoutes(app: FastifyInstance, store: Store): void
       config: { requestBody: rateSchema },
     },
     async (request) => {
-      const accountId = authOf(request).account.id;
-      const body = readJsonBody(request);
-      if (
-        !isPlainObject(body) ||
-        Object.keys(body).some((key) => !['scope', 'subject', 'calls_per_second'].includes(key))
-      )
-        throw new AppError('validation_error', 'the body is {"scope", "subject", "calls_per_second"}');
-      const { scope, subject, calls_per_second: perSecond } = body;
-      if (!(dialRateScopes as readonly unknown[]).includes(scope))
-        throw new AppError('validation_error', `scope must be one of ${dialRateScopes.join(', ')}`);
-      if (typeof subject !== 'string' || subject.length === 0 || subject.length > 100)
-        throw new AppError('validation_error', 'subject must be the caller ID or the trunk name');
-      if (
-        perSecond !== null &&
-        (!Number.isInteger(perSecond) ||
-          (perSecond as number) < 1 ||
-          (perSecond as number) > callsPerSecondMax)
-      )
-        throw new AppError(
-          'validation_error',
-          `calls_per_second must be a whole number from 1 to ${callsPerSecondMax}, or null`,
-        );
-      if (scope === 'caller_id') {
-        if (!isE164(subject)) throw new AppError('invalid_phone', 'subject must be an E.164 phone number');
-        if (!(await store.numbers.get(accountId, subject)))
-          throw new AppError('not_found', 'no such number in this account');
-      } else if (!(await store.trunks.get(accountId, subject))) {
-        throw new AppError('not_found', 'no such trunk in this account');
-      }
-      const rate = { scope: scope as DialRateScope, subject, callsPerSecond: perSecond as number | null };
-      await store.dialRates.set(accountId, rate);
-      request.log.info({ scope, callsPerSecond: perSecond }, 'dial rate set');
-      return { scope: rate.scope, subject, calls_per_second: rate.callsPerSecond };
+      const described = await setDialRate(store, authOf(request).account.id, readJsonBody(request));
+      request.log.info(
+        { scope: described.scope, callsPerSecond: described.calls_per_second },
+        'dial rate set',
+      );
+      return described;
     },
   );
 
@@ -125,9 +92,6 @@ export function registerDialRateRoutes(app: FastifyInstance, store: Store): void
       },
     },
   } as const;
-  const describeQuiet = (rule: QuietHoursRule | null) => ({
-    quiet_hours: rule ? { start: rule.start, end: rule.end, time_zone: rule.timeZone } : null,
-  });
 
   app.get(
     '/quiet-hours',
@@ -139,7 +103,7 @@ export function registerDialRateRoutes(app: FastifyInstance, store: Store): void
         response: { 200: quietSchema, ...errorResponses(401, 429, 500) },
       },
     },
-    async (request) => describeQuiet(await store.dialRates.quietHours(authOf(request).account.id)),
+    async (request) => describeQuietHours(await store.dialRates.quietHours(authOf(request).account.id)),
   );
 
   app.put(
@@ -156,37 +120,16 @@ export function registerDialRateRoutes(app: FastifyInstance, store: Store): void
       config: { requestBody: quietSchema },
     },
     async (request) => {
-      const accountId = authOf(request).account.id;
       const body = readJsonBody(request);
-      const value = isPlainObject(body) ? body.quiet_hours : undefined;
-      const fail = () => {
+      if (!isPlainObject(body) || Object.keys(body).length !== 1 || body.quiet_hours === undefined)
         throw new AppError(
           'validation_error',
-          'the body is {"quiet_hours": {"start": "21:00", "end": "08:00", "time_zone": "America/New_York"}} or {"quiet_hours": null}',
+          'the body is {"quiet_hours": {"start", "end", "time_zone"} or null}',
         );
-      };
-      if (!isPlainObject(body) || Object.keys(body).length !== 1 || value === undefined) fail();
-      let rule: QuietHoursRule | null = null;
-      if (value !== null) {
-        if (
-          !isPlainObject(value) ||
-          Object.keys(value).some((key) => !['start', 'end', 'time_zone'].includes(key))
-        )
-          fail();
-        const { start, end, time_zone: timeZone } = value as Record<string, unknown>;
-        const problem = callingWindowProblem({ start: end, end: start });
-        if (problem)
-          throw new AppError(
-            'validation_error',
-            `quiet_hours: start and end must be local times HH:MM that differ`,
-          );
-        if (!isTimeZone(timeZone))
-          throw new AppError('validation_error', 'quiet_hours.time_zone must be an IANA time zone');
-        rule = { start: start as string, end: end as string, timeZone };
-      }
-      await store.dialRates.setQuietHours(accountId, rule);
+      const described = await setQuietHours(store, authOf(request).account.id, body.quiet_hours);
+      const rule = described.quiet_hours;
       request.log.info({ quietHours: rule ? `${rule.start}-${rule.end}` : null }, 'quiet hours set');
-      return describeQuiet(rule);
+      return described;
     },
   );
 }

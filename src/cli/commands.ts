@@ -26,7 +26,7 @@ import {
 import { credentials } from './credentialCommands.js';
 import { doNotCall } from './doNotCallCommands.js';
 import { nearestName } from './help.js';
-import { privacy } from './privacyCommands.js';
+import { callingRules, privacy } from './privacyCommands.js';
 import { users } from './userCommands.js';
 import { webhookCommandGroups } from './webhookCommands.js';
 
@@ -306,6 +306,7 @@ export const commandGroups: Record<string, Record<string, Verb>> = {
   'do-not-call': doNotCall,
   campaigns,
   privacy,
+  'calling-rules': callingRules,
   ...webhookCommandGroups,
   users,
 };

@@ -146,6 +146,21 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
     },
   },
+  'calling-rules': {
+    summary: 'how fast calls leave a caller ID or trunk, and the hours no call starts',
+    verbs: {
+      show: { synopsis: '', summary: 'the caps on calls per second and the quiet hours' },
+      'dial-rate': {
+        synopsis: '(--caller-id NUMBER | --trunk NAME) (--per-second N | --off)',
+        summary: 'cap the calls per second of one caller ID or trunk (every call counts; the rest wait)',
+        example: 'callwright calling-rules dial-rate --caller-id +15550009999 --per-second 2',
+      },
+      'quiet-hours': {
+        synopsis: '(--start HH:MM --end HH:MM --time-zone ZONE | --off)',
+        summary: "no call starts in these hours, local to the callee (the number's zone, else ZONE)",
+      },
+    },
+  },
   'do-not-call': {
     summary: 'numbers the account never dials (calls to them end at once, undialled)',
     verbs: {

@@ -1,3 +1,4 @@
+import { describeDialRate, describeQuietHours, setDialRate, setQuietHours } from '../admin/callingRules.js';
 import { describeAuditEntry, eraseNumber, retentionDaysMax } from '../privacy/dataRules.js';
 import { type CommandContext, parseOptions, print, resolveAccount, UsageError } from './context.js';
 
@@ -32,5 +33,60 @@ export const privacy: Record<string, Verb> = {
     const account = await resolveAccount(context);
     const entries = await context.store.privacy.listAudit(account.id, { limit });
     print(context, { entries: entries.map(describeAuditEntry) });
+  },
+};
+
+/** `calling-rules …`: caps on calls per second by caller ID or trunk, and the quiet hours. */
+export const callingRules: Record<string, Verb> = {
+  async show(context, args) {
+    parseOptions(args, {});
+    const account = await resolveAccount(context);
+    const [rates, quiet] = await Promise.all([
+      context.store.dialRates.list(account.id),
+      context.store.dialRates.quietHours(account.id),
+    ]);
+    print(context, { dial_rates: rates.map(describeDialRate), ...describeQuietHours(quiet) });
+  },
+  async 'dial-rate'(context, args) {
+    const { values } = parseOptions(args, {
+      'caller-id': { type: 'string' },
+      trunk: { type: 'string' },
+      'per-second': { type: 'string' },
+      off: { type: 'boolean' },
+    });
+    const callerId = values['caller-id'];
+    const trunk = values.trunk;
+    if ((callerId === undefined) === (trunk === undefined))
+      throw new UsageError('give --caller-id NUMBER or --trunk NAME');
+    if ((values['per-second'] === undefined) === (values.off !== true))
+      throw new UsageError('give --per-second N or --off');
+    const perSecond = values.off ? null : Number(values['per-second']);
+    const account = await resolveAccount(context);
+    print(
+      context,
+      await setDialRate(context.store, account.id, {
+        scope: callerId === undefined ? 'trunk' : 'caller_id',
+        subject: callerId ?? trunk,
+        calls_per_second: perSecond,
+      }),
+    );
+  },
+  async 'quiet-hours'(context, args) {
+    const { values } = parseOptions(args, {
+      start: { type: 'string' },
+      end: { type: 'string' },
+      'time-zone': { type: 'string' },
+      off: { type: 'boolean' },
+    });
+    const given = [values.start, values.end, values['time-zone']].filter(
+      (value) => value !== undefined,
+    ).length;
+    if (values.off ? given > 0 : given !== 3)
+      throw new UsageError('give --start HH:MM --end HH:MM --time-zone ZONE, or --off');
+    const account = await resolveAccount(context);
+    const value = values.off
+      ? null
+      : { start: values.start, end: values.end, time_zone: values['time-zone'] };
+    print(context, await setQuietHours(context.store, account.id, value));
   },
 };

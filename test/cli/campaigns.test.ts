@@ -129,4 +129,69 @@ describe('campaigns from the command line', () => {
     expect(audit[0]).toMatchObject({ action: 'erase_number', actor: 'cli', subject: '+1212*****00' });
     expect((await runCli(dataDir, ['privacy', 'erase-number', '555'])).code).not.toBe(0);
   }, 60_000);
+
+  it('caps calls per second of a caller ID and sets quiet hours from the command line', async () => {
+    expect(await runCliJson(dataDir, ['calling-rules', 'show'])).toEqual({
+      dial_rates: [],
+      quiet_hours: null,
+    });
+    expect(
+      await runCliJson(dataDir, [
+        'calling-rules',
+        'dial-rate',
+        '--caller-id',
+        '+15550009999',
+        '--per-second',
+        '2',
+      ]),
+    ).toEqual({ scope: 'caller_id', subject: '+15550009999', calls_per_second: 2 });
+    // Not the account's number, no trunk of that name, a rate out of range, both or neither subject.
+    const refusals: [string[], RegExp][] = [
+      [['--caller-id', '+15550001111', '--per-second', '2'], /no such number in this account/],
+      [['--trunk', 'nowhere', '--per-second', '2'], /no such trunk in this account/],
+      [['--caller-id', '+15550009999', '--per-second', '500'], /from 1 to 100/],
+      [['--caller-id', '+15550009999', '--trunk', 't', '--off'], /--caller-id NUMBER or --trunk NAME/],
+      [['--caller-id', '+15550009999'], /--per-second N or --off/],
+    ];
+    for (const [args, message] of refusals) {
+      const refused = await runCli(dataDir, ['calling-rules', 'dial-rate', ...args]);
+      expect(refused.code, args.join(' ')).not.toBe(0);
+      expect(refused.stderr).toMatch(message);
+    }
+    expect(
+      await runCliJson(dataDir, [
+        'calling-rules',
+        'quiet-hours',
+        '--start',
+        '21:00',
+        '--end',
+        '08:00',
+        '--time-zone',
+        'Europe/Berlin',
+      ]),
+    ).toEqual({ quiet_hours: { start: '21:00', end: '08:00', time_zone: 'Europe/Berlin' } });
+    const badZone = await runCli(dataDir, [
+      'calling-rules',
+      'quiet-hours',
+      '--start',
+      '21:00',
+      '--end',
+      '08:00',
+      '--time-zone',
+      'Mars/Base',
+    ]);
+    expect(badZone.stderr).toMatch(/IANA time zone/);
+    expect(await runCliJson(dataDir, ['calling-rules', 'show'])).toEqual({
+      dial_rates: [{ scope: 'caller_id', subject: '+15550009999', calls_per_second: 2 }],
+      quiet_hours: { start: '21:00', end: '08:00', time_zone: 'Europe/Berlin' },
+    });
+    await runCliJson(dataDir, ['calling-rules', 'dial-rate', '--caller-id', '+15550009999', '--off']);
+    expect(await runCliJson(dataDir, ['calling-rules', 'quiet-hours', '--off'])).toEqual({
+      quiet_hours: null,
+    });
+    expect(await runCliJson(dataDir, ['calling-rules', 'show'])).toEqual({
+      dial_rates: [],
+      quiet_hours: null,
+    });
+  }, 60_000);
 });

@@ -81,4 +81,30 @@ describe('Data rules', () => {
     expect(audit).not.toContain('+155501000050031');
     expect(audit).toMatch(/user:usr_/);
   }, 60_000);
+
+  it('caps calls per second of a caller ID; a number the account lacks is refused with its message', async () => {
+    await page.goto(`${service.url}/data-rules`);
+    await page.getByLabel(/^Caller ID \(E\.164\) or trunk name/).fill('+15550001111');
+    await page.getByLabel(/^Calls per second/).fill('3');
+    await page.getByRole('button', { name: 'Save dial rate' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').first().textContent())
+      .toContain('no such number in this account');
+    expect(await service.store.dialRates.list(accountId)).toEqual([]);
+
+    await page.getByLabel(/^Caller ID \(E\.164\) or trunk name/).fill('+15550009999');
+    await page.getByLabel(/^Calls per second/).fill('3');
+    await page.getByRole('button', { name: 'Save dial rate' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Dial rate saved');
+    expect(await service.store.dialRates.list(accountId)).toEqual([
+      { scope: 'caller_id', subject: '+15550009999', callsPerSecond: 3 },
+    ]);
+    expect(await page.getByTestId('dial-rates').textContent()).toContain('+15550009999');
+
+    // Empty: the cap is removed.
+    await page.getByLabel(/^Caller ID \(E\.164\) or trunk name/).fill('+15550009999');
+    await page.getByRole('button', { name: 'Save dial rate' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Dial rate saved');
+    expect(await service.store.dialRates.list(accountId)).toEqual([]);
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import { callingWindowProblem, isTimeZone } from '../../domain/callingWindow.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { callsPerSecondMax, setDialRate, setQuietHours } from '../../admin/callingRules.js';
 import { isAppError } from '../../domain/errors.js';
 import { eraseNumber, retentionDaysMax } from '../../privacy/dataRules.js';
 import {
@@ -20,10 +20,11 @@ async function rulesPage(
   extra: { notice?: string; error?: string } = {},
 ) {
   const accountId = viewer.account.id;
-  const [days, quiet, audit] = await Promise.all([
+  const [days, quiet, audit, rates] = await Promise.all([
     options.store.privacy.retentionDays(accountId),
     options.store.dialRates.quietHours(accountId),
     options.store.privacy.listAudit(accountId, { limit: 50 }),
+    options.store.dialRates.list(accountId),
   ]);
   const csrf = csrfField(viewer.session.csrfToken);
   return page(
@@ -46,6 +47,24 @@ ${errorBox(extra.error)}
   <label for="quiet-end">Quiet until<input id="quiet-end" name="end" type="time" value="${quiet?.end ?? ''}"></label>
   <label for="quiet-zone">Time zone of numbers without one<input id="quiet-zone" name="time_zone" type="text" value="${quiet?.timeZone ?? 'UTC'}"></label>
   <button type="submit">Save quiet hours</button> <span class="hint">leave the hours empty to have none</span>
+</form></section>
+<section class="panel" aria-labelledby="rates-title"><h2 id="rates-title">Dial rates</h2>
+<p>The most calls per second that leave one caller ID or one trunk, single calls and campaigns alike; the others wait in the queue.</p>
+${
+  rates.length === 0
+    ? html`<p>No cap yet.</p>`
+    : html`<div class="table-wrap"><table class="responsive" data-testid="dial-rates">
+<thead><tr><th scope="col">Caller ID or trunk</th><th scope="col">Calls per second</th></tr></thead>
+<tbody>${rates.map(
+        (rate) =>
+          html`<tr><td data-label="Caller ID or trunk">${rate.scope === 'trunk' ? 'trunk ' : ''}<code>${rate.subject}</code></td><td data-label="Calls per second">${rate.callsPerSecond}</td></tr>`,
+      )}</tbody></table></div>`
+}
+<form method="post" action="/data-rules/dial-rates">${csrf}
+  <label for="rate-scope">Cap on<select id="rate-scope" name="scope"><option value="caller_id">a caller ID</option><option value="trunk">a trunk</option></select></label>
+  <label for="rate-subject">Caller ID (E.164) or trunk name<input id="rate-subject" name="subject" type="text" required></label>
+  <label for="rate-per-second">Calls per second <span class="hint">empty: no cap</span><input id="rate-per-second" name="calls_per_second" type="number" min="1" max="${callsPerSecondMax}"></label>
+  <button type="submit">Save dial rate</button>
 </form></section>
 <section class="panel" aria-labelledby="erase-title"><h2 id="erase-title">Erase a number</h2>
 <p>Deletes the number's calls with their transcripts, recordings and events, and its campaign contacts. It cannot be undone; an audit entry records it without the number.</p>
@@ -78,6 +97,7 @@ export function registerDataRulePages(app: FastifyInstance, options: DashboardOp
   const notices: Record<string, string> = {
     retention: 'Retention saved.',
     quiet: 'Quiet hours saved.',
+    rates: 'Dial rate saved.',
   };
   app.get<{ Querystring: { notice?: string; erased?: string } }>('/data-rules', async (request, reply) => {
     const erased = request.query.erased;
@@ -103,43 +123,15 @@ export function registerDataRulePages(app: FastifyInstance, options: DashboardOp
     return redirectTo(reply, '/data-rules?notice=retention');
   });
 
-  app.post('/data-rules/quiet-hours', async (request, reply) => {
-    const viewer = viewerOf(request);
-    const form = formOf(request);
-    const [start, end, timeZone] = [
-      field(form, 'start'),
-      field(form, 'end'),
-      field(form, 'time_zone').trim(),
-    ];
-    if (start === '' && end === '') {
-      await options.store.dialRates.setQuietHours(viewer.account.id, null);
-    } else {
-      if (callingWindowProblem({ start: end, end: start }) || !isTimeZone(timeZone))
-        return sendPage(
-          reply,
-          await rulesPage(options, viewer, {
-            error: 'Quiet hours need two different times and an IANA time zone.',
-          }),
-          400,
-        );
-      await options.store.dialRates.setQuietHours(viewer.account.id, { start, end, timeZone });
-    }
-    request.log.info('dashboard set quiet hours');
-    return redirectTo(reply, '/data-rules?notice=quiet');
-  });
-
-  app.post('/data-rules/erase', async (request, reply) => {
-    const viewer = viewerOf(request);
+  /** Runs a change; a refusal (4xx) shows the page again with its message. */
+  async function changeOrShow<T>(
+    viewer: Viewer,
+    reply: FastifyReply,
+    change: () => Promise<T>,
+    doneAt: (result: T) => string,
+  ): Promise<FastifyReply> {
     try {
-      const result = await eraseNumber(
-        options.store,
-        options.recordings?.storage ?? null,
-        viewer.account.id,
-        field(formOf(request), 'number').trim(),
-        `user:${viewer.user.id}`,
-      );
-      request.log.info({ auditId: result.audit_id }, 'dashboard erased a number');
-      return redirectTo(reply, `/data-rules?erased=${result.calls_erased}`);
+      return redirectTo(reply, doneAt(await change()));
     } catch (error) {
       if (!isAppError(error) || error.status >= 500) throw error;
       return sendPage(
@@ -148,5 +140,59 @@ export function registerDataRulePages(app: FastifyInstance, options: DashboardOp
         error.status === 409 ? 409 : 400,
       );
     }
+  }
+
+  app.post('/data-rules/quiet-hours', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const form = formOf(request);
+    const [start, end] = [field(form, 'start'), field(form, 'end')];
+    const value =
+      start === '' && end === '' ? null : { start, end, time_zone: field(form, 'time_zone').trim() };
+    request.log.info('dashboard sets quiet hours');
+    return changeOrShow(
+      viewer,
+      reply,
+      () => setQuietHours(options.store, viewer.account.id, value),
+      () => '/data-rules?notice=quiet',
+    );
+  });
+
+  app.post('/data-rules/dial-rates', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const form = formOf(request);
+    const perSecond = field(form, 'calls_per_second').trim();
+    const input = {
+      scope: field(form, 'scope'),
+      subject: field(form, 'subject').trim(),
+      calls_per_second: perSecond === '' ? null : Number(perSecond),
+    };
+    request.log.info({ scope: input.scope }, 'dashboard sets a dial rate');
+    return changeOrShow(
+      viewer,
+      reply,
+      () => setDialRate(options.store, viewer.account.id, input),
+      () => '/data-rules?notice=rates',
+    );
+  });
+
+  app.post('/data-rules/erase', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const number = field(formOf(request), 'number').trim();
+    return changeOrShow(
+      viewer,
+      reply,
+      async () => {
+        const result = await eraseNumber(
+          options.store,
+          options.recordings?.storage ?? null,
+          viewer.account.id,
+          number,
+          `user:${viewer.user.id}`,
+        );
+        request.log.info({ auditId: result.audit_id }, 'dashboard erased a number');
+        return result;
+      },
+      (result) => `/data-rules?erased=${result.calls_erased}`,
+    );
   });
 }
