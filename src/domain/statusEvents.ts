@@ -76,40 +76,37 @@ function callSummary(call: CallRecord) {
   };
 }
 
+/** The envelope every event has, around a call's summary and what the event adds. */
+function callEvent<T extends CallStatusEventType, Extra extends object>(
+  type: T,
+  call: CallRecord,
+  event: EventEnvelope,
+  extra: Extra,
+) {
+  return { type, id: event.id, created_at: event.createdAt, data: { ...callSummary(call), ...extra } };
+}
+
 export function callRingingEvent(call: CallRecord, event: EventEnvelope & { ringingAt: string }) {
-  return {
-    type: 'call.ringing' as const,
-    id: event.id,
-    created_at: event.createdAt,
-    data: { ...callSummary(call), ringing_at: event.ringingAt },
-  };
+  return callEvent('call.ringing', call, event, { ringing_at: event.ringingAt });
 }
 
 export function callAnsweredEvent(
   call: CallRecord,
   event: EventEnvelope & { answeredAt: string; answeredBy: AnsweredBy },
 ) {
-  return {
-    type: 'call.answered' as const,
-    id: event.id,
-    created_at: event.createdAt,
-    data: { ...callSummary(call), answered_at: event.answeredAt, answered_by: event.answeredBy },
-  };
+  return callEvent('call.answered', call, event, {
+    answered_at: event.answeredAt,
+    answered_by: event.answeredBy,
+  });
 }
 
 export function callTransferredEvent(
   call: CallRecord,
   event: EventEnvelope & { transferredAt: string; transfer: TransferDetail },
 ) {
-  return {
-    type: 'call.transferred' as const,
-    id: event.id,
-    created_at: event.createdAt,
-    data: {
-      ...callSummary(call),
-      transferred_at: event.transferredAt,
-      target: event.transfer.target,
-      via: event.transfer.via,
-    },
-  };
+  return callEvent('call.transferred', call, event, {
+    transferred_at: event.transferredAt,
+    target: event.transfer.target,
+    via: event.transfer.via,
+  });
 }
