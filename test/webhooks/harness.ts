@@ -132,7 +132,7 @@ export async function eventually<T>(
   }
 }
 
-/** The call's one event once it reaches `status`. */
+/** The call's one call.completed event once it reaches `status`. */
 export async function eventOfCall(
   service: RunningService,
   accountId: string,
@@ -143,7 +143,7 @@ export async function eventOfCall(
   return eventually(
     async () => {
       const events = (await service.store.events.list(accountId, { limit: 1000 })).filter(
-        (event) => event.callId === callId,
+        (event) => event.callId === callId && event.type === 'call.completed',
       );
       if (events.length > 1) throw new Error(`call ${callId} has ${events.length} events`);
       return events[0]?.status === status ? events[0] : undefined;

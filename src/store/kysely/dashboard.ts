@@ -269,6 +269,8 @@ export class KyselyDashboardQueries implements DashboardQueries {
       .select('id')
       .where('account_id', '=', accountId)
       .where('call_id', '=', callId)
+      // The call's status events (call.ringing…) have the call too: the page shows its ending's.
+      .where('type', '=', 'call.completed')
       .executeTakeFirst();
     return row?.id ?? null;
   }
