@@ -34,6 +34,10 @@ function pastEnd(campaign: CampaignRecord, atMs: number): boolean {
   return campaign.endsAt !== null && atMs >= Date.parse(campaign.endsAt);
 }
 
+/** How often, and how far back, completions without their event are looked for. */
+const missedCompletionsCheckMs = 60_000;
+const missedCompletionsWindowMs = 10 * 60_000;
+
 /** Contacts looked at per campaign and tick, at most: a tick's cost follows the calls due, not the list. */
 const dueContactsPerTick = 50;
 
@@ -52,6 +56,7 @@ export class CampaignScheduler {
   private readonly claimGraceMs: number;
   private readonly nowMs: () => number;
   private readonly statusEvents: StatusEventWriter;
+  private completionsCheckedAtMs = 0;
 
   constructor(private readonly options: CampaignSchedulerOptions) {
     this.statusEvents = new StatusEventWriter(options.store.events, options.logger);
@@ -96,6 +101,7 @@ export class CampaignScheduler {
           for (const campaign of await this.options.store.campaigns.listActive()) {
             nextMs = Math.min(nextMs, await this.runCampaign(campaign));
           }
+          await this.announceMissedCompletions();
         } catch (error) {
           this.options.logger.error({ err: error }, 'campaign scheduling failed; trying again');
         }
@@ -124,6 +130,24 @@ export class CampaignScheduler {
     }
     if (campaign.startsAt && Date.parse(campaign.startsAt) > nowMs) return this.tickMs;
     return this.startDueAttempts(campaign, nowMs);
+  }
+
+  /**
+   * Now and then, the completions whose process died between marking the campaign completed and
+   * writing its event: completed between 30 s (the completing process had its chance) and 10 min
+   * ago, with no event. The store writes each once; an endpoint that does not want the event
+   * makes this a no-op until the campaign leaves the window.
+   */
+  private async announceMissedCompletions(): Promise<void> {
+    const nowMs = this.nowMs();
+    if (nowMs - this.completionsCheckedAtMs < missedCompletionsCheckMs) return;
+    this.completionsCheckedAtMs = nowMs;
+    const missed = await this.options.store.campaigns.completedWithoutEvent(
+      new Date(nowMs - missedCompletionsWindowMs).toISOString(),
+      new Date(nowMs - this.claimGraceMs).toISOString(),
+      20,
+    );
+    for (const campaign of missed) await this.announceCompletion(campaign);
   }
 
   /**

@@ -55,6 +55,11 @@ export interface CampaignRepository {
   list(accountId: string, options: { limit: number; before?: string }): Promise<CampaignRecord[]>;
   /** Running campaigns, and paused or canceled ones with attempts still on a call (to settle them). */
   listActive(): Promise<CampaignRecord[]>;
+  /**
+   * Campaigns completed in [fromIso, toIso) with no `campaign.completed` event: those whose
+   * completing process died before it wrote the event (or whose endpoint did not ask for it).
+   */
+  completedWithoutEvent(fromIso: string, toIso: string, limit: number): Promise<CampaignRecord[]>;
   /** Moves the campaign from one of `from` to `to`; false when it was in none of them. */
   setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean>;
   /** A running campaign with no contact left to call becomes completed, once; true for that once. */

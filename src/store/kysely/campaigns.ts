@@ -150,6 +150,28 @@ export class KyselyCampaigns implements CampaignRepository {
     return rows.map((row) => this.campaignOf(row));
   }
 
+  async completedWithoutEvent(fromIso: string, toIso: string, limit: number): Promise<CampaignRecord[]> {
+    const rows = await this.queries.db
+      .selectFrom('campaigns')
+      .selectAll()
+      .where('status', '=', 'completed')
+      .where('completed_at', '>=', fromIso)
+      .where('completed_at', '<', toIso)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('events')
+              .select('events.id')
+              .whereRef('events.campaign_id', '=', 'campaigns.id')
+              .where('events.type', '=', 'campaign.completed'),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((row) => this.campaignOf(row));
+  }
+
   async listActive(): Promise<CampaignRecord[]> {
     const rows = await this.queries.db
       .selectFrom('campaigns')

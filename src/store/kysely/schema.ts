@@ -265,6 +265,7 @@ export interface EventsTable {
   account_id: string;
   type: string;
   call_id: string | null;
+  campaign_id: string | null;
   body: string;
 }
 
