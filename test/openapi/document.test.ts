@@ -226,6 +226,13 @@ describe('GET /docs', () => {
       expect(page.text).toContain(path.replace(/&/g, '&amp;'));
     }
     expect(page.text).toContain('callCompletedWebhook');
+    for (const operationId of [
+      'callRingingWebhook',
+      'callAnsweredWebhook',
+      'callTransferredWebhook',
+      'campaignCompletedWebhook',
+    ])
+      expect(page.text).toContain(operationId);
     expect(page.text).toContain('webhook-signature');
     expect(page.text).toContain('invalid_phone');
     // Nothing is loaded from anywhere: no scripts, no external stylesheets, images or fonts.
