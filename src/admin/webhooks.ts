@@ -2,6 +2,7 @@
  * Webhook administration shared by the command line, the API and (later) the dashboard: the
  * account's endpoint and secret, and the events with their delivery attempts.
  */
+
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import type { EventAttemptRecord, EventRecord, WebhookEndpointRecord } from '../domain/records.js';
@@ -11,6 +12,7 @@ import { openStoredSecret } from '../secrets/secretsAtRest.js';
 import type { Store } from '../store/types.js';
 import { generateWebhookSecret } from '../webhooks/signing.js';
 import { checkWebhookUrl } from '../webhooks/urlGuard.js';
+import { pageByIdDescending } from './pagination.js';
 
 /** How long the secret before a rotation keeps signing. */
 export const previousSecretLifetimeMs = 24 * 60 * 60 * 1000;
@@ -180,20 +182,12 @@ export async function listEvents(
   if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > maxEventPageSize) {
     throw new AppError('validation_error', `limit must be a whole number from 1 to ${maxEventPageSize}`);
   }
-  if (options.cursor !== undefined && !isIdOf('event', options.cursor)) {
-    throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
-  }
-  const rows = await store.events.list(accountId, {
-    limit: options.limit + 1,
-    ...(options.cursor ? { before: options.cursor } : {}),
-  });
-  const page = rows.slice(0, options.limit);
-  const hasMore = rows.length > options.limit;
-  return {
-    data: page.map(describeEvent),
-    has_more: hasMore,
-    next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
-  };
+  return pageByIdDescending(
+    'event',
+    options,
+    (query) => store.events.list(accountId, query),
+    (events) => events.map(describeEvent),
+  );
 }
 
 async function eventOf(store: Store, accountId: string, eventId: string): Promise<EventRecord> {

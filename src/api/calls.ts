@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pageByIdDescending } from '../admin/pagination.js';
 import type { CallControl } from '../calls/callControl.js';
 import { createOutboundCall } from '../calls/createOutboundCall.js';
 import { type CallStatus, isTerminal } from '../domain/callStatus.js';
@@ -102,22 +103,12 @@ export function registerCallRoutes(
     async (request) => {
       const caller = authOf(request);
       const { limit, status, cursor } = request.query;
-      if (cursor !== undefined && !isIdOf('call', cursor)) {
-        throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
-      }
-      const query = {
-        limit: limit + 1,
-        ...(status ? { status } : {}),
-        ...(cursor ? { before: cursor } : {}),
-      };
-      const rows = await store.calls.list(caller.account.id, query);
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      return {
-        data: page.map(resourceOf),
-        has_more: hasMore,
-        next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
-      };
+      return pageByIdDescending(
+        'call',
+        { limit, cursor },
+        (query) => store.calls.list(caller.account.id, { ...query, ...(status ? { status } : {}) }),
+        (calls) => calls.map(resourceOf),
+      );
     },
   );
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pageByIdDescending } from '../admin/pagination.js';
 import type { CallControl } from '../calls/callControl.js';
 import {
   campaignOf,
@@ -256,19 +257,13 @@ export function registerCampaignRoutes(
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      if (cursor !== undefined && !isIdOf('campaign', cursor))
-        throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
-      const rows = await store.campaigns.list(authOf(request).account.id, {
-        limit: limit + 1,
-        ...(cursor ? { before: cursor } : {}),
-      });
-      const page = rows.slice(0, limit);
-      const hasMore = rows.length > limit;
-      return {
-        data: await Promise.all(page.map((campaign) => campaignResource(store, campaign))),
-        has_more: hasMore,
-        next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
-      };
+      const accountId = authOf(request).account.id;
+      return pageByIdDescending(
+        'campaign',
+        { limit, cursor },
+        (query) => store.campaigns.list(accountId, query),
+        (campaigns) => Promise.all(campaigns.map((campaign) => campaignResource(store, campaign))),
+      );
     },
   );
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { pageByIdDescending } from '../admin/pagination.js';
 import { AppError } from '../domain/errors.js';
-import { isIdOf } from '../domain/ids.js';
 import { isPlainObject } from '../domain/outboundCallRequest.js';
 import { describeAuditEntry, eraseNumber, retentionDaysMax } from '../privacy/dataRules.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
@@ -112,9 +112,10 @@ export function registerPrivacyRoutes(
         response: {
           200: {
             type: 'object',
-            required: ['data', 'next_cursor'],
+            required: ['data', 'has_more', 'next_cursor'],
             properties: {
               data: { type: 'array', items: auditSchema },
+              has_more: { type: 'boolean' },
               next_cursor: { type: ['string', 'null'] },
             },
           },
@@ -124,17 +125,13 @@ export function registerPrivacyRoutes(
     },
     async (request) => {
       const { limit, cursor } = request.query;
-      if (cursor !== undefined && !isIdOf('audit', cursor))
-        throw new AppError('validation_error', 'cursor must be a next_cursor value from a previous page');
-      const rows = await store.privacy.listAudit(authOf(request).account.id, {
-        limit: limit + 1,
-        ...(cursor ? { before: cursor } : {}),
-      });
-      const page = rows.slice(0, limit);
-      return {
-        data: page.map(describeAuditEntry),
-        next_cursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
-      };
+      const accountId = authOf(request).account.id;
+      return pageByIdDescending(
+        'audit',
+        { limit, cursor },
+        (query) => store.privacy.listAudit(accountId, query),
+        (entries) => entries.map(describeAuditEntry),
+      );
     },
   );
 

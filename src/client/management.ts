@@ -185,7 +185,7 @@ export class PrivacyResource {
     if (query.limit !== undefined) search.set('limit', String(query.limit));
     if (query.cursor !== undefined) search.set('cursor', query.cursor);
     const suffix = search.size > 0 ? `?${search}` : '';
-    return this.transport.request<{ data: AuditEntry[]; next_cursor: string | null }>(
+    return this.transport.request<{ data: AuditEntry[]; has_more: boolean; next_cursor: string | null }>(
       { method: 'GET', path: `/v1/audit-log${suffix}`, retry: 'idempotent' },
       options,
     );
