@@ -1,4 +1,5 @@
 import type { RateLimiter } from '../limits/rateLimiter.js';
+import { RefreshingSnapshot } from '../limits/refreshingSnapshot.js';
 import type { DialRate, Store } from '../store/types.js';
 
 /** How long the caps are kept in memory before they are read again. */
@@ -11,24 +12,19 @@ const capsTtlMs = 5_000;
  * bucket per caller ID and per trunk.
  */
 export class DialRateGate {
-  private caps: Map<string, DialRate[]> | null = null;
-  private capsReadAtMs = 0;
+  private readonly capsByAccount: RefreshingSnapshot<Map<string, DialRate[]>>;
 
   constructor(
     private readonly store: Store,
     private readonly limiter: RateLimiter,
-  ) {}
-
-  private async capsByAccount(nowMs: number): Promise<Map<string, DialRate[]>> {
-    if (!this.caps || nowMs - this.capsReadAtMs > capsTtlMs) {
+  ) {
+    this.capsByAccount = new RefreshingSnapshot(capsTtlMs, async () => {
       const caps = new Map<string, DialRate[]>();
-      for (const { accountId, ...rate } of await this.store.dialRates.listAll()) {
+      for (const { accountId, ...rate } of await store.dialRates.listAll()) {
         caps.set(accountId, [...(caps.get(accountId) ?? []), rate]);
       }
-      this.caps = caps;
-      this.capsReadAtMs = nowMs;
-    }
-    return this.caps;
+      return caps;
+    });
   }
 
   /** Null when the call may be dialled now (its tokens taken); else how long to wait, in ms. */
@@ -36,7 +32,7 @@ export class DialRateGate {
     nowMs: number,
     loadCall: () => Promise<{ accountId: string; fromNumber: string } | null>,
   ): Promise<number | null> {
-    const caps = await this.capsByAccount(nowMs);
+    const caps = await this.capsByAccount.get(nowMs);
     if (caps.size === 0) return null;
     const call = await loadCall();
     const mine = call ? caps.get(call.accountId) : undefined;

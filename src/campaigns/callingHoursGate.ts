@@ -4,6 +4,7 @@ import {
   isWindowOpen,
   nextWindowOpening,
 } from '../domain/callingWindow.js';
+import { RefreshingSnapshot } from '../limits/refreshingSnapshot.js';
 import type { Store } from '../store/types.js';
 import { timeZonesOfNumber } from './numberTimeZones.js';
 
@@ -47,28 +48,23 @@ const quietHoursTtlMs = 5_000;
  * until the window opens; one whose window would open only after its campaign ends is not dialled.
  */
 export class CallingHoursGate {
-  private accountQuietHours: Map<string, QuietHours> | null = null;
-  private readAtMs = 0;
+  private readonly accountsQuietHours: RefreshingSnapshot<Map<string, QuietHours>>;
 
   /** `quietHours`: the deployment's (CALLWRIGHT_QUIET_HOURS), for accounts without their own. */
   constructor(
     private readonly store: Store,
     private readonly quietHours: QuietHours | null,
-  ) {}
-
-  private async accountsQuietHours(nowMs: number): Promise<Map<string, QuietHours>> {
-    if (!this.accountQuietHours || nowMs - this.readAtMs > quietHoursTtlMs) {
+  ) {
+    this.accountsQuietHours = new RefreshingSnapshot(quietHoursTtlMs, async () => {
       const hours = new Map<string, QuietHours>();
-      for (const rule of await this.store.dialRates.allQuietHours()) {
+      for (const rule of await store.dialRates.allQuietHours()) {
         hours.set(rule.accountId, {
           window: callingWindowOf({ start: rule.end, end: rule.start }),
           timeZone: rule.timeZone,
         });
       }
-      this.accountQuietHours = hours;
-      this.readAtMs = nowMs;
-    }
-    return this.accountQuietHours;
+      return hours;
+    });
   }
 
   /** `loadCall` reads the call row (the dispatcher shares one read with its other gate). */
@@ -86,7 +82,7 @@ export class CallingHoursGate {
       endsAtMs = attempt.campaign.endsAt ? Date.parse(attempt.campaign.endsAt) : null;
       call = { accountId: attempt.campaign.accountId, toNumber: attempt.contact.toNumber };
     }
-    const byAccount = await this.accountsQuietHours(nowMs);
+    const byAccount = await this.accountsQuietHours.get(nowMs);
     if (this.quietHours || byAccount.size > 0) {
       call ??= await loadCall();
       const quiet = call ? (byAccount.get(call.accountId) ?? this.quietHours) : null;
