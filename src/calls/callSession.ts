@@ -28,6 +28,7 @@ import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
 import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { addCalleeToDoNotCall } from './calleeRequests.js';
 import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { CallStatusEvents } from './callStatusEvents.js';
 import { transferCall } from './callTransfers.js';
@@ -360,13 +361,7 @@ export class CallSession {
       hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
       transfer: (target: string, summary?: string) => this.transferTo(target, summary),
       addToDoNotCall: async () => {
-        const { accountId, toNumber } = this.call;
-        const entry = {
-          number: toNumber,
-          reason: 'the callee asked not to be called',
-          source: 'callee_request' as const,
-        };
-        await retryBriefly(() => this.context.store.doNotCall.add(accountId, [entry]));
+        await addCalleeToDoNotCall(this.context.store, this.call);
         this.log.info('the callee asked not to be called again: the number is on the do-not-call list');
       },
       onTranscriptChange: (transcript: TranscriptEntry[]) => this.storeLiveTranscript(transcript),

@@ -13,6 +13,7 @@ import type {
   NewCampaignContact,
   SettledAttempt,
 } from '../types.js';
+import { campaignFromRow, contactFromRow } from './campaignRows.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
 
@@ -84,50 +85,6 @@ export class KyselyCampaigns implements CampaignRepository {
     return { ...campaign, contactCount: contacts.length };
   }
 
-  private campaignOf(row: Record<string, unknown>): CampaignRecord {
-    const { columns } = this.queries.dialect;
-    return {
-      id: row.id as string,
-      accountId: row.account_id as string,
-      apiKeyId: row.api_key_id as string,
-      name: row.name as string,
-      agentId: row.agent_id as string,
-      callerIds: columns.json(row.caller_ids),
-      callerIdSelection: row.caller_id_selection as CampaignRecord['callerIdSelection'],
-      callingWindow: columns.json(row.calling_window),
-      timeZone: row.time_zone as string,
-      maxConcurrency: Number(row.max_concurrency),
-      callsPerMinute: Number(row.calls_per_minute),
-      maxDailyAttempts: Number(row.max_daily_attempts),
-      retry: columns.json(row.retry_policy),
-      startsAt: columns.timeOrNull(row.starts_at),
-      endsAt: columns.timeOrNull(row.ends_at),
-      status: row.status as CampaignStatus,
-      contactCount: Number(row.contact_count),
-      createdAt: columns.time(row.created_at),
-      completedAt: columns.timeOrNull(row.completed_at),
-    };
-  }
-
-  private contactOf(row: Record<string, unknown>): CampaignContactRecord {
-    const { columns } = this.queries.dialect;
-    return {
-      id: row.id as string,
-      campaignId: row.campaign_id as string,
-      position: Number(row.position),
-      toNumber: row.to_number as string,
-      variables: columns.json(row.variables),
-      firstMessage: (row.first_message as string | null) ?? null,
-      context: (row.context as string | null) ?? null,
-      timeZones: (row.time_zones as string).split('&'),
-      state: row.state as ContactState,
-      attempts: Number(row.attempts),
-      dueAt: columns.timeOrNull(row.due_at),
-      callId: (row.call_id as string | null) ?? null,
-      lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
-    };
-  }
-
   async get(accountId: string, campaignId: string): Promise<CampaignRecord | null> {
     const row = await this.queries.db
       .selectFrom('campaigns')
@@ -135,7 +92,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .where('account_id', '=', accountId)
       .where('id', '=', campaignId)
       .executeTakeFirst();
-    return row ? this.campaignOf(row) : null;
+    return row ? campaignFromRow(row, this.queries.dialect.columns) : null;
   }
 
   async list(accountId: string, options: { limit: number; before?: string }): Promise<CampaignRecord[]> {
@@ -147,7 +104,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .orderBy('id', 'desc')
       .limit(options.limit)
       .execute();
-    return rows.map((row) => this.campaignOf(row));
+    return rows.map((row) => campaignFromRow(row, this.queries.dialect.columns));
   }
 
   async completedWithoutEvent(fromIso: string, toIso: string, limit: number): Promise<CampaignRecord[]> {
@@ -169,7 +126,7 @@ export class KyselyCampaigns implements CampaignRepository {
       )
       .limit(limit)
       .execute();
-    return rows.map((row) => this.campaignOf(row));
+    return rows.map((row) => campaignFromRow(row, this.queries.dialect.columns));
   }
 
   async listActive(): Promise<CampaignRecord[]> {
@@ -186,7 +143,7 @@ export class KyselyCampaigns implements CampaignRepository {
         ]),
       )
       .execute();
-    return rows.map((row) => this.campaignOf(row));
+    return rows.map((row) => campaignFromRow(row, this.queries.dialect.columns));
   }
 
   async setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean> {
@@ -242,7 +199,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .orderBy('position')
       .limit(limit)
       .execute();
-    return rows.map((row) => this.contactOf(row));
+    return rows.map((row) => contactFromRow(row, this.queries.dialect.columns));
   }
 
   async countCalling(campaignId: string): Promise<number> {
@@ -382,7 +339,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .limit(limit)
       .execute();
     return rows.map((row) => ({
-      contact: this.contactOf(row),
+      contact: contactFromRow(row, this.queries.dialect.columns),
       call: { status: row.call_status, endReason: row.call_end_reason, answeredBy: row.call_answered_by },
     }));
   }
@@ -400,7 +357,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .where('calls.id', 'is', null)
       .limit(100)
       .execute();
-    return rows.map((row) => this.contactOf(row));
+    return rows.map((row) => contactFromRow(row, this.queries.dialect.columns));
   }
 
   /** Finishes an attempt once: only while the contact is still on that call. */
@@ -442,7 +399,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .orderBy('position')
       .limit(options.limit);
     if (options.state) query = query.where('state', '=', options.state);
-    return (await query.execute()).map((row) => this.contactOf(row));
+    return (await query.execute()).map((row) => contactFromRow(row, this.queries.dialect.columns));
   }
 
   async attemptsOf(contactIds: readonly string[]): Promise<CampaignAttempt[]> {
@@ -497,6 +454,9 @@ export class KyselyCampaigns implements CampaignRepository {
         .executeTakeFirst(),
     ]);
     if (!campaign || !contact) return null;
-    return { campaign: this.campaignOf(campaign), contact: this.contactOf(contact) };
+    return {
+      campaign: campaignFromRow(campaign, this.queries.dialect.columns),
+      contact: contactFromRow(contact, this.queries.dialect.columns),
+    };
   }
 }
