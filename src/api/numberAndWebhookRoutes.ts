@@ -3,11 +3,13 @@ import { addPhoneNumber, describePhoneNumber, removePhoneNumber, sandboxRoute } 
 import {
   describeWebhookEndpoint,
   getWebhookEndpoint,
+  openWebhookEndpoint,
   rotateWebhookSecret,
   setWebhookEndpoint,
   setWebhookEventTypes,
 } from '../admin/webhooks.js';
 import { AppError } from '../domain/errors.js';
+import { isPlainObject } from '../domain/outboundCallRequest.js';
 import { webhookEventTypes } from '../domain/statusEvents.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
@@ -241,17 +243,15 @@ export function registerNumberAndWebhookRoutes(
     },
     async (request) => {
       const body = readJsonBody(request);
-      if (body === null || typeof body !== 'object' || Array.isArray(body))
-        throw new AppError('validation_error', 'request body must be a JSON object');
-      const { events, ...rest } = body as Record<string, unknown>;
+      if (!isPlainObject(body)) throw new AppError('validation_error', 'request body must be a JSON object');
+      const { events, ...rest } = body;
       const unknown = Object.keys(rest)[0];
       if (unknown !== undefined)
         throw new AppError('validation_error', `unknown field: ${unknown.slice(0, 60)}`);
       if (events === undefined) throw new AppError('validation_error', 'events is required');
-      const accountId = authOf(request).account.id;
-      await setWebhookEventTypes(store, accountId, events);
+      const updated = await setWebhookEventTypes(store, authOf(request).account.id, events);
       request.log.info('webhook event types set over the API');
-      return describeWebhookEndpoint(await getWebhookEndpoint(store, box(), accountId));
+      return describeWebhookEndpoint(openWebhookEndpoint(updated, box()));
     },
   );
 

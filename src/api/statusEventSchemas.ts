@@ -1,5 +1,5 @@
 import { answeredByValues } from '../domain/callStatus.js';
-import type { OptionalEventType } from '../domain/statusEvents.js';
+import { type OptionalEventType, optionalEventTypes, transferVias } from '../domain/statusEvents.js';
 import { campaignSchema } from './campaignRoutes.js';
 import { webhookHeaderParameters, webhookResponses } from './webhookSchemas.js';
 
@@ -121,7 +121,7 @@ const statusEventSchemas = {
       target: { type: 'string', description: "The target's name in the agent's transfer settings." },
       via: {
         type: 'string',
-        enum: ['refer', 'bridge', 'warm'],
+        enum: [...transferVias],
         description:
           'refer: the line moved the call; bridge: callwright dialled the target and joined the legs; ' +
           'warm: the same after a whisper to the person who answered.',
@@ -166,9 +166,6 @@ function statusWebhook(type: OptionalEventType) {
   } as const;
 }
 
-export const statusEventWebhooks = {
-  'call.ringing': statusWebhook('call.ringing'),
-  'call.answered': statusWebhook('call.answered'),
-  'call.transferred': statusWebhook('call.transferred'),
-  'campaign.completed': statusWebhook('campaign.completed'),
-};
+export const statusEventWebhooks = Object.fromEntries(
+  optionalEventTypes.map((type) => [type, statusWebhook(type)]),
+);

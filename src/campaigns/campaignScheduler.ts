@@ -135,8 +135,7 @@ export class CampaignScheduler {
   /**
    * Now and then, the completions whose process died between marking the campaign completed and
    * writing its event: completed between 30 s (the completing process had its chance) and 10 min
-   * ago, with no event. The store writes each once; an endpoint that does not want the event
-   * makes this a no-op until the campaign leaves the window.
+   * ago, with no event though the endpoint asks for one. The store writes each once.
    */
   private async announceMissedCompletions(): Promise<void> {
     const nowMs = this.nowMs();

@@ -60,9 +60,10 @@ interface EventEnvelope {
  * moved the call), `bridge` (callwright dialled the target and joined the legs), `warm` (the same,
  * after a whisper to the person who answered).
  */
+export const transferVias = ['refer', 'bridge', 'warm'] as const;
 export interface TransferDetail {
   target: string;
-  via: 'refer' | 'bridge' | 'warm';
+  via: (typeof transferVias)[number];
 }
 
 /** The call fields every call status event carries, so a receiver can act without a lookup. */

@@ -56,8 +56,8 @@ export interface CampaignRepository {
   /** Running campaigns, and paused or canceled ones with attempts still on a call (to settle them). */
   listActive(): Promise<CampaignRecord[]>;
   /**
-   * Campaigns completed in [fromIso, toIso) with no `campaign.completed` event: those whose
-   * completing process died before it wrote the event (or whose endpoint did not ask for it).
+   * Campaigns completed in [fromIso, toIso) whose account's endpoint asks for `campaign.completed`
+   * and that have none: their completing process died before it wrote the event.
    */
   completedWithoutEvent(fromIso: string, toIso: string, limit: number): Promise<CampaignRecord[]>;
   /** Moves the campaign from one of `from` to `to`; false when it was in none of them. */

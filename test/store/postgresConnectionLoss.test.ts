@@ -3,14 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { openPostgresStore } from '../../src/openStore.js';
 import { queueNames } from '../../src/queue/types.js';
-import { jobNotifyChannel } from '../../src/store/postgres/calls.js';
 import {
   createPool,
   isConnectionLoss,
   type PgPool,
   withTransaction,
 } from '../../src/store/postgres/database.js';
-import { listenForJobs } from '../../src/store/postgres/jobNotifications.js';
+import { jobNotifyChannel, listenForJobs } from '../../src/store/postgres/jobNotifications.js';
 import type { PostgresStore } from '../../src/store/postgres/postgresStore.js';
 import { ConnectionCuttingProxy } from '../helpers/connectionCuttingProxy.js';
 import {

@@ -114,15 +114,24 @@ export class KyselyCampaigns implements CampaignRepository {
       .where('status', '=', 'completed')
       .where('completed_at', '>=', fromIso)
       .where('completed_at', '<', toIso)
-      .where(({ not, exists, selectFrom }) =>
-        not(
+      .where(({ and, not, exists, selectFrom }) =>
+        and([
+          // Only where the event would be kept: the account's endpoint asks for it.
           exists(
-            selectFrom('events')
-              .select('events.id')
-              .whereRef('events.campaign_id', '=', 'campaigns.id')
-              .where('events.type', '=', 'campaign.completed'),
+            selectFrom('webhook_endpoints')
+              .select('webhook_endpoints.account_id')
+              .whereRef('webhook_endpoints.account_id', '=', 'campaigns.account_id')
+              .where('webhook_endpoints.event_types', 'like', '%"campaign.completed"%'),
           ),
-        ),
+          not(
+            exists(
+              selectFrom('events')
+                .select('events.id')
+                .whereRef('events.campaign_id', '=', 'campaigns.id')
+                .where('events.type', '=', 'campaign.completed'),
+            ),
+          ),
+        ]),
       )
       .limit(limit)
       .execute();

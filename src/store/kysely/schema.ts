@@ -269,6 +269,12 @@ export interface EventsTable {
   body: string;
 }
 
+/** Only read here (which events an endpoint asked for); written by the hand-written stores. */
+export interface WebhookEndpointsTable {
+  account_id: string;
+  event_types: string;
+}
+
 /** Only erased here (with their event); written by the delivery worker's transactions. */
 export interface EventAttemptsTable {
   event_id: string;
@@ -296,6 +302,7 @@ export interface Database {
   sessions: SessionsTable;
   calls: CallsTable;
   events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
 }
 
 /**

@@ -17,14 +17,12 @@ import type {
 import { AuthorizedCallCreation } from './authorizedCallCreation.js';
 import { CallCreationBatcher } from './callCreationBatcher.js';
 import { type PgPool, withTransaction } from './database.js';
+import { notifyJobs } from './jobNotifications.js';
 import type { PostgresJobWriter } from './jobQueue.js';
 import { type CallRow, toCall } from './rows.js';
 
 const liveStatuses = "('dialing', 'ringing', 'in_progress')";
 const unfinishedStatuses = "('queued', 'dialing', 'ringing', 'in_progress')";
-
-/** The channel whose notifications wake workers early; correctness never depends on them. */
-export const jobNotifyChannel = 'callwright_jobs';
 
 /** Calls: creation (with its dispatch job), reads, and the lifecycle a worker drives. */
 export class PostgresCalls implements CallRepository {
@@ -35,12 +33,10 @@ export class PostgresCalls implements CallRepository {
     private readonly pool: PgPool,
     private readonly queue: PostgresJobWriter,
   ) {
-    // A wake-up hint for workers in other processes, sent after the commit: a NOTIFY inside the
-    // transaction would serialise every creating transaction's commit on the notification queue.
-    this.creations = new CallCreationBatcher(pool, queue, () => this.notify(queueNames.dispatch));
-    this.authorizedCreations = new AuthorizedCallCreation(pool, queue, () =>
-      this.notify(queueNames.dispatch),
-    );
+    // A wake-up hint for workers in other processes, sent after the commit.
+    const wakeDispatchers = () => notifyJobs(pool, queueNames.dispatch);
+    this.creations = new CallCreationBatcher(pool, queue, wakeDispatchers);
+    this.authorizedCreations = new AuthorizedCallCreation(pool, queue, wakeDispatchers);
   }
 
   /** The API's create: every check and the write in one statement, batched with concurrent ones. */
@@ -51,10 +47,6 @@ export class PostgresCalls implements CallRepository {
   /** Re-checks the key and writes the call with its dispatch job, batched with concurrent ones. */
   createQueued(input: NewQueuedCall): Promise<CallRecord | null> {
     return this.creations.create(input);
-  }
-
-  private notify(queue: string): void {
-    this.pool.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queue]).catch(() => undefined);
   }
 
   async get(accountId: string, callId: string): Promise<CallRecord | null> {
@@ -222,7 +214,7 @@ export class PostgresCalls implements CallRepository {
       });
       return call;
     });
-    if (finished) this.notify(queueNames.webhook);
+    if (finished) notifyJobs(this.pool, queueNames.webhook);
     return finished;
   }
 

@@ -15,8 +15,8 @@ import type {
   NewStatusEvent,
   WebhookEndpointRepository,
 } from '../types.js';
-import { jobNotifyChannel } from './calls.js';
 import { type PgClient, type PgPool, type Queryable, withTransaction } from './database.js';
+import { notifyJobs } from './jobNotifications.js';
 import type { PostgresJobWriter } from './jobQueue.js';
 import { postgresColumns } from './rows.js';
 
@@ -251,13 +251,14 @@ export class PostgresEvents implements EventRepository {
   }
 
   async addStatusEvent(event: NewStatusEvent): Promise<boolean> {
+    // Most endpoints ask for none: that answer is one read, without a transaction.
+    const endpoint = await this.pool.query<{ event_types: string }>(
+      'SELECT event_types FROM webhook_endpoints WHERE account_id = $1',
+      [event.accountId],
+    );
+    const types = endpoint.rows[0]?.event_types;
+    if (types === undefined || !eventTypesFromStored(types).includes(event.type)) return false;
     const stored = await withTransaction(this.pool, async (client) => {
-      const endpoint = await client.query<{ event_types: string }>(
-        'SELECT event_types FROM webhook_endpoints WHERE account_id = $1',
-        [event.accountId],
-      );
-      const types = endpoint.rows[0]?.event_types;
-      if (types === undefined || !eventTypesFromStored(types).includes(event.type)) return false;
       // The unique indexes keep one event of a type per call (campaign); a second writer does nothing.
       const inserted = await client.query(
         `INSERT INTO events (id, account_id, type, call_id, campaign_id, body, created_at, status)
@@ -272,12 +273,8 @@ export class PostgresEvents implements EventRepository {
       });
       return true;
     });
-    if (stored) {
-      // Wakes a delivery worker in any process, as a finished call does.
-      this.pool
-        .query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queueNames.webhook])
-        .catch(() => undefined);
-    }
+    // Wakes a delivery worker in any process, as a finished call does.
+    if (stored) notifyJobs(this.pool, queueNames.webhook);
     return stored;
   }
 

@@ -1,6 +1,17 @@
 import pg from 'pg';
 import type { Logger } from '../../logger.js';
-import { jobNotifyChannel } from './calls.js';
+import type { PgPool } from './database.js';
+
+/** The channel whose notifications wake workers early; correctness never depends on them. */
+export const jobNotifyChannel = 'callwright_jobs';
+
+/**
+ * Hints workers in every process that `queue` has a job. Sent after the commit: a NOTIFY inside
+ * the transaction would serialise every committing transaction on the notification queue.
+ */
+export function notifyJobs(pool: PgPool, queue: string): void {
+  pool.query('SELECT pg_notify($1, $2)', [jobNotifyChannel, queue]).catch(() => undefined);
+}
 
 /**
  * Wake-up hints across processes: one connection LISTENs on the channel the stores notify when

@@ -275,10 +275,11 @@ export class SqliteEvents implements EventRepository {
     });
   }
 
-  addStatusEvent(event: NewStatusEvent): Promise<boolean> {
+  async addStatusEvent(event: NewStatusEvent): Promise<boolean> {
+    // Most endpoints ask for none: that answer is a read, without the write lock or a commit.
+    const stored = this.endpointEventTypes.get(event.accountId) as string | undefined;
+    if (stored === undefined || !eventTypesFromStored(stored).includes(event.type)) return false;
     return this.committer.run(() => {
-      const stored = this.endpointEventTypes.get(event.accountId) as string | undefined;
-      if (stored === undefined || !eventTypesFromStored(stored).includes(event.type)) return false;
       const inserted = this.insertStatusEvent.run({
         id: event.id,
         account_id: event.accountId,
