@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { formatVia, paramValue } from './grammar.js';
 import { headerValues, type ParsedSipResponse, type SipRequest, serializeSipMessage } from './message.js';
 import type { SipClock, TimerGroup } from './timers.js';
-import type { NetworkTarget } from './transport.js';
+import { isReliable, type NetworkTarget } from './transport.js';
 
 /** RFC 3261 magic cookie that marks a branch as globally unique. */
 export const branchCookie = 'z9hG4bK';
@@ -97,7 +97,8 @@ export class InviteClientTransaction extends ClientTransaction {
   start(): void {
     const { t1Ms } = this.context.clock.settings;
     this.transmit(this.requestBytes);
-    this.scheduleRetransmit(t1Ms);
+    // A stream carries the request itself: timers A and E run only over UDP (RFC 3261 §17.1).
+    if (!isReliable(this.target)) this.scheduleRetransmit(t1Ms);
     this.timers.start('B', this.context.clock.transactionTimeoutMs, () => {
       if (this.state !== 'calling') return;
       this.terminate();
@@ -147,7 +148,8 @@ export class InviteClientTransaction extends ClientTransaction {
     this.timers.stopAll();
     this.ackBytes = serializeSipMessage(this.buildNon2xxAck(response));
     this.transmit(this.ackBytes);
-    this.timers.start('D', this.context.clock.settings.timerDMs, () => this.terminate());
+    const timerDMs = isReliable(this.target) ? 0 : this.context.clock.settings.timerDMs;
+    this.timers.start('D', timerDMs, () => this.terminate());
     this.events.onResponse(response);
   }
 
@@ -183,7 +185,7 @@ export class NonInviteClientTransaction extends ClientTransaction {
 
   start(): void {
     this.transmit(this.requestBytes);
-    this.scheduleRetransmit(this.context.clock.settings.t1Ms);
+    if (!isReliable(this.target)) this.scheduleRetransmit(this.context.clock.settings.t1Ms);
     this.timers.start('F', this.context.clock.transactionTimeoutMs, () => {
       if (this.state === 'completed') return;
       this.terminate();
@@ -209,7 +211,8 @@ export class NonInviteClientTransaction extends ClientTransaction {
     }
     this.state = 'completed';
     this.timers.stopAll();
-    this.timers.start('K', this.context.clock.settings.t4Ms, () => this.terminate());
+    const timerKMs = isReliable(this.target) ? 0 : this.context.clock.settings.t4Ms;
+    this.timers.start('K', timerKMs, () => this.terminate());
     this.events.onResponse(response);
   }
 }

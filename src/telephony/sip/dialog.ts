@@ -9,7 +9,7 @@ import {
   type SipHeader,
   type SipRequest,
 } from './message.js';
-import { type NetworkTarget, socketHost } from './transport.js';
+import { type NetworkTarget, type SipTransportName, socketHost } from './transport.js';
 
 /** How this user agent appears on the wire. */
 export interface LocalEndpoint {
@@ -33,8 +33,23 @@ export function viaHeader(local: LocalEndpoint, branch: string): SipHeader {
   return { name: 'Via', value: `SIP/2.0/UDP ${local.host}:${local.port};rport;branch=${branch}` };
 }
 
-export function contactHeader(local: LocalEndpoint): SipHeader {
-  return { name: 'Contact', value: `<sip:callwright@${local.host}:${local.port}>` };
+export function contactHeader(local: LocalEndpoint, transport: SipTransportName = 'udp'): SipHeader {
+  const parameter = transport === 'udp' ? '' : `;transport=${transport}`;
+  return { name: 'Contact', value: `<sip:callwright@${local.host}:${local.port}${parameter}>` };
+}
+
+/**
+ * A next hop inside a dialog reached the way the call itself was: a call placed over TLS or TCP
+ * keeps its transport (and the certificate check) for every later request, never dropping to UDP.
+ */
+export function overCallTransport(nextHop: NetworkTarget, call: NetworkTarget): NetworkTarget {
+  if (call.transport === undefined || call.transport === 'udp') return nextHop;
+  return {
+    host: nextHop.host,
+    port: nextHop.port,
+    transport: call.transport,
+    ...(call.tls ? { tls: call.tls } : {}),
+  };
 }
 
 /** Where a request for this URI goes: its host and port (5060 by default). SRV lookups are not done. */

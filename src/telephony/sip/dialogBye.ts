@@ -1,4 +1,4 @@
-import { allowedNextHop, Dialog, type DialogInit } from './dialog.js';
+import { allowedNextHop, Dialog, type DialogInit, overCallTransport } from './dialog.js';
 import { answerDigestChallenge, type DigestCredentials } from './digest.js';
 import type { CallServices } from './inDialog.js';
 import type { SipHeader } from './message.js';
@@ -30,7 +30,8 @@ export function sendByeForStoredDialog(
   options: StoredDialogByeOptions,
 ): Promise<StoredDialogByeResult> {
   const dialog = new Dialog(options.dialog);
-  const target = allowedNextHop(dialog, options.allowsRemoteAddress) ?? options.destination;
+  const nextHop = allowedNextHop(dialog, options.allowsRemoteAddress);
+  const target = nextHop === null ? options.destination : overCallTransport(nextHop, options.destination);
   const send = (authorization: SipHeader | null): Promise<StoredDialogByeResult> =>
     new Promise((resolve) => {
       const bye = dialog.createRequest('BYE', services.local, {

@@ -80,7 +80,10 @@ export function answerInDialogRequest(
         return null;
       }
       respond(200, {
-        headers: [contactHeader(services.local), { name: 'Content-Type', value: 'application/sdp' }],
+        headers: [
+          contactHeader(services.local, transaction.source.transport),
+          { name: 'Content-Type', value: 'application/sdp' },
+        ],
         body: session.localSdp,
       });
       return transaction.request.method === 'INVITE' && 'acknowledge2xx' in transaction ? transaction : null;

@@ -19,6 +19,7 @@ import {
   fallbackDialog,
   newCallId,
   newTag,
+  overCallTransport,
   uacDialogFromResponse,
   uriTarget,
   viaHeader,
@@ -348,7 +349,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   private dialogTarget(dialog: Dialog): NetworkTarget {
     if (this.options.outboundProxy) return this.options.outboundProxy;
     const allowed = allowedNextHop(dialog, this.options.allowsRemoteAddress);
-    if (allowed !== null) return allowed;
+    if (allowed !== null) return overCallTransport(allowed, this.target);
     const named = dialog.nextHopTarget();
     if (named !== null && named.host !== this.target.host) {
       this.log.warn(

@@ -1,7 +1,7 @@
 import { hasParam, paramValue, type Via } from './grammar.js';
 import { type ParsedSipRequest, type SipResponse, serializeSipMessage } from './message.js';
 import type { SipClock, TimerGroup } from './timers.js';
-import type { NetworkTarget } from './transport.js';
+import { isReliable, type NetworkTarget } from './transport.js';
 
 export interface ServerTransactionContext {
   readonly clock: SipClock;
@@ -31,6 +31,8 @@ export function serverTransactionKey(request: ParsedSipRequest, methodOverride?:
  * our responses and their retransmissions at a third address.
  */
 export function responseTarget(topVia: Via, source: NetworkTarget): NetworkTarget {
+  // Over a stream the response goes back on the connection the request came in on (§18.2.2).
+  if (isReliable(source)) return source;
   if (hasParam(topVia.params, 'rport')) return source;
   return { host: source.host, port: topVia.port ?? 5060 };
 }
@@ -88,8 +90,10 @@ export class NonInviteServerTransaction extends ServerTransaction {
     this.lastResponse = serializeSipMessage(response);
     this.lastStatus = response.status;
     this.transmit(this.lastResponse);
-    if (response.status >= 200)
-      this.timers.start('J', this.context.clock.transactionTimeoutMs, () => this.terminate());
+    if (response.status >= 200) {
+      const timerJMs = isReliable(this.source) ? 0 : this.context.clock.transactionTimeoutMs;
+      this.timers.start('J', timerJMs, () => this.terminate());
+    }
   }
 }
 
@@ -116,7 +120,10 @@ export class InviteServerTransaction extends ServerTransaction {
     this.transmit(bytes);
     if (response.status < 200) return;
     this.state = response.status < 300 ? 'accepted' : 'completed';
-    this.scheduleRetransmit(this.context.clock.settings.t1Ms);
+    // A 2xx is repeated until its ACK whatever the transport (the UAS core's duty, §13.3.1.4); a
+    // non-2xx only over UDP (timer G, §17.2.1).
+    if (response.status < 300 || !isReliable(this.source))
+      this.scheduleRetransmit(this.context.clock.settings.t1Ms);
     this.timers.start('H', this.context.clock.transactionTimeoutMs, () => {
       const unacknowledged = this.state === 'accepted' || this.state === 'completed';
       this.terminate();
@@ -137,7 +144,8 @@ export class InviteServerTransaction extends ServerTransaction {
     if (this.state !== 'completed') return;
     this.state = 'confirmed';
     this.timers.stopAll();
-    this.timers.start('I', this.context.clock.settings.t4Ms, () => this.terminate());
+    const timerIMs = isReliable(this.source) ? 0 : this.context.clock.settings.t4Ms;
+    this.timers.start('I', timerIMs, () => this.terminate());
   }
 
   /** The dialog received the ACK for our 2xx: stop retransmitting, absorb stray INVITE copies a while. */

@@ -25,7 +25,13 @@ import {
   serverTransactionKey,
 } from './serverTransactions.js';
 import type { SipClock } from './timers.js';
-import type { NetworkTarget, UdpTransport } from './transport.js';
+import type { NetworkTarget, SipTransportName } from './transport.js';
+
+/** What the layer sends through and hears from: UDP, TCP and TLS behind one face. */
+export interface MessageTransport {
+  send(data: Buffer, target: NetworkTarget): Promise<void>;
+  onMessage(handler: (data: Buffer, source: NetworkTarget) => void): void;
+}
 
 /** The layer above transactions: the user agent core. */
 export interface TransactionUser {
@@ -63,6 +69,30 @@ export function buildResponse(
   };
 }
 
+/**
+ * A request as it leaves over `transport` (RFC 3261 §18.1.1): the top Via names the transport,
+ * with `alias` on a stream so the peer may reuse the connection for requests to us (RFC 5923),
+ * and our own Contact carries `transport=`. Over UDP the request is unchanged.
+ */
+export function stampTransport(request: SipRequest, transport: SipTransportName | undefined): SipRequest {
+  if (transport === undefined || transport === 'udp') return request;
+  let viaDone = false;
+  const headers = request.headers.map((header) => {
+    if (header.name === 'Via' && !viaDone) {
+      viaDone = true;
+      const value = header.value.replace(/^SIP\/2\.0\/UDP /, `SIP/2.0/${transport.toUpperCase()} `);
+      return {
+        name: 'Via',
+        value: /;alias\b/.test(value) ? value : value.replace(/;branch=/, ';alias;branch='),
+      };
+    }
+    if (header.name === 'Contact' && /^<sip:callwright@[^;>]+>$/.test(header.value))
+      return { name: 'Contact', value: `${header.value.slice(0, -1)};transport=${transport}>` };
+    return header;
+  });
+  return { ...request, headers };
+}
+
 /** Owns every transaction of one user agent and routes datagrams to them. */
 export class TransactionLayer {
   private readonly clientTransactions = new Map<
@@ -70,13 +100,13 @@ export class TransactionLayer {
     InviteClientTransaction | NonInviteClientTransaction
   >();
   private readonly serverTransactions = new Map<string, AnyServerTransaction>();
-  private readonly transport: UdpTransport;
+  private readonly transport: MessageTransport;
   private readonly logger: Logger;
   private readonly clientContext: ClientTransactionContext;
   private readonly serverContext: ServerTransactionContext;
   private user: TransactionUser | null = null;
 
-  constructor(transport: UdpTransport, clock: SipClock, logger: Logger) {
+  constructor(transport: MessageTransport, clock: SipClock, logger: Logger) {
     this.transport = transport;
     this.logger = logger;
     this.clientContext = {
@@ -94,7 +124,7 @@ export class TransactionLayer {
           'SIP response send failed',
         ),
     };
-    transport.onDatagram((data, source) => this.receiveDatagram(data, source));
+    transport.onMessage((data, source) => this.receiveDatagram(data, source));
   }
 
   setUser(user: TransactionUser): void {
@@ -107,6 +137,7 @@ export class TransactionLayer {
     target: NetworkTarget,
     events: ClientTransactionEvents,
   ): InviteClientTransaction | NonInviteClientTransaction {
+    request = stampTransport(request, target.transport);
     const transaction =
       request.method === 'INVITE'
         ? new InviteClientTransaction(this.clientContext, request, target, events)
@@ -119,7 +150,8 @@ export class TransactionLayer {
 
   /** Sends a message outside any transaction (the ACK of a 2xx, a stateless reply). */
   sendStateless(message: SipMessage, target: NetworkTarget): Promise<void> {
-    return this.transport.send(serializeSipMessage(message), target);
+    const stamped = message.kind === 'request' ? stampTransport(message, target.transport) : message;
+    return this.transport.send(serializeSipMessage(stamped), target);
   }
 
   /** The INVITE server transaction a CANCEL refers to (same branch and sent-by). */

@@ -2,9 +2,31 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 
+/** The SIP transports (RFC 3261 §18): datagrams, or a stream in clear or under TLS. */
+export type SipTransportName = 'udp' | 'tcp' | 'tls';
+
+/** How a TLS peer is checked: its certificate must name `serverName` and chain to a trusted CA. */
+export interface TlsPeerOptions {
+  /** The name the certificate must carry (the trunk's host as configured; also sent as SNI). */
+  readonly serverName: string;
+  /** Extra CA certificates (PEM) trusted for this peer besides the system's; for a private PBX. */
+  readonly caPem?: string;
+  /** False accepts any certificate (an explicit per-trunk choice); default true. */
+  readonly verify?: boolean;
+}
+
 export interface NetworkTarget {
   readonly host: string;
   readonly port: number;
+  /** Default `udp`. */
+  readonly transport?: SipTransportName;
+  /** For `tls`: how the peer's certificate is checked. */
+  readonly tls?: TlsPeerOptions;
+}
+
+/** Whether messages to this target travel over a stream (no retransmissions, RFC 3261 §17). */
+export function isReliable(target: NetworkTarget): boolean {
+  return target.transport === 'tcp' || target.transport === 'tls';
 }
 
 export interface UdpTransportOptions {

@@ -12,9 +12,11 @@ import type { CallServices, DialogOwner } from './inDialog.js';
 import { headerValues, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
 import { OutgoingCall } from './outgoingCall.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import type { StreamTransportOptions } from './streamTransport.js';
 import { resolveTimerSettings, SipClock, type SipTimerSettings, type TimerScheduler } from './timers.js';
 import { buildResponse, TransactionLayer, type TransactionUser } from './transactionLayer.js';
-import { type NetworkTarget, UdpTransport } from './transport.js';
+import type { NetworkTarget } from './transport.js';
+import { SipTransports } from './transports.js';
 
 export interface SipUserAgentOptions {
   /** Address to bind, e.g. `127.0.0.1`. */
@@ -32,18 +34,22 @@ export interface SipUserAgentOptions {
   readonly maxDatagramBytes?: number;
   /** The User-Agent header. Default `callwright`. */
   readonly userAgentName?: string;
+  /** Accept TCP connections on the SIP port's number; default true. */
+  readonly listenTcp?: boolean;
+  /** TCP and TLS connection settings (connect timeout, keep-alive, idle close). */
+  readonly stream?: Omit<StreamTransportOptions, 'logger'>;
 }
 
 export type IncomingCallHandler = (call: IncomingCall) => void;
 
 /**
- * A SIP user agent over one UDP socket: places calls (UAC), receives them (UAS, for the sandbox
+ * A SIP user agent over UDP, TCP and TLS: places calls (UAC), receives them (UAS, for the sandbox
  * carrier), answers OPTIONS, and owns every transaction, dialog and timer it starts.
  */
 export class SipUserAgent implements TransactionUser {
   readonly localEndpoint: LocalEndpoint;
   private readonly logger: Logger;
-  private readonly transport: UdpTransport;
+  private readonly transport: SipTransports;
   private readonly clock: SipClock;
   private readonly layer: TransactionLayer;
   private readonly services: CallServices;
@@ -53,14 +59,14 @@ export class SipUserAgent implements TransactionUser {
   private incomingHandler: IncomingCallHandler | null = null;
   private closed = false;
 
-  private constructor(options: SipUserAgentOptions, transport: UdpTransport) {
+  private constructor(options: SipUserAgentOptions, transport: SipTransports) {
     this.logger = options.logger;
     this.transport = transport;
     this.clock = new SipClock(resolveTimerSettings(options.timers), options.timerScheduler);
     this.layer = new TransactionLayer(transport, this.clock, this.logger);
     this.localEndpoint = {
-      host: transport.advertisedHost,
-      port: transport.advertisedPort,
+      host: transport.udp.advertisedHost,
+      port: transport.udp.advertisedPort,
       userAgentName: options.userAgentName ?? 'callwright',
     };
     this.services = {
@@ -75,7 +81,10 @@ export class SipUserAgent implements TransactionUser {
   }
 
   static async start(options: SipUserAgentOptions): Promise<SipUserAgent> {
-    const transport = await UdpTransport.bind({
+    const transport = await SipTransports.open({
+      logger: options.logger,
+      ...(options.listenTcp === undefined ? {} : { listenTcp: options.listenTcp }),
+      ...(options.stream === undefined ? {} : { stream: options.stream }),
       bindAddress: options.bindAddress,
       port: options.port,
       ...(options.publicAddress === undefined ? {} : { publicAddress: options.publicAddress }),
@@ -83,13 +92,26 @@ export class SipUserAgent implements TransactionUser {
       ...(options.maxDatagramBytes === undefined ? {} : { maxDatagramBytes: options.maxDatagramBytes }),
     });
     const userAgent = new SipUserAgent(options, transport);
-    options.logger.debug({ port: transport.boundPort }, 'SIP user agent listening');
+    options.logger.debug(
+      { port: transport.udp.boundPort, tcpPort: transport.tcpPort },
+      'SIP user agent listening',
+    );
     return userAgent;
   }
 
   /** The port actually bound (differs from the advertised one behind NAT). */
   get boundPort(): number {
-    return this.transport.boundPort;
+    return this.transport.udp.boundPort;
+  }
+
+  /** The TCP port accepting connections (the UDP one's number), or null when it was taken. */
+  get tcpPort(): number | null {
+    return this.transport.tcpPort;
+  }
+
+  /** TCP and TLS connections open now. */
+  get streamConnectionCount(): number {
+    return this.transport.streams.connectionCount;
   }
 
   /** Timers running now; 0 after close(). */

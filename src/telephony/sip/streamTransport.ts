@@ -1,0 +1,244 @@
+import { isIP, type Server, type Socket, connect as tcpConnect, createServer as tcpServer } from 'node:net';
+import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
+import type { Logger } from '../../logger.js';
+import { type FramedItem, StreamFramer } from './streamFraming.js';
+import { type NetworkTarget, socketHost } from './transport.js';
+
+export interface StreamTransportOptions {
+  readonly logger: Logger;
+  /** A TCP or TLS connection not up after this long fails its sends. Default 5 s. */
+  readonly connectTimeoutMs?: number;
+  /** A double-CRLF ping is sent on each connection this often (RFC 5626 §3.5.1). Default 30 s. */
+  readonly keepAliveMs?: number;
+  /** A connection that carried no SIP message this long is closed. Default 2 h. */
+  readonly idleTimeoutMs?: number;
+  /** Larger messages close the connection. Default 65,535. */
+  readonly maxMessageBytes?: number;
+}
+
+export type StreamMessageHandler = (data: Buffer, source: NetworkTarget) => void;
+
+const defaults = {
+  connectTimeoutMs: 5_000,
+  keepAliveMs: 30_000,
+  idleTimeoutMs: 2 * 60 * 60_000,
+  maxMessageBytes: 65_535,
+};
+
+/** The pool key of a connection: transport, peer address and, for TLS, the name checked. */
+function connectionKey(target: NetworkTarget): string {
+  const serverName = target.transport === 'tls' ? (target.tls?.serverName ?? '') : '';
+  return `${target.transport}|${socketHost(target.host)}|${target.port}|${serverName}`;
+}
+
+/** One TCP or TLS connection: framing in, queued writes out, keep-alives, idle close. */
+class StreamConnection {
+  readonly ready: Promise<void>;
+  private readonly framer: StreamFramer;
+  private readonly keepAlive: NodeJS.Timeout;
+  private lastMessageAtMs = Date.now();
+  private closed = false;
+
+  constructor(
+    private readonly socket: Socket,
+    /** The peer as messages from it are reported: sending to it reaches this connection. */
+    readonly peer: NetworkTarget,
+    connected: boolean,
+    private readonly owner: StreamTransport,
+    private readonly settings: typeof defaults,
+  ) {
+    this.framer = new StreamFramer(settings.maxMessageBytes);
+    this.ready = connected
+      ? Promise.resolve()
+      : new Promise((resolve, reject) => {
+          const timer = setTimeout(
+            () => socket.destroy(new Error(`SIP ${peer.transport} connect timed out`)),
+            settings.connectTimeoutMs,
+          );
+          const event = peer.transport === 'tls' ? 'secureConnect' : 'connect';
+          socket.once(event, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          socket.once('close', () => {
+            clearTimeout(timer);
+            reject(new Error(`SIP ${peer.transport} connection to ${peer.host}:${peer.port} failed`));
+          });
+        });
+    this.ready.catch(() => {});
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', (error) => owner.reportError(this, error));
+    socket.on('close', () => this.close());
+    this.keepAlive = setInterval(() => this.tick(), settings.keepAliveMs);
+    this.keepAlive.unref();
+  }
+
+  async write(data: Buffer): Promise<void> {
+    await this.ready;
+    if (this.closed) throw new Error('SIP connection closed');
+    this.lastMessageAtMs = Date.now();
+    await new Promise<void>((resolve, reject) =>
+      this.socket.write(data, (error) => (error ? reject(error) : resolve())),
+    );
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepAlive);
+    this.socket.destroy();
+    this.owner.forget(this);
+  }
+
+  private receive(chunk: Buffer): void {
+    let items: FramedItem[];
+    try {
+      items = this.framer.push(chunk);
+    } catch (error) {
+      this.owner.reportError(this, error as Error);
+      this.close();
+      return;
+    }
+    for (const item of items) {
+      if (item.kind === 'ping') {
+        if (!this.socket.destroyed) this.socket.write('\r\n');
+        continue;
+      }
+      this.lastMessageAtMs = Date.now();
+      this.owner.deliver(item.data, this.peer);
+    }
+  }
+
+  private tick(): void {
+    if (Date.now() - this.lastMessageAtMs >= this.settings.idleTimeoutMs) {
+      this.close();
+      return;
+    }
+    if (!this.socket.destroyed && !this.socket.connecting) this.socket.write('\r\n\r\n');
+  }
+}
+
+/**
+ * SIP over TCP and TLS: connections are opened on demand, reused for every later message to the
+ * same peer (and for what the peer sends back on them), and optionally accepted on a TCP port.
+ * TLS checks the peer's certificate against the name the target gives, unless the target says not
+ * to; TLS 1.2 is the oldest version spoken.
+ */
+export class StreamTransport {
+  private readonly settings: typeof defaults;
+  private readonly connections = new Map<string, StreamConnection>();
+  private readonly keys = new WeakMap<StreamConnection, string>();
+  private server: Server | null = null;
+  private handler: StreamMessageHandler | null = null;
+  private closed = false;
+
+  constructor(private readonly options: StreamTransportOptions) {
+    this.settings = {
+      connectTimeoutMs: options.connectTimeoutMs ?? defaults.connectTimeoutMs,
+      keepAliveMs: options.keepAliveMs ?? defaults.keepAliveMs,
+      idleTimeoutMs: options.idleTimeoutMs ?? defaults.idleTimeoutMs,
+      maxMessageBytes: options.maxMessageBytes ?? defaults.maxMessageBytes,
+    };
+  }
+
+  /** Accepts TCP connections on this address and port (RFC 3261 §18: beside the UDP port). */
+  listen(bindAddress: string, port: number): Promise<number> {
+    const server = tcpServer((socket) => this.accept(socket));
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, socketHost(bindAddress), () => {
+        server.off('error', reject);
+        server.on('error', (error) => this.options.logger.warn({ err: error.message }, 'SIP TCP listener'));
+        const address = server.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : port);
+      });
+    });
+  }
+
+  onMessage(handler: StreamMessageHandler): void {
+    this.handler = handler;
+  }
+
+  /** Open connections (for tests and metrics). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  send(data: Buffer, target: NetworkTarget): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('SIP transport is closed'));
+    if (data.length > this.settings.maxMessageBytes)
+      return Promise.reject(
+        new Error(`SIP message of ${data.length} bytes exceeds ${this.settings.maxMessageBytes}`),
+      );
+    const key = connectionKey(target);
+    let connection = this.connections.get(key);
+    if (connection === undefined) {
+      connection = this.open(target);
+      this.remember(key, connection);
+    }
+    return connection.write(data);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.handler = null;
+    for (const connection of [...this.connections.values()]) connection.close();
+    const server = this.server;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  deliver(data: Buffer, source: NetworkTarget): void {
+    this.handler?.(data, source);
+  }
+
+  reportError(connection: StreamConnection, error: Error): void {
+    this.options.logger.debug(
+      { transport: connection.peer.transport, err: error.message },
+      'SIP connection error',
+    );
+  }
+
+  forget(connection: StreamConnection): void {
+    const key = this.keys.get(connection);
+    if (key !== undefined && this.connections.get(key) === connection) this.connections.delete(key);
+  }
+
+  private remember(key: string, connection: StreamConnection): void {
+    this.connections.set(key, connection);
+    this.keys.set(connection, key);
+  }
+
+  private open(target: NetworkTarget): StreamConnection {
+    const host = socketHost(target.host);
+    if (target.transport === 'tls') {
+      const tls = target.tls;
+      const serverName = tls?.serverName ?? host;
+      const socket = tlsConnect({
+        host,
+        port: target.port,
+        minVersion: 'TLSv1.2',
+        rejectUnauthorized: tls?.verify !== false,
+        ...(isIP(serverName) === 0 ? { servername: serverName } : {}),
+        ...(tls?.caPem ? { ca: tls.caPem } : {}),
+        // The address was resolved and vetted before; the certificate must name the configured host.
+        checkServerIdentity: (_host, certificate) => checkServerIdentity(serverName, certificate),
+      });
+      return new StreamConnection(socket, target, false, this, this.settings);
+    }
+    const socket = tcpConnect({ host, port: target.port });
+    return new StreamConnection(socket, { ...target, transport: 'tcp' }, false, this, this.settings);
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closed || socket.remoteAddress === undefined || socket.remotePort === undefined) {
+      socket.destroy();
+      return;
+    }
+    const peer: NetworkTarget = { host: socket.remoteAddress, port: socket.remotePort, transport: 'tcp' };
+    const connection = new StreamConnection(socket, peer, true, this, this.settings);
+    this.remember(connectionKey(peer), connection);
+  }
+}
