@@ -1,10 +1,16 @@
+import { X509Certificate } from 'node:crypto';
 import { AppError } from '../domain/errors.js';
 import type { TrunkRecord } from '../domain/records.js';
+import {
+  checkTrunkSettings,
+  parseTrunkUri,
+  type TrunkSettings,
+  type TrunkTransport,
+  trunkPort,
+} from '../domain/trunkSettings.js';
 import { checkHost, type HostGuardOptions } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-
-const trunkUriPattern = /^sips?:([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(;[A-Za-z0-9=;.-]*)?$/;
 
 /** The operator setting that lets trunks name private, loopback and other internal addresses. */
 export const trunkAllowPrivateSettingName = 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE';
@@ -14,11 +20,14 @@ export function trunkHostGuard(allowPrivate: boolean): HostGuardOptions {
   return { allowPrivate, subject: 'trunk URI', allowPrivateSetting: trunkAllowPrivateSettingName };
 }
 
-/** The host (IPv6 in brackets) and port (5060 by default) of a trunk URI; null when it is malformed. */
-export function trunkAddress(uri: string): { host: string; port: number } | null {
-  const match = trunkUriPattern.exec(uri);
-  if (!match) return null;
-  return { host: match[1] as string, port: match[2] === undefined ? 5060 : Number(match[2].slice(1)) };
+/** The host (IPv6 in brackets), port and transport of a trunk URI; null when it cannot be honoured. */
+export function trunkAddress(uri: string): { host: string; port: number; transport: TrunkTransport } | null {
+  try {
+    const parsed = parseTrunkUri(uri);
+    return { host: parsed.host, port: trunkPort(parsed), transport: parsed.transport };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -41,6 +50,24 @@ export interface TrunkInput {
   username?: string;
   password?: string;
   fromDomain?: string;
+  /** PEM of the CA a TLS trunk's certificate chains to, when not a public one. */
+  tlsCaPem?: string;
+  /** False: accept any certificate from this TLS trunk. */
+  tlsVerify?: boolean;
+}
+
+/** A CA given for a TLS trunk must hold at least one certificate, and only certificates. */
+function checkCaPem(pem: string): void {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0 || pem.length > 100_000)
+    throw new AppError('validation_error', 'the TLS CA must be PEM certificates (BEGIN CERTIFICATE)');
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+    } catch {
+      throw new AppError('validation_error', 'the TLS CA holds a certificate that cannot be read');
+    }
+  }
 }
 
 /**
@@ -64,11 +91,14 @@ export async function addTrunk(
   }
   if (name === 'sandbox')
     throw new AppError('validation_error', '"sandbox" is the built-in route, not a trunk name');
-  const address = trunkAddress(input.uri);
-  if (!address) throw new AppError('validation_error', 'the trunk URI must look like sip:HOST[:PORT]');
-  if (address.port < 1 || address.port > 65535)
-    throw new AppError('validation_error', 'the trunk port must be from 1 to 65535');
-  checkHost(canonicalHost(address.host), trunkHostGuard(options.allowPrivate));
+  const uri = parseTrunkUri(input.uri);
+  checkHost(canonicalHost(uri.host), trunkHostGuard(options.allowPrivate));
+  const settings: TrunkSettings = {
+    ...(input.tlsCaPem === undefined ? {} : { tlsCaPem: input.tlsCaPem.trim() }),
+    ...(input.tlsVerify === undefined ? {} : { tlsVerify: input.tlsVerify }),
+  };
+  checkTrunkSettings(settings, uri);
+  if (settings.tlsCaPem !== undefined) checkCaPem(settings.tlsCaPem);
   if ((input.username === undefined) !== (input.password === undefined)) {
     throw new AppError('validation_error', 'give both --username and --password, or neither');
   }
@@ -82,6 +112,7 @@ export async function addTrunk(
     username: input.username ?? null,
     passwordCiphertext: input.password === undefined ? null : secretBox.seal(input.password),
     fromDomain: input.fromDomain ?? null,
+    settings,
   });
 }
 
@@ -101,6 +132,9 @@ export function describeTrunk(trunk: TrunkRecord) {
     username: trunk.username,
     password: trunk.passwordCiphertext ? 'set' : null,
     from_domain: trunk.fromDomain,
+    transport: trunkAddress(trunk.uri)?.transport ?? null,
+    tls_ca: trunk.settings.tlsCaPem === undefined ? null : 'set',
+    tls_verify: trunk.settings.tlsVerify ?? true,
     created_at: trunk.createdAt,
   };
 }

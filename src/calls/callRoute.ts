@@ -1,11 +1,11 @@
 import { trunkAddress, trunkHostGuard } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
-import type { CallRecord } from '../domain/records.js';
+import type { CallRecord, TrunkRecord } from '../domain/records.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
-import { type InviteOptions, parseSipUri } from '../telephony/sip/index.js';
+import { type InviteOptions, type NetworkTarget, parseSipUri } from '../telephony/sip/index.js';
 
 /** Where sandbox calls go: the in-process sandbox carrier's SIP address. */
 export interface SandboxAddress {
@@ -70,20 +70,22 @@ export async function inviteForCall(
   if (!trunk)
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
   const address = trunkAddress(trunk.uri);
-  if (!address) throw new AppError('validation_error', `the trunk ${trunk.name} has a malformed URI`);
+  if (!address)
+    throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
   const vetted = await resolveVettedHost(address.host, {
     ...trunkHostGuard(options.trunkAllowPrivate),
     ...(options.lookup ? { lookup: options.lookup } : {}),
   });
-  const trunkHost = trunk.uri.replace(/^sips?:/, '');
+  const scheme = /^sips:/i.test(trunk.uri) ? 'sips' : 'sip';
+  const trunkHost = trunk.uri.replace(/^sips?:/i, '');
   const fromDomain = trunk.fromDomain ?? trunkHost.split(';')[0]?.replace(/:\d+$/, '') ?? trunkHost;
   const allowPrivate = options.trunkAllowPrivate;
   const invite: Omit<InviteOptions, 'sdpOffer'> = {
-    requestUri: `sip:${call.toNumber}@${trunkHost}`,
-    from: { uri: `sip:${call.fromNumber}@${fromDomain}` },
-    to: { uri: `sip:${call.toNumber}@${fromDomain}` },
+    requestUri: `${scheme}:${call.toNumber}@${trunkHost}`,
+    from: { uri: `${scheme}:${call.fromNumber}@${fromDomain}` },
+    to: { uri: `${scheme}:${call.toNumber}@${fromDomain}` },
     ringTimeoutMs: options.ringTimeoutMs,
-    destination: { host: vetted.address, port: address.port },
+    destination: trunkTarget(trunk, vetted.address),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...(trunk.username && trunk.passwordCiphertext
       ? {
@@ -95,6 +97,29 @@ export async function inviteForCall(
       : {}),
   };
   return { inviteOptions: invite, trunkId: trunk.id };
+}
+
+/**
+ * Where a trunk's requests go: the vetted address, over the trunk's transport; over TLS the
+ * certificate must name the host the trunk was configured with (not the address it resolved to)
+ * and chain to a public CA or the trunk's own, unless the trunk turned verification off.
+ */
+export function trunkTarget(trunk: TrunkRecord, vettedAddress: string): NetworkTarget {
+  const address = trunkAddress(trunk.uri);
+  if (!address)
+    throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
+  const target = { host: vettedAddress, port: address.port, transport: address.transport };
+  if (address.transport !== 'tls') return target;
+  const { tlsCaPem, tlsVerify } = trunk.settings;
+  const serverName = address.host.replace(/^\[|\]$/g, '');
+  return {
+    ...target,
+    tls: {
+      serverName,
+      ...(tlsCaPem ? { caPem: tlsCaPem } : {}),
+      ...(tlsVerify === false ? { verify: false } : {}),
+    },
+  };
 }
 
 /**

@@ -1,10 +1,11 @@
+import { trunkAddress } from '../admin/trunks.js';
 import type { CallRecord, SipDialogRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import { isAllowedAddress } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type { DialogInit, SipUserAgent, StoredDialogByeResult } from '../telephony/sip/index.js';
-import type { CallRoute } from './callRoute.js';
+import { type CallRoute, trunkTarget } from './callRoute.js';
 
 /**
  * The SIP dialog of an answered trunk call as the store keeps it, so that if this process dies
@@ -23,7 +24,11 @@ export function sipDialogRecordOf(state: DialogInit, route: CallRoute): SipDialo
     remoteTarget: state.remoteTarget,
     routeSet: [...state.routeSet],
     localSeq: state.localSeq,
-    destination: { host: destination.host, port: destination.port },
+    destination: {
+      host: destination.host,
+      port: destination.port,
+      ...(destination.transport ? { transport: destination.transport } : {}),
+    },
     trunkId: route.trunkId,
   };
 }
@@ -63,9 +68,21 @@ export async function hangUpOrphanedDialog(
     trunk?.username && trunk.passwordCiphertext
       ? { username: trunk.username, password: context.secretBox.open(trunk.passwordCiphertext) }
       : undefined;
+  // Over TLS the certificate is checked as at the dial, against the trunk's settings; with the
+  // trunk gone there is nothing to check it against, and no BYE.
+  const destination =
+    dialog.destination.transport === 'tls'
+      ? trunk && trunkAddress(trunk.uri)?.transport === 'tls'
+        ? trunkTarget(trunk, dialog.destination.host)
+        : null
+      : dialog.destination;
+  if (destination === null) {
+    log.warn('stored SIP dialog over TLS without its trunk: no BYE');
+    return null;
+  }
   const result = await context.ua.byeStoredDialog({
     dialog: { ...dialog, remoteSeq: null },
-    destination: dialog.destination,
+    destination,
     ...(credentials ? { credentials } : {}),
     allowsRemoteAddress: (address) => isAllowedAddress(address, allowPrivate),
   });

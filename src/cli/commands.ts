@@ -257,8 +257,12 @@ const trunks: Record<string, Verb> = {
       username: { type: 'string' },
       password: { type: 'string' },
       'from-domain': { type: 'string' },
+      'tls-ca': { type: 'string' },
+      'tls-insecure': { type: 'boolean' },
     });
     const account = await resolveAccount(context);
+    const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
+    const tlsCaPem = caFile === undefined ? undefined : readTextFile(caFile, 'TLS CA');
     const optional = (name: string) =>
       typeof values[name] === 'string' ? (values[name] as string) : undefined;
     const username = optional('username');
@@ -274,6 +278,8 @@ const trunks: Record<string, Verb> = {
         ...(username !== undefined ? { username } : {}),
         ...(password !== undefined ? { password } : {}),
         ...(fromDomain !== undefined ? { fromDomain } : {}),
+        ...(tlsCaPem !== undefined ? { tlsCaPem } : {}),
+        ...(values['tls-insecure'] === true ? { tlsVerify: false } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

@@ -101,8 +101,10 @@ export const commandHelp: Record<string, GroupHelp> = {
     summary: 'SIP trunks to real carriers',
     verbs: {
       add: {
-        synopsis: '--name N --uri sip:HOST[:PORT] [--username U --password P] [--from-domain D]',
-        summary: 'add a trunk; its password is sealed and never shown again',
+        synopsis:
+          '--name N --uri sip:HOST[:PORT][;transport=udp|tcp|tls] (or sips:HOST) [--username U --password P] [--from-domain D] [--tls-ca CA.pem] [--tls-insecure]',
+        summary:
+          'add a trunk; its password is sealed and never shown again; sips: or transport=tls is TLS, checked against public CAs or --tls-ca',
         example: 'callwright trunks add --name carrier --uri sip:sip.example.net --username u --password p',
       },
       list: { synopsis: '', summary: 'list the trunks' },

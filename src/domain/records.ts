@@ -3,6 +3,7 @@ import type { AnsweredBy, CallStatus, EndReason } from './callStatus.js';
 import type { RatePolicy } from './rateLimit.js';
 import type { WebhookEventType } from './statusEvents.js';
 import type { VariableValue } from './templates.js';
+import type { TrunkSettings } from './trunkSettings.js';
 
 /**
  * The record types: what the service stores and passes around, as the rest of the code sees
@@ -213,8 +214,8 @@ export interface SipDialogRecord {
   routeSet: string[];
   /** The CSeq number of our last request in the dialog. */
   localSeq: number;
-  /** Where the call's requests went: the trunk's address as vetted when it was dialled. */
-  destination: { host: string; port: number };
+  /** Where the call's requests went: the trunk's address as vetted when it was dialled, and how. */
+  destination: { host: string; port: number; transport?: 'udp' | 'tcp' | 'tls' };
   /** The trunk the call left through (its credentials answer a challenge to the BYE). */
   trunkId: string;
 }
@@ -228,6 +229,8 @@ export interface TrunkRecord {
   /** Encrypted at rest; only the telephony layer decrypts it. */
   passwordCiphertext: string | null;
   fromDomain: string | null;
+  /** TLS and later per-trunk settings; see TrunkSettings. */
+  settings: TrunkSettings;
   createdAt: string;
 }
 

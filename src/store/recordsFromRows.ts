@@ -18,6 +18,7 @@ import type {
   WebhookEndpointRecord,
 } from '../domain/records.js';
 import { eventTypesFromStored } from '../domain/statusEvents.js';
+import { trunkSettingsFromJson } from '../domain/trunkSettings.js';
 
 /**
  * How one dialect's driver hands columns over: SQLite gives integers for booleans, JSON as text
@@ -218,7 +219,15 @@ export function credentialFromRow(
 
 export function trunkFromRow(
   row: Columns<
-    'id' | 'account_id' | 'name' | 'uri' | 'username' | 'password_ciphertext' | 'from_domain' | 'created_at'
+    | 'id'
+    | 'account_id'
+    | 'name'
+    | 'uri'
+    | 'username'
+    | 'password_ciphertext'
+    | 'from_domain'
+    | 'settings'
+    | 'created_at'
   >,
   codec: ColumnCodec,
 ): TrunkRecord {
@@ -230,6 +239,7 @@ export function trunkFromRow(
     username: textOrNull(row.username),
     passwordCiphertext: textOrNull(row.password_ciphertext),
     fromDomain: textOrNull(row.from_domain),
+    settings: trunkSettingsFromJson(text(row.settings)),
     createdAt: codec.time(row.created_at),
   };
 }

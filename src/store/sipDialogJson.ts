@@ -48,7 +48,13 @@ export function sipDialogFromJson(stored: unknown): SipDialogRecord | null {
     remoteTarget: dialog.remoteTarget as string,
     routeSet: [...(dialog.routeSet as string[])],
     localSeq: dialog.localSeq as number,
-    destination: { host: destination.host, port: destination.port as number },
+    destination: {
+      host: destination.host,
+      port: destination.port as number,
+      ...(destination.transport === 'tcp' || destination.transport === 'tls'
+        ? { transport: destination.transport }
+        : {}),
+    },
     trunkId: dialog.trunkId as string,
   };
 }

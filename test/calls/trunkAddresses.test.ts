@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { addTrunk } from '../../src/admin/trunks.js';
+import { addTrunk, describeTrunk } from '../../src/admin/trunks.js';
 import { inviteForCall } from '../../src/calls/callRoute.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import type { HostnameLookup } from '../../src/net/hostGuard.js';
 import { SecretBox } from '../../src/secrets/secretBox.js';
 import { type AnyStore, openTestStore, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
+import { testCertificates } from '../helpers/testCertificates.js';
 
 /**
  * SIP trunks may not name the service's own network (issue 12, defect 6): refused when added and
@@ -78,6 +79,33 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     ]);
   });
 
+  it('refuses, when it is saved, a trunk whose transport or TLS settings could not be honoured', async () => {
+    const add = (uri: string, extra: { tlsCaPem?: string; tlsVerify?: boolean } = {}) =>
+      addTrunk(store, secretBox, accountId, { name: 'carrier', uri, ...extra }, { allowPrivate: false });
+    await expect(add('sips:sip.example.com;transport=udp')).rejects.toThrow(
+      'transport=udp cannot be honoured',
+    );
+    await expect(add('sip:sip.example.com;transport=ws')).rejects.toThrow('transport=ws is not supported');
+    await expect(add('sip:sip.example.com;maddr=10.0.0.1')).rejects.toThrow(
+      'parameter ;maddr=10.0.0.1 is not supported',
+    );
+    await expect(add('sip:sip.example.com;transport=tcp;transport=tls')).rejects.toThrow('not supported');
+    await expect(add('sip:sip.example.com', { tlsVerify: false })).rejects.toThrow(
+      'apply only to a sips: or transport=tls',
+    );
+    await expect(add('sips:sip.example.com', { tlsCaPem: 'not a certificate' })).rejects.toThrow(
+      'PEM certificates',
+    );
+    expect(await store.trunks.list(accountId)).toEqual([]);
+
+    const certificates = testCertificates();
+    const saved = await add('sip:sip.example.com:5081;transport=tls', { tlsCaPem: certificates.caPem });
+    expect(saved.settings).toEqual({ tlsCaPem: certificates.caPem.trim() });
+    expect(describeTrunk(saved)).toMatchObject({ transport: 'tls', tls_ca: 'set', tls_verify: true });
+    const stored = await store.trunks.get(accountId, 'carrier');
+    expect(stored?.settings).toEqual(saved.settings);
+  });
+
   describe('at dial time', () => {
     let answers: string[];
     let lookups: string[];
@@ -94,6 +122,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         username: 'acme',
         passwordCiphertext: secretBox.seal('hunter2'),
         fromDomain: null,
+        settings: {},
       });
       const from = `+1555000${String(Math.floor(Math.random() * 9000) + 1000)}`;
       await addPhoneNumber(store, accountId, from, trunk.name);
@@ -121,7 +150,11 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
       });
       expect(lookups).toEqual(['pbx.example.com']);
       expect(route.inviteOptions.requestUri).toBe('sip:+14155550123@pbx.example.com:5070');
-      expect(route.inviteOptions.destination).toEqual({ host: '93.184.215.14', port: 5070 });
+      expect(route.inviteOptions.destination).toEqual({
+        host: '93.184.215.14',
+        port: 5070,
+        transport: 'udp',
+      });
       expect(route.inviteOptions.credentials).toEqual({ username: 'acme', password: 'hunter2' });
       expect(route.inviteOptions.allowsRemoteAddress?.('93.184.215.99')).toBe(true);
       expect(route.inviteOptions.allowsRemoteAddress?.('169.254.169.254')).toBe(false);
@@ -158,8 +191,31 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         trunkAllowPrivate: true,
         lookup,
       });
-      expect(allowed.inviteOptions.destination).toEqual({ host: '10.20.30.40', port: 5060 });
+      expect(allowed.inviteOptions.destination).toEqual({
+        host: '10.20.30.40',
+        port: 5060,
+        transport: 'udp',
+      });
       expect(allowed.inviteOptions.allowsRemoteAddress?.('10.20.30.41')).toBe(true);
+    });
+
+    it('dials a sips: trunk over TLS checked against its configured name, and transport=tcp over TCP', async () => {
+      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const tls = await inviteForCall(store, await callThrough('sips:pbx.example.com'), options);
+      expect(tls.inviteOptions.requestUri).toBe('sips:+14155550123@pbx.example.com');
+      expect(tls.inviteOptions.destination).toEqual({
+        host: '93.184.215.14',
+        port: 5061,
+        transport: 'tls',
+        tls: { serverName: 'pbx.example.com' },
+      });
+      const tcp = await inviteForCall(store, await callThrough('sip:pbx.example.com;transport=TCP'), options);
+      expect(tcp.inviteOptions.requestUri).toBe('sip:+14155550123@pbx.example.com;transport=TCP');
+      expect(tcp.inviteOptions.destination).toEqual({ host: '93.184.215.14', port: 5060, transport: 'tcp' });
+      // A URI this release cannot honour (stored before the check) fails the dial; it is never sent over UDP.
+      await expect(
+        inviteForCall(store, await callThrough('sip:pbx.example.com;transport=sctp'), options),
+      ).rejects.toThrow('cannot be honoured');
     });
 
     it('refuses a trunk stored before the check existed (an internal literal) without any lookup', async () => {

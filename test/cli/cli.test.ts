@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
 import { type CliResult, runCli, runCliJson, startServeProcess } from '../helpers/cli.js';
 import { postCall } from '../helpers/http.js';
+import { testCertificates } from '../helpers/testCertificates.js';
 
 /** The admin command line, run as users run it: the built `dist/main.js` in a child process. */
 
@@ -278,6 +279,70 @@ describe('trunks', () => {
     expectOneLineError(
       await cli(['trunks', 'add', '--name', 'half', '--uri', 'sip:x.example.com', '--username', 'u']),
     );
+  });
+
+  it('adds a TLS trunk with its CA file or without verification, and refuses what it cannot honour', async () => {
+    const certificates = testCertificates();
+    expect(
+      await json([
+        'trunks',
+        'add',
+        '--name',
+        'tls-ca',
+        '--uri',
+        'sips:pbx.example.com',
+        '--tls-ca',
+        certificates.caFile,
+      ]),
+    ).toMatchObject({ transport: 'tls', tls_ca: 'set', tls_verify: true });
+    expect(
+      await json([
+        'trunks',
+        'add',
+        '--name',
+        'tls-any',
+        '--uri',
+        'sip:pbx.example.com;transport=tls',
+        '--tls-insecure',
+      ]),
+    ).toMatchObject({ transport: 'tls', tls_ca: null, tls_verify: false });
+    expect(
+      await json(['trunks', 'add', '--name', 'tcp', '--uri', 'sip:pbx.example.com;transport=tcp']),
+    ).toMatchObject({ transport: 'tcp' });
+    const downgrade = await cli([
+      'trunks',
+      'add',
+      '--name',
+      'x',
+      '--uri',
+      'sips:pbx.example.com;transport=udp',
+    ]);
+    expectOneLineError(downgrade);
+    expect(downgrade.stderr).toContain('cannot be honoured');
+    const clearWithTls = await cli([
+      'trunks',
+      'add',
+      '--name',
+      'x',
+      '--uri',
+      'sip:pbx.example.com',
+      '--tls-insecure',
+    ]);
+    expectOneLineError(clearWithTls);
+    expect(clearWithTls.stderr).toContain('apply only to a sips: or transport=tls trunk');
+    expectOneLineError(
+      await cli([
+        'trunks',
+        'add',
+        '--name',
+        'x',
+        '--uri',
+        'sips:pbx.example.com',
+        '--tls-ca',
+        '/nonexistent.pem',
+      ]),
+    );
+    for (const name of ['tls-ca', 'tls-any', 'tcp']) await json(['trunks', 'remove', name]);
   });
 
   it('refuses trunks at internal addresses unless CALLWRIGHT_TRUNK_ALLOW_PRIVATE is set', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { startFullService } from '../helpers/fullService.js';
+import { testCertificates } from '../helpers/testCertificates.js';
 import { launchChromium, screenshotDir } from './browser.js';
 
 /**
@@ -156,6 +157,22 @@ describe('dashboard in chromium', () => {
     await shot(page, 'overview');
     await page.goto(`${service.url}/numbers`);
     await shot(page, 'numbers');
+
+    // A TLS trunk with its own CA, and one whose settings could not be honoured (refused, not saved).
+    await page.getByLabel('Name', { exact: true }).fill('pbx-tls');
+    await page.getByLabel(/^URI/).fill('sips:pbx.example.com');
+    await page.getByLabel(/^TLS CA/).fill(testCertificates().caPem);
+    await page.getByRole('button', { name: 'Add trunk' }).click();
+    await page.waitForURL(/notice=trunk-added/);
+    expect(await page.locator('tr', { hasText: 'pbx-tls' }).textContent()).toContain('TLS (own CA)');
+    await page.getByLabel('Name', { exact: true }).fill('downgraded');
+    await page.getByLabel(/^URI/).fill('sips:pbx.example.com;transport=udp');
+    await page.getByRole('button', { name: 'Add trunk' }).click();
+    await expect
+      .poll(() => page.getByRole('alert').first().textContent())
+      .toContain('transport=udp cannot be honoured');
+    await page.goto(`${service.url}/numbers`);
+    expect(await page.locator('tr', { hasText: 'downgraded' }).count()).toBe(0);
 
     // The webhook: set the URL, reveal and rotate the secret; the call's event is in the log.
     // Loopback only: nothing listens on port 9, so attempts fail and are logged.

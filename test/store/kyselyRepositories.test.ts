@@ -100,6 +100,7 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
         username: null,
         passwordCiphertext: null,
         fromDomain: null,
+        settings: {},
       });
     const [lower, upper, underscore] = [await trunk('a-b'), await trunk('B'), await trunk('_x')];
     expect((await store.trunks.list(account.id)).map((entry) => entry.name)).toEqual(['B', '_x', 'a-b']);

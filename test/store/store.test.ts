@@ -340,6 +340,7 @@ describe.each(storeKinds)('Store on %s', (kind) => {
       username: null,
       passwordCiphertext: null,
       fromDomain: null,
+      settings: {},
     });
     expect(await store.trunks.get(account.id, 't1')).toEqual(trunk);
     await expect(store.trunks.create({ ...trunk })).rejects.toMatchObject({ code: 'conflict' });

@@ -66,6 +66,13 @@ ${
 <p class="muted">To bind a number to another route, remove it and add it again.</p></section>`;
 }
 
+/** TCP, UDP, or TLS with how its certificate is checked. */
+function transportLabel(shown: ReturnType<typeof describeTrunk>): string {
+  if (shown.transport !== 'tls') return (shown.transport ?? 'unusable URI').toUpperCase();
+  if (!shown.tls_verify) return 'TLS (any certificate)';
+  return shown.tls_ca ? 'TLS (own CA)' : 'TLS';
+}
+
 function trunksSection(viewer: Viewer, trunks: TrunkRecord[], canAdd: boolean): Html {
   return html`<section aria-labelledby="trunks-title"><h2 id="trunks-title">SIP trunks</h2>
 ${
@@ -74,12 +81,16 @@ ${
   ${csrfField(viewer.session.csrfToken)}
   <div class="row">
     <label for="trunk-name">Name<input id="trunk-name" name="name" type="text" required pattern="[A-Za-z0-9_.\\-]{1,64}"></label>
-    <label for="trunk-uri">URI<input id="trunk-uri" name="uri" type="text" placeholder="sip:sip.carrier.example:5060" required></label>
+    <label for="trunk-uri">URI <span class="hint">sips: or ;transport=tls for TLS, ;transport=tcp for TCP</span><input id="trunk-uri" name="uri" type="text" placeholder="sip:sip.carrier.example:5060" required></label>
   </div>
   <div class="row">
     <label for="trunk-username">Username <span class="hint">optional</span><input id="trunk-username" name="username" type="text" autocomplete="off"></label>
     <label for="trunk-password">Password <span class="hint">write-only: never shown again</span><input id="trunk-password" name="password" type="password" autocomplete="new-password"></label>
     <label for="trunk-domain">From domain <span class="hint">optional</span><input id="trunk-domain" name="from_domain" type="text"></label>
+  </div>
+  <div class="row">
+    <label for="trunk-tls-ca">TLS CA <span class="hint">optional PEM, for a PBX whose certificate no public CA signed</span><textarea id="trunk-tls-ca" name="tls_ca" rows="3"></textarea></label>
+    <label for="trunk-tls-insecure" class="inline"><input id="trunk-tls-insecure" name="tls_insecure" type="checkbox" value="on"> Accept any TLS certificate <span class="hint">not for the public internet</span></label>
   </div>
   <div><button type="submit">Add trunk</button></div>
 </form>`
@@ -88,10 +99,11 @@ ${
 ${
   trunks.length === 0
     ? html`<p>No trunks. Numbers on the sandbox route reach the built-in test carrier.</p>`
-    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Transport</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${trunks.map((trunk) => {
         const shown = describeTrunk(trunk);
         return html`<tr><td data-label="Name">${trunk.name}</td><td data-label="URI"><code>${trunk.uri}</code></td>
+<td data-label="Transport">${transportLabel(shown)}</td>
 <td data-label="Username">${shown.username ?? '—'}</td><td data-label="Password">${shown.password ? 'set' : 'none'}</td>
 <td data-label="Added">${formatTime(trunk.createdAt)}</td>
 <td data-label=""><form method="post" action="/trunks/remove" class="inline">${csrfField(viewer.session.csrfToken)}
@@ -143,6 +155,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
     const username = optional('username');
     const password = field(form, 'password') === '' ? undefined : field(form, 'password');
     const fromDomain = optional('from_domain');
+    const tlsCaPem = optional('tls_ca');
     await addTrunk(
       options.store,
       secretBox,
@@ -153,6 +166,8 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
         ...(username !== undefined ? { username } : {}),
         ...(password !== undefined ? { password } : {}),
         ...(fromDomain !== undefined ? { fromDomain } : {}),
+        ...(tlsCaPem !== undefined ? { tlsCaPem } : {}),
+        ...(field(form, 'tls_insecure') === 'on' ? { tlsVerify: false } : {}),
       },
       { allowPrivate: options.trunkAllowPrivate === true },
     );

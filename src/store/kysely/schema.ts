@@ -92,6 +92,8 @@ export interface TrunksTable {
   username: string | null;
   password_ciphertext: string | null;
   from_domain: string | null;
+  /** TrunkSettings as JSON. */
+  settings: string;
   created_at: TimeColumn;
 }
 

@@ -84,6 +84,7 @@ export class KyselyTrunks implements TrunkRepository {
           username: input.username,
           password_ciphertext: input.passwordCiphertext,
           from_domain: input.fromDomain,
+          settings: JSON.stringify(input.settings),
           created_at: new Date().toISOString(),
         })
         .returningAll()

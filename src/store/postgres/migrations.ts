@@ -411,4 +411,12 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE webhook_endpoints ADD COLUMN event_types text NOT NULL DEFAULT '["call.completed"]';
     `,
   },
+  {
+    version: 13,
+    name: 'trunk settings',
+    sql: `
+      -- A trunk's settings beyond its URI (TLS CA and verification, …) as one JSON document.
+      ALTER TABLE trunks ADD COLUMN settings text NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

@@ -407,4 +407,12 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       ALTER TABLE webhook_endpoints ADD COLUMN event_types TEXT NOT NULL DEFAULT '["call.completed"]';
     `,
   },
+  {
+    version: 13,
+    name: 'trunk settings',
+    sql: `
+      -- A trunk's settings beyond its URI (TLS CA and verification, …) as one JSON document.
+      ALTER TABLE trunks ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+    `,
+  },
 ];

@@ -1,0 +1,99 @@
+import { AppError } from './errors.js';
+
+/** How a trunk's SIP travels: a datagram, a clear stream, or a stream under TLS. */
+export type TrunkTransport = 'udp' | 'tcp' | 'tls';
+
+/**
+ * A trunk's settings beyond its URI and credentials, stored as one JSON document so that later
+ * settings need no schema change. Every field a trunk is saved with is honoured when it dials.
+ */
+export interface TrunkSettings {
+  /** Extra CA certificates (PEM) a TLS trunk's certificate may chain to (a private PBX's CA). */
+  tlsCaPem?: string;
+  /** False accepts any certificate from a TLS trunk (an explicit choice); default true. */
+  tlsVerify?: boolean;
+}
+
+/** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
+export interface TrunkUri {
+  scheme: 'sip' | 'sips';
+  host: string;
+  /** As written; null: the transport's default (5060, or 5061 for TLS). */
+  port: number | null;
+  transport: TrunkTransport;
+}
+
+const trunkUriPattern = /^(sips?):([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?((?:;[^;]*)*)$/i;
+
+/**
+ * Reads a trunk URI, refusing what could not be honoured: a parameter other than `transport`,
+ * a transport other than udp/tcp/tls, or `sips:` over UDP (RFC 3261 §26.2.2: sips means TLS on
+ * every hop). `sips:` and `transport=tls` select TLS, `transport=tcp` TCP, nothing UDP.
+ */
+export function parseTrunkUri(uri: string): TrunkUri {
+  const match = trunkUriPattern.exec(uri);
+  if (!match)
+    throw new AppError(
+      'validation_error',
+      'the trunk URI must look like sip:HOST[:PORT][;transport=udp|tcp|tls]',
+    );
+  const scheme = (match[1] as string).toLowerCase() as 'sip' | 'sips';
+  let transport: TrunkTransport | null = null;
+  for (const parameter of (match[4] as string).split(';').slice(1)) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.toLowerCase() !== 'transport' || transport !== null) {
+      throw new AppError(
+        'validation_error',
+        `the trunk URI parameter ;${parameter.slice(0, 32)} is not supported`,
+      );
+    }
+    const lowered = value.toLowerCase();
+    if (lowered !== 'udp' && lowered !== 'tcp' && lowered !== 'tls') {
+      throw new AppError(
+        'validation_error',
+        `transport=${value.slice(0, 16)} is not supported: use udp, tcp or tls`,
+      );
+    }
+    transport = lowered;
+  }
+  if (scheme === 'sips' && transport === 'udp') {
+    throw new AppError('validation_error', 'a sips: trunk runs over TLS; transport=udp cannot be honoured');
+  }
+  const port = match[3] === undefined ? null : Number(match[3]);
+  if (port !== null && (port < 1 || port > 65535))
+    throw new AppError('validation_error', 'the trunk port must be from 1 to 65535');
+  const resolved: TrunkTransport = scheme === 'sips' || transport === 'tls' ? 'tls' : (transport ?? 'udp');
+  return { scheme, host: match[2] as string, port, transport: resolved };
+}
+
+/** The port a trunk's SIP goes to: as written, else 5061 for TLS and 5060 otherwise. */
+export function trunkPort(uri: TrunkUri): number {
+  return uri.port ?? (uri.transport === 'tls' ? 5061 : 5060);
+}
+
+/** Checks settings against the trunk's transport: TLS settings on a trunk without TLS are refused. */
+export function checkTrunkSettings(settings: TrunkSettings, uri: TrunkUri): void {
+  const tlsOnly = settings.tlsCaPem !== undefined || settings.tlsVerify !== undefined;
+  if (tlsOnly && uri.transport !== 'tls') {
+    throw new AppError(
+      'validation_error',
+      'TLS settings (CA, verification) apply only to a sips: or transport=tls trunk',
+    );
+  }
+}
+
+/** Reads the stored JSON; fields of another shape are dropped (the store wrote them checked). */
+export function trunkSettingsFromJson(json: string): TrunkSettings {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return {};
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  const record = value as Record<string, unknown>;
+  return {
+    ...(typeof record.tlsCaPem === 'string' ? { tlsCaPem: record.tlsCaPem } : {}),
+    ...(typeof record.tlsVerify === 'boolean' ? { tlsVerify: record.tlsVerify } : {}),
+  };
+}
