@@ -224,6 +224,11 @@ describe('SIP over TLS', () => {
     expect(headerValue(sent, 'Contact')).toMatch(/;transport=tls>$/);
     await call.hangUp();
     expect(peer.requests.map((request) => request.method)).toEqual(['INVITE', 'ACK', 'BYE']);
+    // The open connection was checked against that CA: a target that does not trust it cannot borrow it.
+    const untrusting = await agent.invite(invite(tlsTarget(peer.port, { serverName: certificates.serverName })))
+      .outcome;
+    expect(untrusting).toMatchObject({ kind: 'failed', failure: { cause: 'transport_error' } });
+    expect(peer.requests).toHaveLength(3);
   });
 
   it('refuses an unknown CA and a certificate for another name, unless verification is turned off', async () => {

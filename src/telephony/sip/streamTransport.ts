@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIP, type Server, type Socket, connect as tcpConnect, createServer as tcpServer } from 'node:net';
 import { checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { Logger } from '../../logger.js';
@@ -25,10 +26,17 @@ const defaults = {
   maxMessageBytes: 65_535,
 };
 
-/** The pool key of a connection: transport, peer address and, for TLS, the name checked. */
+/**
+ * The pool key of a connection: transport and peer address, and for TLS everything the peer's
+ * certificate was checked against — a connection one trunk's CA vouched for is never lent to a
+ * trunk that does not trust that CA (or that checks a different name).
+ */
 function connectionKey(target: NetworkTarget): string {
-  const serverName = target.transport === 'tls' ? (target.tls?.serverName ?? '') : '';
-  return `${target.transport}|${socketHost(target.host)}|${target.port}|${serverName}`;
+  const base = `${target.transport}|${socketHost(target.host)}|${target.port}`;
+  if (target.transport !== 'tls') return base;
+  const tls = target.tls;
+  const ca = tls?.caPem ? createHash('sha256').update(tls.caPem).digest('base64url') : '';
+  return `${base}|${tls?.serverName ?? ''}|${ca}|${tls?.verify === false ? 'any' : 'verified'}`;
 }
 
 /** One TCP or TLS connection: framing in, queued writes out, keep-alives, idle close. */

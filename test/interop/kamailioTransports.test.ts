@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { addTrunk, type TrunkInput } from '../../src/admin/trunks.js';
+import { loadSecretBox } from '../../src/secrets/secretBox.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+import { type RunningKamailio, startKamailio } from '../helpers/kamailio.js';
+import { testCertificates } from '../helpers/testCertificates.js';
+import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
+
+/**
+ * The service dialling a real carrier proxy (kamailio) over TCP and over TLS, with the proxy's
+ * digest challenge answered, the dialog record-routed through the proxy, and the callee's BYE
+ * (SIPp over UDP behind the proxy) reaching callwright back over the transport it dialled on.
+ */
+
+const username = 'acme';
+const password = 'trunk-secret-1';
+let service: Awaited<ReturnType<typeof startFullService>>;
+let kamailio: RunningKamailio;
+let calleePort: number;
+
+beforeAll(async () => {
+  calleePort = await freeUdpPort();
+  [service, kamailio] = await Promise.all([
+    startFullService({ CALLWRIGHT_TRUNK_ALLOW_PRIVATE: 'true' }),
+    startKamailio({ calleePort, username, password, lifetimeMs: 120_000 }),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await kamailio?.stop();
+  await service?.dispose();
+});
+
+/** SIPp as the callee behind the proxy; resolves with its exit code and output. */
+async function startCallee(): Promise<{ exited: Promise<{ code: number | null; output: string }> }> {
+  const mediaPort = await freeEvenUdpPort();
+  const controlPort = await freeUdpPort();
+  const sipp = spawn(
+    'sipp',
+    [
+      ...['-sf', new URL('uas_proxied_hangup.xml', import.meta.url).pathname],
+      ...['-i', '127.0.0.1', '-p', String(calleePort), '-cp', String(controlPort)],
+      ...['-mi', '127.0.0.1', '-mp', String(mediaPort), '-rtp_echo'],
+      ...['-m', '1', '-timeout', '25s', '-timeout_error', '-nostdin'],
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-4_000);
+  };
+  sipp.stdout.on('data', collect);
+  sipp.stderr.on('data', collect);
+  const killer = setTimeout(() => sipp.kill('SIGKILL'), 30_000);
+  const exited = new Promise<{ code: number | null; output: string }>((resolve) =>
+    sipp.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, output });
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { exited };
+}
+
+let accountSeq = 0;
+
+/** An account whose caller ID leaves through a trunk to the proxy; places one call through it. */
+async function callThrough(trunk: Omit<TrunkInput, 'name'>) {
+  accountSeq++;
+  const account = await service.store.accounts.create({ name: `carrier ${accountSeq}` });
+  const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
+  await addTrunk(service.store, secretBox, account.id, { name: 'carrier', ...trunk }, { allowPrivate: true });
+  const from = `+1555000${1000 + accountSeq}`;
+  await addPhoneNumber(service.store, account.id, from, 'carrier');
+  const { key } = await createApiKey(service.store, account.id, 'interop');
+  const agent = await createAgent(service.store, account.id, {
+    name: 'Interop',
+    prompt: 'You check a line.',
+    firstMessage: 'Hello, this is a line check.',
+    maxDurationS: 20,
+  });
+  const placed = await postCall(service.url, key, {
+    agent_id: agent.id,
+    from_number: from,
+    to_number: '+14155550123',
+  });
+  expect(placed.status).toBe(200);
+  return waitForTerminal(service, (placed.body as { call_id: string }).call_id, 30_000);
+}
+
+describe('kamailio as the carrier: TCP and TLS trunks with digest', () => {
+  it('dials over TLS checked against the trunk CA; the callee BYE comes back over TLS', async () => {
+    const before = kamailio.requests().length;
+    const callee = await startCallee();
+    const call = await callThrough({
+      uri: `sips:127.0.0.1:${kamailio.tlsPort}`,
+      username,
+      password,
+      tlsCaPem: testCertificates().caPem,
+    });
+    const sipp = await callee.exited;
+    expect(sipp.code, sipp.output).toBe(0);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const seen = kamailio.requests().slice(before);
+    // Challenged once (407), then authenticated; every request from us arrived over TLS.
+    expect(seen.filter((line) => line === 'REQ INVITE tls')).toHaveLength(2);
+    expect(seen).toContain('REQ ACK tls');
+    expect(seen).toContain('REQ BYE udp');
+    expect(seen.filter((line) => / (udp|tcp)$/.test(line) && !line.startsWith('REQ BYE'))).toEqual([]);
+  }, 45_000);
+
+  it('dials over TCP with ;transport=tcp; nothing of the call travels over UDP on our side', async () => {
+    const before = kamailio.requests().length;
+    const callee = await startCallee();
+    const call = await callThrough({
+      uri: `sip:127.0.0.1:${kamailio.port};transport=tcp`,
+      username,
+      password,
+    });
+    const sipp = await callee.exited;
+    expect(sipp.code, sipp.output).toBe(0);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const seen = kamailio.requests().slice(before);
+    expect(seen.filter((line) => line === 'REQ INVITE tcp')).toHaveLength(2);
+    expect(seen).toContain('REQ ACK tcp');
+    expect(seen.filter((line) => line.endsWith(' udp') && !line.startsWith('REQ BYE'))).toEqual([]);
+  }, 45_000);
+
+  it('refuses a TLS proxy whose certificate no trusted CA signed: the call fails, nothing is sent in clear', async () => {
+    const before = kamailio.requests().length;
+    const call = await callThrough({ uri: `sips:127.0.0.1:${kamailio.tlsPort}`, username, password });
+    expect(call.status).toBe('failed');
+    expect(kamailio.requests().slice(before)).toEqual([]);
+  }, 45_000);
+});
