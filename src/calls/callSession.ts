@@ -12,14 +12,7 @@ import { retryBriefly } from '../net/retryBriefly.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
-import {
-  canSendTo,
-  createOffer,
-  type MediaClock,
-  type PortAllocator,
-  parseAnswer,
-  RtpSession,
-} from '../telephony/rtp/index.js';
+import { type MediaClock, type PortAllocator, RtpSession } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent, TransferResult } from '../telephony/sip/index.js';
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
@@ -33,6 +26,7 @@ import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddre
 import { CallStatusEvents } from './callStatusEvents.js';
 import { transferCall } from './callTransfers.js';
 import type { DialRateGate } from './dialRateGate.js';
+import { MediaRenegotiation } from './mediaRenegotiation.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import type { TransferLeg } from './transferLeg.js';
@@ -288,11 +282,13 @@ export class CallSession {
     const sipCallId = randomBytes(16).toString('hex');
     await retryBriefly(() => context.store.calls.setSipCallId(call.id, sipCallId));
     if (this.localEnding) return this.localEnding;
+    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, invite.inviteOptions, this.log);
     const outgoing = context.ua.invite({
       ...invite.inviteOptions,
       callId: sipCallId,
-      sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
+      sdpOffer: media.offer(),
     });
+    outgoing.answerOffersWith((offer) => media.answer(offer));
     this.outgoing = outgoing;
     this.prefetchGreeting();
 
@@ -305,7 +301,7 @@ export class CallSession {
       this.callVoice?.tts.prepare?.(this.callVoice.ttsVoice ? { voice: this.callVoice.ttsVoice } : {});
     });
     outgoing.on('answered', ({ sdpAnswer }) => {
-      this.onAnswered(rtp, sdpAnswer);
+      this.onAnswered(rtp, media, sdpAnswer);
       this.rememberDialog(outgoing);
     });
 
@@ -329,20 +325,10 @@ export class CallSession {
     this.prefetch.prefetch(greeting);
   }
 
-  private onAnswered(rtp: RtpSession, sdpAnswer: string): void {
-    let remote: ReturnType<typeof parseAnswer>;
-    try {
-      remote = parseAnswer(sdpAnswer);
-    } catch (error) {
-      this.log.warn({ err: error }, 'unusable SDP answer');
-      this.endLocally({ kind: 'carrier_error', detail: 'unusable SDP answer' });
-      return;
-    }
-    // The far end chooses where our RTP goes: the same rule as for its SIP next hops.
-    const allowsMedia = this.route?.inviteOptions.allowsRemoteAddress;
-    if (allowsMedia && canSendTo(remote) && !allowsMedia(remote.address)) {
-      this.log.warn({ mediaAddress: remote.address }, 'SDP answer names a refused media address');
-      this.endLocally({ kind: 'carrier_error', detail: 'refused media address' });
+  private onAnswered(rtp: RtpSession, media: MediaRenegotiation, sdpAnswer: string): void {
+    const remote = media.remoteOfAnswer(sdpAnswer);
+    if ('refused' in remote) {
+      this.endLocally({ kind: 'carrier_error', detail: remote.refused });
       return;
     }
     this.answeredBy = 'unknown';

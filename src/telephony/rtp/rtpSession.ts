@@ -413,7 +413,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
       return;
     }
-    if (this.listenerCount('audio') === 0) return;
+    if (this.listenerCount('audio') === 0 || this.held) return;
     const samples = new Int16Array(frame.length);
     decodeG711Into(codec, frame, samples);
     this.lastFrame = samples;
@@ -421,7 +421,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
-    if (this.listenerCount('audio') > 0) this.emit('audio', samples, kind);
+    if (this.listenerCount('audio') > 0 && !this.held) this.emit('audio', samples, kind);
+  }
+
+  /**
+   * The far end put the call on hold (its SDP says it will not receive): nothing is sent, and what
+   * arrives (hold music) is not the callee speaking, so no audio is passed up until it resumes.
+   */
+  get held(): boolean {
+    return this.remote !== null && !canSendTo(this.remote);
   }
 
   private onMessage(message: Buffer, address: string, port: number): void {

@@ -32,6 +32,11 @@ export interface InviteOptions {
    * not an IP literal, or that this refuses, is replaced by `destination`. Default: any IP literal.
    */
   readonly allowsRemoteAddress?: (address: string) => boolean;
+  /**
+   * The session interval asked for (RFC 4028, `Supported: timer`); the far end's 2xx decides who
+   * refreshes. Default 1,800 s; 0 asks for none.
+   */
+  readonly sessionExpiresS?: number;
   /** CANCEL when no final response came this long after the INVITE was sent. Default 30 s. */
   readonly ringTimeoutMs?: number;
   /** Extra INVITE headers (not Via, From, To, Call-ID, CSeq, Contact, Route, Content-*, auth). */

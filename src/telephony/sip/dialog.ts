@@ -19,7 +19,7 @@ export interface LocalEndpoint {
   readonly userAgentName: string;
 }
 
-export const allowedMethods = 'INVITE, ACK, CANCEL, BYE, OPTIONS';
+export const allowedMethods = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE';
 
 export function newTag(): string {
   return randomBytes(8).toString('hex');
@@ -210,7 +210,7 @@ export class Dialog {
       { name: 'CSeq', value: `${seq} ${method}` },
       ...routes.map((route) => ({ name: 'Route', value: route })),
     ];
-    if (method === 'INVITE') headers.push(contactHeader(local));
+    if (method === 'INVITE' || method === 'UPDATE') headers.push(contactHeader(local));
     headers.push({ name: 'User-Agent', value: local.userAgentName }, ...(options.headers ?? []));
     if (options.body !== undefined && options.body !== '') {
       headers.push({ name: 'Content-Type', value: options.contentType ?? 'application/sdp' });

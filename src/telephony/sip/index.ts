@@ -26,6 +26,7 @@ export type { CSeq, NameAddr, SipParams, SipUri, Via } from './grammar.js';
 export { formatNameAddr, formatSipUri, parseNameAddr, parseSipUri } from './grammar.js';
 export type { IncomingCallEnded, IncomingCallEvents, IncomingCallState } from './incomingCall.js';
 export { IncomingCall } from './incomingCall.js';
+export type { OfferAnswer } from './inDialog.js';
 export type {
   ParsedSipMessage,
   ParsedSipRequest,
@@ -41,6 +42,6 @@ export { OutgoingCall } from './outgoingCall.js';
 export type { TransferResult } from './referTransfer.js';
 export type { SipTimerSettings, TimerScheduler } from './timers.js';
 export { defaultSipTimerSettings } from './timers.js';
-export type { NetworkTarget } from './transport.js';
+export type { NetworkTarget, SipTransportName, TlsPeerOptions } from './transport.js';
 export type { IncomingCallHandler, SipUserAgentOptions } from './userAgent.js';
 export { SipUserAgent } from './userAgent.js';

@@ -13,7 +13,6 @@ import type { InviteClientTransaction } from './clientTransactions.js';
 import { newBranch } from './clientTransactions.js';
 import {
   allowedNextHop,
-  contactHeader,
   Dialog,
   type DialogInit,
   fallbackDialog,
@@ -22,12 +21,11 @@ import {
   overCallTransport,
   uacDialogFromResponse,
   uriTarget,
-  viaHeader,
 } from './dialog.js';
 import { answerDigestChallenge, buildDigestAuthorization, selectDigestChallenge } from './digest.js';
 import { TypedEvents } from './events.js';
-import { formatNameAddr, isToken, paramValue, parseSipUri } from './grammar.js';
-import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
+import { isToken, paramValue, parseSipUri } from './grammar.js';
+import { answerInDialogRequest, type CallServices, type DialogOwner, type OfferAnswer } from './inDialog.js';
 import {
   headerValues,
   type ParsedSipRequest,
@@ -35,8 +33,10 @@ import {
   type SipHeader,
   type SipRequest,
 } from './message.js';
+import { buildCancel, buildInviteHeaders, releaseFork } from './outgoingRequests.js';
 import { ReferTransfer, type TransferResult } from './referTransfer.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import { DialogRefresher, defaultSessionExpiresS, longerSessionAsked } from './sessionTimer.js';
 import type { TimerGroup } from './timers.js';
 import type { NetworkTarget } from './transport.js';
 
@@ -66,6 +66,10 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   private pendingReinvite: InviteServerTransaction | null = null;
   private byeDone: Promise<void> | null = null;
   private referral: ReferTransfer | null = null;
+  private sessionExpiresS: number;
+  private readonly refresher: DialogRefresher;
+  private offerAnswerer: ((offerSdp: string) => OfferAnswer) | null = null;
+  private localSdp: string;
 
   constructor(services: CallServices, options: InviteOptions) {
     super(services.logger);
@@ -87,6 +91,19 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.options = options;
     this.timers = services.clock.group();
     this.target = options.outboundProxy ?? options.destination ?? uriTarget(requestUri);
+    this.localSdp = options.sdpOffer;
+    this.sessionExpiresS = options.sessionExpiresS ?? defaultSessionExpiresS;
+    this.refresher = new DialogRefresher({
+      services,
+      timers: this.timers,
+      dialog: () =>
+        this.dialog === null ? null : { dialog: this.dialog, target: this.dialogTarget(this.dialog) },
+      localSdp: () => this.localSdp,
+      expired: (reason) => {
+        if (this.currentState === 'answered') this.byeDone = this.sendBye(false);
+        this.log.info({ callId: this.callId, reason }, 'SIP session ended by its timer');
+      },
+    });
     this.outcome = new Promise((resolve) => {
       this.resolveOutcome = resolve;
     });
@@ -133,31 +150,18 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   }
 
   private inviteHeaders(branch: string): SipHeader[] {
-    const from = formatNameAddr({
-      displayName: this.options.from.displayName ?? null,
-      uri: parseSipUri(this.options.from.uri)!,
-      params: [['tag', this.localTag]],
+    return buildInviteHeaders({
+      local: this.services.local,
+      branch,
+      from: this.options.from,
+      to: this.options.to,
+      localTag: this.localTag,
+      callId: this.callId,
+      seq: this.inviteSeq,
+      authHeaders: [...this.authHeaders.values()],
+      sessionExpiresS: this.sessionExpiresS,
+      extraHeaders: this.options.extraHeaders ?? [],
     });
-    const to = formatNameAddr({
-      displayName: this.options.to.displayName ?? null,
-      uri: parseSipUri(this.options.to.uri)!,
-      params: [],
-    });
-    const local = this.services.local;
-    return [
-      viaHeader(local, branch),
-      { name: 'Max-Forwards', value: '70' },
-      { name: 'From', value: from },
-      { name: 'To', value: to },
-      { name: 'Call-ID', value: this.callId },
-      { name: 'CSeq', value: `${this.inviteSeq} INVITE` },
-      contactHeader(local),
-      ...this.authHeaders.values(),
-      { name: 'Allow', value: 'INVITE, ACK, CANCEL, BYE, OPTIONS' },
-      { name: 'User-Agent', value: local.userAgentName },
-      ...(this.options.extraHeaders ?? []),
-      { name: 'Content-Type', value: 'application/sdp' },
-    ];
   }
 
   private sendInvite(): void {
@@ -199,22 +203,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     const invite = this.invite;
     if (invite === null || this.cancelSent) return;
     this.cancelSent = true;
-    const copied = invite.headers.filter((header) =>
-      ['From', 'To', 'Call-ID', 'Route', 'Max-Forwards'].includes(header.name),
-    );
-    const topVia = invite.headers.find((header) => header.name === 'Via');
-    const cancel: SipRequest = {
-      kind: 'request',
-      method: 'CANCEL',
-      requestUri: invite.requestUri,
-      headers: [
-        ...(topVia === undefined ? [] : [topVia]),
-        ...copied,
-        { name: 'CSeq', value: `${this.inviteSeq} CANCEL` },
-        { name: 'User-Agent', value: this.services.local.userAgentName },
-      ],
-      body: '',
-    };
+    const cancel = buildCancel(invite, this.inviteSeq, this.services.local.userAgentName);
     this.services.layer.sendRequest(cancel, this.target, {
       onResponse: () => {},
       onTimeout: () => {},
@@ -258,6 +247,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       return;
     }
     if ((response.status === 401 || response.status === 407) && this.retryWithCredentials(response)) return;
+    if (response.status === 422 && this.retryWithLongerSession(response)) return;
     const challenged = response.status === 401 || response.status === 407;
     const cause = challenged && this.inviteAuthAttempts > 0 ? 'auth_failed' : 'rejected';
     this.fail({ cause, status: response.status, reason: response.reason, timedOut: false });
@@ -283,6 +273,16 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.authHeaders.set(key, { name: headerName, value });
     this.inviteSeq++;
     this.log.debug({ callId: this.callId, status: response.status }, 'SIP INVITE challenged, retrying');
+    this.sendInvite();
+    return true;
+  }
+
+  /** 422 (RFC 4028 §6): ask again once with the interval the far end's Min-SE names. */
+  private retryWithLongerSession(response: ParsedSipResponse): boolean {
+    const minimumS = longerSessionAsked(response, this.sessionExpiresS);
+    if (minimumS === null || this.cancelCause !== null) return false;
+    this.sessionExpiresS = minimumS;
+    this.inviteSeq++;
     this.sendInvite();
     return true;
   }
@@ -338,6 +338,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     }
     this.currentState = 'answered';
     this.answered = { status: response.status, sdpAnswer: response.body };
+    this.refresher.answered(response);
     this.log.debug({ callId: this.callId }, 'SIP call answered');
     this.emit('answered', this.answered);
   }
@@ -386,15 +387,16 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     );
     if (init === null) return;
     const fork = new Dialog(init);
-    const target = this.dialogTarget(fork);
-    const ack = fork.createRequest('ACK', this.services.local, { seq: this.inviteSeq });
-    this.services.layer.sendStateless(ack, target).catch(() => {});
-    const bye = fork.createRequest('BYE', this.services.local);
-    this.services.layer.sendRequest(bye, target, {
-      onResponse: () => {},
-      onTimeout: () => {},
-      onTransportError: () => {},
-    });
+    releaseFork(this.services, fork, this.dialogTarget(fork), this.inviteSeq);
+  }
+
+  /**
+   * Answers the far end's new offers (hold, a media move, another codec in a re-INVITE or UPDATE)
+   * with `answerer`, which also applies them to the media; without one, only an offer that leaves
+   * the media as it is gets 200.
+   */
+  answerOffersWith(answerer: (offerSdp: string) => OfferAnswer): void {
+    this.offerAnswerer = answerer;
   }
 
   /** A cold transfer of the answered call by REFER; resolves with how it went (the call stays up). */
@@ -475,9 +477,17 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       transaction,
       {
         dialog,
-        localSdp: this.options.sdpOffer,
+        localSdp: this.localSdp,
         remoteSdp: this.answered?.sdpAnswer ?? '',
         onBye: () => this.end('remote', 'BYE received'),
+        answerOffer: this.offerAnswerer
+          ? (offer) => {
+              const answer = (this.offerAnswerer as (offerSdp: string) => OfferAnswer)(offer);
+              if ('sdp' in answer) this.localSdp = answer.sdp;
+              return answer;
+            }
+          : undefined,
+        onSessionRefresh: (expires) => this.refresher.refreshedByFarEnd(expires),
         onReferNotify: this.referral ? (notify) => this.referral?.notify(notify) : undefined,
       },
       this.services,

@@ -225,8 +225,9 @@ describe('SIP over TLS', () => {
     await call.hangUp();
     expect(peer.requests.map((request) => request.method)).toEqual(['INVITE', 'ACK', 'BYE']);
     // The open connection was checked against that CA: a target that does not trust it cannot borrow it.
-    const untrusting = await agent.invite(invite(tlsTarget(peer.port, { serverName: certificates.serverName })))
-      .outcome;
+    const untrusting = await agent.invite(
+      invite(tlsTarget(peer.port, { serverName: certificates.serverName })),
+    ).outcome;
     expect(untrusting).toMatchObject({ kind: 'failed', failure: { cause: 'transport_error' } });
     expect(peer.requests).toHaveLength(3);
   });
