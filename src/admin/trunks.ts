@@ -54,6 +54,9 @@ export interface TrunkInput {
   tlsCaPem?: string;
   /** False: accept any certificate from this TLS trunk. */
   tlsVerify?: boolean;
+  symmetricRtp?: boolean;
+  assertedIdentity?: boolean;
+  privacy?: boolean;
 }
 
 /** A CA given for a TLS trunk must hold at least one certificate, and only certificates. */
@@ -96,6 +99,9 @@ export async function addTrunk(
   const settings: TrunkSettings = {
     ...(input.tlsCaPem === undefined ? {} : { tlsCaPem: input.tlsCaPem.trim() }),
     ...(input.tlsVerify === undefined ? {} : { tlsVerify: input.tlsVerify }),
+    ...(input.symmetricRtp ? { symmetricRtp: true } : {}),
+    ...(input.assertedIdentity ? { assertedIdentity: true } : {}),
+    ...(input.privacy ? { privacy: true } : {}),
   };
   checkTrunkSettings(settings, uri);
   if (settings.tlsCaPem !== undefined) checkCaPem(settings.tlsCaPem);
@@ -135,6 +141,9 @@ export function describeTrunk(trunk: TrunkRecord) {
     transport: trunkAddress(trunk.uri)?.transport ?? null,
     tls_ca: trunk.settings.tlsCaPem === undefined ? null : 'set',
     tls_verify: trunk.settings.tlsVerify ?? true,
+    symmetric_rtp: trunk.settings.symmetricRtp === true,
+    asserted_identity: trunk.settings.assertedIdentity === true,
+    privacy: trunk.settings.privacy === true,
     created_at: trunk.createdAt,
   };
 }

@@ -27,6 +27,8 @@ export interface CallRoute {
   inviteOptions: Omit<InviteOptions, 'sdpOffer'>;
   /** The trunk the call leaves through; null for the sandbox. */
   trunkId: string | null;
+  /** Whose RTP is taken (RtpSession latching): the SDP's address, or anyone's first (symmetric RTP). */
+  latching: 'sdp-address' | 'any';
 }
 
 /**
@@ -64,7 +66,7 @@ export async function inviteForCall(
         },
       ],
     };
-    return { inviteOptions: invite, trunkId: null };
+    return { inviteOptions: invite, trunkId: null, latching: 'sdp-address' };
   }
   const trunk = await store.trunks.get(call.accountId, number.route);
   if (!trunk)
@@ -87,6 +89,7 @@ export async function inviteForCall(
     ringTimeoutMs: options.ringTimeoutMs,
     destination: trunkTarget(trunk, vetted.address),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
+    ...identityHeaders(trunk, `${scheme}:${call.fromNumber}@${fromDomain}`),
     ...(trunk.username && trunk.passwordCiphertext
       ? {
           credentials: {
@@ -96,7 +99,20 @@ export async function inviteForCall(
         }
       : {}),
   };
-  return { inviteOptions: invite, trunkId: trunk.id };
+  return {
+    inviteOptions: invite,
+    trunkId: trunk.id,
+    latching: trunk.settings.symmetricRtp ? 'any' : 'sdp-address',
+  };
+}
+
+/** P-Asserted-Identity and Privacy as the trunk asks (RFC 3325, RFC 3323). */
+function identityHeaders(trunk: TrunkRecord, callerUri: string): Pick<InviteOptions, 'extraHeaders'> {
+  const headers = [
+    ...(trunk.settings.assertedIdentity ? [{ name: 'P-Asserted-Identity', value: `<${callerUri}>` }] : []),
+    ...(trunk.settings.privacy ? [{ name: 'Privacy', value: 'id' }] : []),
+  ];
+  return headers.length === 0 ? {} : { extraHeaders: headers };
 }
 
 /**

@@ -275,6 +275,7 @@ export class CallSession {
       ports: context.ports,
       bindAddress: context.mediaBindAddress,
       publicAddress: context.mediaPublicAddress,
+      latching: invite.latching,
     });
     this.rtp = rtp;
     // The Call-ID is on the call row before the INVITE leaves: every INVITE a carrier sees can be

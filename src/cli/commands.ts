@@ -259,6 +259,9 @@ const trunks: Record<string, Verb> = {
       'from-domain': { type: 'string' },
       'tls-ca': { type: 'string' },
       'tls-insecure': { type: 'boolean' },
+      'symmetric-rtp': { type: 'boolean' },
+      'asserted-identity': { type: 'boolean' },
+      privacy: { type: 'boolean' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -280,6 +283,9 @@ const trunks: Record<string, Verb> = {
         ...(fromDomain !== undefined ? { fromDomain } : {}),
         ...(tlsCaPem !== undefined ? { tlsCaPem } : {}),
         ...(values['tls-insecure'] === true ? { tlsVerify: false } : {}),
+        ...(values['symmetric-rtp'] === true ? { symmetricRtp: true } : {}),
+        ...(values['asserted-identity'] === true ? { assertedIdentity: true } : {}),
+        ...(values.privacy === true ? { privacy: true } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

@@ -12,6 +12,15 @@ export interface TrunkSettings {
   tlsCaPem?: string;
   /** False accepts any certificate from a TLS trunk (an explicit choice); default true. */
   tlsVerify?: boolean;
+  /**
+   * Symmetric RTP for a far end behind NAT: send to wherever its first RTP packet came from, on
+   * any address, instead of only the SDP's address (anyone who reaches the port first is heard).
+   */
+  symmetricRtp?: boolean;
+  /** Send `P-Asserted-Identity` with the caller ID (RFC 3325), for carriers that bill or screen on it. */
+  assertedIdentity?: boolean;
+  /** Send `Privacy: id`: the carrier withholds the caller ID from the callee (RFC 3323). */
+  privacy?: boolean;
 }
 
 /** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
@@ -95,5 +104,8 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
   return {
     ...(typeof record.tlsCaPem === 'string' ? { tlsCaPem: record.tlsCaPem } : {}),
     ...(typeof record.tlsVerify === 'boolean' ? { tlsVerify: record.tlsVerify } : {}),
+    ...(record.symmetricRtp === true ? { symmetricRtp: true } : {}),
+    ...(record.assertedIdentity === true ? { assertedIdentity: true } : {}),
+    ...(record.privacy === true ? { privacy: true } : {}),
   };
 }

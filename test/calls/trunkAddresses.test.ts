@@ -5,6 +5,7 @@ import { addTrunk, describeTrunk } from '../../src/admin/trunks.js';
 import { inviteForCall } from '../../src/calls/callRoute.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { CallRecord } from '../../src/domain/records.js';
+import type { TrunkSettings } from '../../src/domain/trunkSettings.js';
 import type { HostnameLookup } from '../../src/net/hostGuard.js';
 import { SecretBox } from '../../src/secrets/secretBox.js';
 import { type AnyStore, openTestStore, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
@@ -114,7 +115,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
       return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
     };
 
-    async function callThrough(uri: string): Promise<CallRecord> {
+    async function callThrough(uri: string, settings: TrunkSettings = {}): Promise<CallRecord> {
       const trunk = await store.trunks.create({
         accountId,
         name: `t${lookups.length}${randomBytes(2).toString('hex')}`,
@@ -122,7 +123,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         username: 'acme',
         passwordCiphertext: secretBox.seal('hunter2'),
         fromDomain: null,
-        settings: {},
+        settings,
       });
       const from = `+1555000${String(Math.floor(Math.random() * 9000) + 1000)}`;
       await addPhoneNumber(store, accountId, from, trunk.name);
@@ -216,6 +217,24 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
       await expect(
         inviteForCall(store, await callThrough('sip:pbx.example.com;transport=sctp'), options),
       ).rejects.toThrow('cannot be honoured');
+    });
+
+    it('honours symmetric RTP, P-Asserted-Identity and Privacy when the trunk asks, and only then', async () => {
+      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const plain = await inviteForCall(store, await callThrough('sip:pbx.example.com'), options);
+      expect(plain.latching).toBe('sdp-address');
+      expect(plain.inviteOptions.extraHeaders).toBeUndefined();
+      const call = await callThrough('sip:pbx.example.com', {
+        symmetricRtp: true,
+        assertedIdentity: true,
+        privacy: true,
+      });
+      const route = await inviteForCall(store, call, options);
+      expect(route.latching).toBe('any');
+      expect(route.inviteOptions.extraHeaders).toEqual([
+        { name: 'P-Asserted-Identity', value: `<sip:${call.fromNumber}@pbx.example.com>` },
+        { name: 'Privacy', value: 'id' },
+      ]);
     });
 
     it('refuses a trunk stored before the check existed (an internal literal) without any lookup', async () => {

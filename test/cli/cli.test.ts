@@ -307,8 +307,11 @@ describe('trunks', () => {
       ]),
     ).toMatchObject({ transport: 'tls', tls_ca: null, tls_verify: false });
     expect(
-      await json(['trunks', 'add', '--name', 'tcp', '--uri', 'sip:pbx.example.com;transport=tcp']),
-    ).toMatchObject({ transport: 'tcp' });
+      await json([
+        ...['trunks', 'add', '--name', 'tcp', '--uri', 'sip:pbx.example.com;transport=tcp'],
+        ...['--symmetric-rtp', '--asserted-identity', '--privacy'],
+      ]),
+    ).toMatchObject({ transport: 'tcp', symmetric_rtp: true, asserted_identity: true, privacy: true });
     const downgrade = await cli([
       'trunks',
       'add',

@@ -92,6 +92,11 @@ ${
     <label for="trunk-tls-ca">TLS CA <span class="hint">optional PEM, for a PBX whose certificate no public CA signed</span><textarea id="trunk-tls-ca" name="tls_ca" rows="3"></textarea></label>
     <label for="trunk-tls-insecure" class="inline"><input id="trunk-tls-insecure" name="tls_insecure" type="checkbox" value="on"> Accept any TLS certificate <span class="hint">not for the public internet</span></label>
   </div>
+  <div class="row">
+    <label for="trunk-symmetric-rtp" class="inline"><input id="trunk-symmetric-rtp" name="symmetric_rtp" type="checkbox" value="on"> Symmetric RTP <span class="hint">send media back where it comes from (far end behind NAT)</span></label>
+    <label for="trunk-asserted-identity" class="inline"><input id="trunk-asserted-identity" name="asserted_identity" type="checkbox" value="on"> P-Asserted-Identity</label>
+    <label for="trunk-privacy" class="inline"><input id="trunk-privacy" name="privacy" type="checkbox" value="on"> Withhold caller ID <span class="hint">Privacy: id</span></label>
+  </div>
   <div><button type="submit">Add trunk</button></div>
 </form>`
     : html`<p class="muted">Trunks cannot be added from this process (no secret key loaded).</p>`
@@ -168,6 +173,9 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
         ...(fromDomain !== undefined ? { fromDomain } : {}),
         ...(tlsCaPem !== undefined ? { tlsCaPem } : {}),
         ...(field(form, 'tls_insecure') === 'on' ? { tlsVerify: false } : {}),
+        ...(field(form, 'symmetric_rtp') === 'on' ? { symmetricRtp: true } : {}),
+        ...(field(form, 'asserted_identity') === 'on' ? { assertedIdentity: true } : {}),
+        ...(field(form, 'privacy') === 'on' ? { privacy: true } : {}),
       },
       { allowPrivate: options.trunkAllowPrivate === true },
     );
