@@ -153,6 +153,8 @@ export interface StartServiceOptions {
   >;
   /** Test and benchmark knobs of the campaign scheduler (its tick, and a clock to move forward). */
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
+  /** How often workers read the trunks to register again (tests shorten it). Default 30 s. */
+  registrationSyncMs?: number;
 }
 
 /** How often start-up runs again when PostgreSQL drops a connection midway through it. */
@@ -281,6 +283,7 @@ async function startServiceOnce(
           soleWorker: !scaleOut,
           limiter,
           ...(options.campaignScheduler ? { campaignScheduler: options.campaignScheduler } : {}),
+          ...(options.registrationSyncMs ? { registrationSyncMs: options.registrationSyncMs } : {}),
         });
     const metricsOnMainPort =
       config.metrics.port === null && config.metrics.token !== null

@@ -57,6 +57,8 @@ export interface TrunkInput {
   symmetricRtp?: boolean;
   assertedIdentity?: boolean;
   privacy?: boolean;
+  /** Keep the trunk registered (REGISTER with the username and password). */
+  register?: boolean;
 }
 
 /** A CA given for a TLS trunk must hold at least one certificate, and only certificates. */
@@ -102,7 +104,10 @@ export async function addTrunk(
     ...(input.symmetricRtp ? { symmetricRtp: true } : {}),
     ...(input.assertedIdentity ? { assertedIdentity: true } : {}),
     ...(input.privacy ? { privacy: true } : {}),
+    ...(input.register ? { register: true } : {}),
   };
+  if (settings.register && input.username === undefined)
+    throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
   checkTrunkSettings(settings, uri);
   if (settings.tlsCaPem !== undefined) checkCaPem(settings.tlsCaPem);
   if ((input.username === undefined) !== (input.password === undefined)) {
@@ -129,6 +134,17 @@ export async function removeTrunk(store: Store, accountId: string, idOrName: str
   return trunk;
 }
 
+/** The latest registration state a worker reported, as stored; null when none was. */
+function registrationOf(trunk: TrunkRecord): Record<string, unknown> | null {
+  if (trunk.registration === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(trunk.registration);
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A trunk as lists show it: the password only as "set" or not. */
 export function describeTrunk(trunk: TrunkRecord) {
   return {
@@ -144,6 +160,8 @@ export function describeTrunk(trunk: TrunkRecord) {
     symmetric_rtp: trunk.settings.symmetricRtp === true,
     asserted_identity: trunk.settings.assertedIdentity === true,
     privacy: trunk.settings.privacy === true,
+    register: trunk.settings.register === true,
+    registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };
 }

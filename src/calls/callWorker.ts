@@ -16,6 +16,7 @@ import { createSpeakingSandboxVoice } from '../voice/sandboxPersonVoice.js';
 import type { VoiceStack } from '../voice/voiceStack.js';
 import { DialRateGate } from './dialRateGate.js';
 import { CallDispatcher, newWorkerId } from './dispatcher.js';
+import { TrunkRegistrations } from './trunkRegistrations.js';
 
 export interface CallWorker {
   dispatcher: CallDispatcher;
@@ -46,6 +47,8 @@ export async function startCallWorker(options: {
   metrics?: ServiceMetrics;
   /** The buckets of the per-caller-ID and per-trunk caps (shared by all processes on PostgreSQL). */
   limiter?: RateLimiter;
+  /** How often trunk registrations are synced with the store (tests shorten it). Default 30 s. */
+  registrationSyncMs?: number;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
 }): Promise<CallWorker> {
@@ -114,6 +117,15 @@ export async function startCallWorker(options: {
     logger: options.logger.child({ component: 'retention' }),
   });
   retention.start();
+  const registrations = new TrunkRegistrations({
+    store: options.store,
+    ua,
+    secretBox: options.secretBox,
+    logger: options.logger.child({ component: 'registrations' }),
+    trunkAllowPrivate: telephony.trunkAllowPrivate,
+    ...(options.registrationSyncMs === undefined ? {} : { syncIntervalMs: options.registrationSyncMs }),
+  });
+  registrations.start();
   options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));
   logger.info(
     { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
@@ -127,6 +139,7 @@ export async function startCallWorker(options: {
     campaigns,
     async close(deadlineMs = 10_000) {
       retention.stop();
+      await registrations.stop();
       await campaigns.stop();
       await dispatcher.stop(deadlineMs);
       await sandbox.close();

@@ -262,6 +262,7 @@ const trunks: Record<string, Verb> = {
       'symmetric-rtp': { type: 'boolean' },
       'asserted-identity': { type: 'boolean' },
       privacy: { type: 'boolean' },
+      register: { type: 'boolean' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -286,6 +287,7 @@ const trunks: Record<string, Verb> = {
         ...(values['symmetric-rtp'] === true ? { symmetricRtp: true } : {}),
         ...(values['asserted-identity'] === true ? { assertedIdentity: true } : {}),
         ...(values.privacy === true ? { privacy: true } : {}),
+        ...(values.register === true ? { register: true } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

@@ -231,6 +231,8 @@ export interface TrunkRecord {
   fromDomain: string | null;
   /** TLS and later per-trunk settings; see TrunkSettings. */
   settings: TrunkSettings;
+  /** The latest registration state a worker saw (JSON), or null. */
+  registration: string | null;
   createdAt: string;
 }
 

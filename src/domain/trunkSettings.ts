@@ -21,6 +21,8 @@ export interface TrunkSettings {
   assertedIdentity?: boolean;
   /** Send `Privacy: id`: the carrier withholds the caller ID from the callee (RFC 3323). */
   privacy?: boolean;
+  /** Keep a registration (REGISTER with the trunk's credentials) at the trunk; needs a username. */
+  register?: boolean;
 }
 
 /** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
@@ -107,5 +109,6 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(record.symmetricRtp === true ? { symmetricRtp: true } : {}),
     ...(record.assertedIdentity === true ? { assertedIdentity: true } : {}),
     ...(record.privacy === true ? { privacy: true } : {}),
+    ...(record.register === true ? { register: true } : {}),
   };
 }

@@ -227,6 +227,7 @@ export function trunkFromRow(
     | 'password_ciphertext'
     | 'from_domain'
     | 'settings'
+    | 'registration'
     | 'created_at'
   >,
   codec: ColumnCodec,
@@ -240,6 +241,7 @@ export function trunkFromRow(
     passwordCiphertext: textOrNull(row.password_ciphertext),
     fromDomain: textOrNull(row.from_domain),
     settings: trunkSettingsFromJson(text(row.settings)),
+    registration: textOrNull(row.registration),
     createdAt: codec.time(row.created_at),
   };
 }

@@ -131,10 +131,14 @@ export interface CallRepository {
 }
 
 export interface TrunkRepository {
-  create(input: Omit<TrunkRecord, 'id' | 'createdAt'>): Promise<TrunkRecord>;
+  create(input: Omit<TrunkRecord, 'id' | 'createdAt' | 'registration'>): Promise<TrunkRecord>;
   get(accountId: string, idOrName: string): Promise<TrunkRecord | null>;
   list(accountId: string): Promise<TrunkRecord[]>;
   remove(accountId: string, id: string): Promise<boolean>;
+  /** Every account's trunks that register (settings.register), for the workers to keep registered. */
+  listRegistering(): Promise<TrunkRecord[]>;
+  /** The latest registration state a worker saw (JSON), shown by the CLI and the dashboard. */
+  setRegistration(id: string, stateJson: string): Promise<void>;
 }
 
 export interface ProviderCredentialRepository {

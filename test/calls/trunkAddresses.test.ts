@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { addTrunk, describeTrunk } from '../../src/admin/trunks.js';
+import { addTrunk, describeTrunk, type TrunkInput } from '../../src/admin/trunks.js';
 import { inviteForCall } from '../../src/calls/callRoute.js';
 import { AppError } from '../../src/domain/errors.js';
 import type { CallRecord } from '../../src/domain/records.js';
@@ -81,7 +81,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
   });
 
   it('refuses, when it is saved, a trunk whose transport or TLS settings could not be honoured', async () => {
-    const add = (uri: string, extra: { tlsCaPem?: string; tlsVerify?: boolean } = {}) =>
+    const add = (uri: string, extra: Partial<TrunkInput> = {}) =>
       addTrunk(store, secretBox, accountId, { name: 'carrier', uri, ...extra }, { allowPrivate: false });
     await expect(add('sips:sip.example.com;transport=udp')).rejects.toThrow(
       'transport=udp cannot be honoured',
@@ -96,6 +96,9 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     );
     await expect(add('sips:sip.example.com', { tlsCaPem: 'not a certificate' })).rejects.toThrow(
       'PEM certificates',
+    );
+    await expect(add('sip:sip.example.com', { register: true })).rejects.toThrow(
+      'a trunk that registers needs --username and --password',
     );
     expect(await store.trunks.list(accountId)).toEqual([]);
 

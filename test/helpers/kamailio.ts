@@ -8,7 +8,8 @@ import { testCertificates } from './testCertificates.js';
 /**
  * kamailio (Debian 5.6) as a carrier's trunk proxy on loopback: UDP and TCP on one port, TLS on
  * another (the test CA's certificate), digest challenges (407, MD5) on every INVITE, record-route
- * (double, between transports) and loose routing, forwarding INVITEs to one callee over UDP. It
+ * (double, between transports) and loose routing, forwarding INVITEs to one callee over UDP, and a
+ * registrar (digest on REGISTER, at most 600 s granted, contacts kept in memory). It
  * logs one line per request it handles with the transport it came in on, for the test to read.
  */
 
@@ -29,6 +30,8 @@ export interface RunningKamailio {
   readonly log: () => string;
   /** `REQ <method> <transport>` lines, one per request received. */
   readonly requests: () => string[];
+  /** Each REGISTER the registrar accepted: the address of record, transport and Expires asked. */
+  readonly registrations: () => Array<{ aor: string; transport: string; expires: number }>;
   stop(): Promise<void>;
 }
 
@@ -64,9 +67,13 @@ loadmodule "siputils.so"
 loadmodule "xlog.so"
 loadmodule "pv.so"
 loadmodule "auth.so"
+loadmodule "usrloc.so"
+loadmodule "registrar.so"
 
 modparam("tls", "config", "${tlsConfigPath}")
 modparam("rr", "enable_double_rr", 1)
+modparam("usrloc", "db_mode", 0)
+modparam("registrar", "max_expires", 600)
 
 request_route {
   xlog("L_ALERT", "REQ $rm $pr\\n");
@@ -75,6 +82,15 @@ request_route {
     if (loose_route()) { route(RELAY); }
     if (is_method("ACK")) { if (t_check_trans()) { t_relay(); } exit; }
     sl_send_reply("404", "Not here");
+    exit;
+  }
+  if (is_method("REGISTER")) {
+    if (!pv_www_authenticate("$td", "${options.password}", "0") || $au != "${options.username}") {
+      www_challenge("$td", "1");
+      exit;
+    }
+    if (!save("location")) { sl_reply_error(); exit; }
+    xlog("L_ALERT", "REGISTERED $tu $pr expires=$hdr(Expires)\n");
     exit;
   }
   if (is_method("CANCEL")) { if (t_check_trans()) { route(RELAY); } exit; }
@@ -157,6 +173,12 @@ export async function startKamailio(options: KamailioOptions): Promise<RunningKa
     tlsPort,
     log: () => output,
     requests: () => [...output.matchAll(/REQ (\w+) (\w+)/g)].map((match) => `REQ ${match[1]} ${match[2]}`),
+    registrations: () =>
+      [...output.matchAll(/REGISTERED (\S+) (\w+) expires=(\d+)/g)].map((match) => ({
+        aor: match[1] as string,
+        transport: match[2] as string,
+        expires: Number(match[3]),
+      })),
     stop,
   };
 }

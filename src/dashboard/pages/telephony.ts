@@ -73,6 +73,15 @@ function transportLabel(shown: ReturnType<typeof describeTrunk>): string {
   return shown.tls_ca ? 'TLS (own CA)' : 'TLS';
 }
 
+/** Whether the trunk registers, and how its last attempt went. */
+function registrationLabel(shown: ReturnType<typeof describeTrunk>): string {
+  if (!shown.register) return '—';
+  const state = shown.registration?.state;
+  if (state === 'registered') return `registered (${String(shown.registration?.expiresS)} s)`;
+  if (state === 'failed') return `failed: ${String(shown.registration?.status ?? 'no answer')}`;
+  return typeof state === 'string' ? state : 'not yet';
+}
+
 function trunksSection(viewer: Viewer, trunks: TrunkRecord[], canAdd: boolean): Html {
   return html`<section aria-labelledby="trunks-title"><h2 id="trunks-title">SIP trunks</h2>
 ${
@@ -96,6 +105,7 @@ ${
     <label for="trunk-symmetric-rtp" class="inline"><input id="trunk-symmetric-rtp" name="symmetric_rtp" type="checkbox" value="on"> Symmetric RTP <span class="hint">send media back where it comes from (far end behind NAT)</span></label>
     <label for="trunk-asserted-identity" class="inline"><input id="trunk-asserted-identity" name="asserted_identity" type="checkbox" value="on"> P-Asserted-Identity</label>
     <label for="trunk-privacy" class="inline"><input id="trunk-privacy" name="privacy" type="checkbox" value="on"> Withhold caller ID <span class="hint">Privacy: id</span></label>
+    <label for="trunk-register" class="inline"><input id="trunk-register" name="register" type="checkbox" value="on"> Register <span class="hint">REGISTER with the username and password</span></label>
   </div>
   <div><button type="submit">Add trunk</button></div>
 </form>`
@@ -104,11 +114,12 @@ ${
 ${
   trunks.length === 0
     ? html`<p>No trunks. Numbers on the sandbox route reach the built-in test carrier.</p>`
-    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Transport</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Transport</th><th scope="col">Registration</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${trunks.map((trunk) => {
         const shown = describeTrunk(trunk);
         return html`<tr><td data-label="Name">${trunk.name}</td><td data-label="URI"><code>${trunk.uri}</code></td>
 <td data-label="Transport">${transportLabel(shown)}</td>
+<td data-label="Registration">${registrationLabel(shown)}</td>
 <td data-label="Username">${shown.username ?? '—'}</td><td data-label="Password">${shown.password ? 'set' : 'none'}</td>
 <td data-label="Added">${formatTime(trunk.createdAt)}</td>
 <td data-label=""><form method="post" action="/trunks/remove" class="inline">${csrfField(viewer.session.csrfToken)}
@@ -176,6 +187,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
         ...(field(form, 'symmetric_rtp') === 'on' ? { symmetricRtp: true } : {}),
         ...(field(form, 'asserted_identity') === 'on' ? { assertedIdentity: true } : {}),
         ...(field(form, 'privacy') === 'on' ? { privacy: true } : {}),
+        ...(field(form, 'register') === 'on' ? { register: true } : {}),
       },
       { allowPrivate: options.trunkAllowPrivate === true },
     );

@@ -94,6 +94,8 @@ export interface TrunksTable {
   from_domain: string | null;
   /** TrunkSettings as JSON. */
   settings: string;
+  /** The latest RegistrationState a worker saw, as JSON; null for a trunk that does not register. */
+  registration: string | null;
   created_at: TimeColumn;
 }
 

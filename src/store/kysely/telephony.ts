@@ -72,7 +72,7 @@ export class KyselyTrunks implements TrunkRepository {
     return trunkFromRow(row, this.queries.dialect.columns);
   }
 
-  async create(input: Omit<TrunkRecord, 'id' | 'createdAt'>): Promise<TrunkRecord> {
+  async create(input: Omit<TrunkRecord, 'id' | 'createdAt' | 'registration'>): Promise<TrunkRecord> {
     try {
       const row = await this.queries.db
         .insertInto('trunks')
@@ -116,6 +116,25 @@ export class KyselyTrunks implements TrunkRepository {
       .orderBy(this.queries.dialect.byteOrder('name'))
       .execute();
     return rows.map((row) => this.toTrunk(row));
+  }
+
+  async listRegistering(): Promise<TrunkRecord[]> {
+    // settings is written by JSON.stringify: the flag appears exactly so when it is set.
+    const rows = await this.queries.db
+      .selectFrom('trunks')
+      .selectAll()
+      .where('settings', 'like', '%"register":true%')
+      .orderBy('id')
+      .execute();
+    return rows.map((row) => this.toTrunk(row)).filter((trunk) => trunk.settings.register === true);
+  }
+
+  async setRegistration(id: string, stateJson: string): Promise<void> {
+    await this.queries.db
+      .updateTable('trunks')
+      .set({ registration: stateJson })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** A trunk still routing numbers is refused, decided in the same statement as the delete. */

@@ -417,6 +417,8 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
     sql: `
       -- A trunk's settings beyond its URI (TLS CA and verification, …) as one JSON document.
       ALTER TABLE trunks ADD COLUMN settings text NOT NULL DEFAULT '{}';
+      -- The latest registration state a worker saw (JSON), for trunks that register.
+      ALTER TABLE trunks ADD COLUMN registration text;
     `,
   },
 ];

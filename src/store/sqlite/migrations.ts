@@ -413,6 +413,8 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
     sql: `
       -- A trunk's settings beyond its URI (TLS CA and verification, …) as one JSON document.
       ALTER TABLE trunks ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+      -- The latest registration state a worker saw (JSON), for trunks that register.
+      ALTER TABLE trunks ADD COLUMN registration TEXT;
     `,
   },
 ];

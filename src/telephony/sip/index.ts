@@ -40,6 +40,8 @@ export type {
 export { headerValue, headerValues, parseSipMessage, serializeSipMessage } from './message.js';
 export { OutgoingCall } from './outgoingCall.js';
 export type { TransferResult } from './referTransfer.js';
+export type { RegistrationOptions, RegistrationState } from './registration.js';
+export { SipRegistration } from './registration.js';
 export type { SipTimerSettings, TimerScheduler } from './timers.js';
 export { defaultSipTimerSettings } from './timers.js';
 export type { NetworkTarget, SipTransportName, TlsPeerOptions } from './transport.js';

@@ -11,6 +11,7 @@ import { IncomingCall } from './incomingCall.js';
 import type { CallServices, DialogOwner } from './inDialog.js';
 import { headerValues, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
 import { OutgoingCall } from './outgoingCall.js';
+import { type RegistrationOptions, SipRegistration } from './registration.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { StreamTransportOptions } from './streamTransport.js';
 import { resolveTimerSettings, SipClock, type SipTimerSettings, type TimerScheduler } from './timers.js';
@@ -136,6 +137,12 @@ export class SipUserAgent implements TransactionUser {
   byeStoredDialog(options: StoredDialogByeOptions): Promise<StoredDialogByeResult> {
     if (this.closed) return Promise.resolve({ kind: 'transport_error', reason: 'SIP user agent is closed' });
     return sendByeForStoredDialog(this.services, options);
+  }
+
+  /** Registers our contact at a registrar and keeps it registered; `start()` it, `stop()` to remove it. */
+  register(options: RegistrationOptions): SipRegistration {
+    if (this.closed) throw new Error('SIP user agent is closed');
+    return new SipRegistration(this.services, this.clock.group(), options);
   }
 
   /** Receives calls; without a handler INVITEs get 480. */
