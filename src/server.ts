@@ -284,6 +284,7 @@ async function startServiceOnce(
           limiter,
           ...(options.campaignScheduler ? { campaignScheduler: options.campaignScheduler } : {}),
           ...(options.registrationSyncMs ? { registrationSyncMs: options.registrationSyncMs } : {}),
+          httpPorts: [config.port, ...(config.metrics.port === null ? [] : [config.metrics.port])],
         });
     const metricsOnMainPort =
       config.metrics.port === null && config.metrics.token !== null

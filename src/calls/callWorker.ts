@@ -47,6 +47,8 @@ export async function startCallWorker(options: {
   metrics?: ServiceMetrics;
   /** The buckets of the per-caller-ID and per-trunk caps (shared by all processes on PostgreSQL). */
   limiter?: RateLimiter;
+  /** The ports this process serves HTTP on: SIP over TCP never takes them. */
+  httpPorts?: readonly number[];
   /** How often trunk registrations are synced with the store (tests shorten it). Default 30 s. */
   registrationSyncMs?: number;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
@@ -63,6 +65,9 @@ export async function startCallWorker(options: {
     bindAddress: telephony.bindAddress,
     port: telephony.sipPort,
     publicAddress: telephony.publicAddress,
+    // SIP over TCP shares the SIP port's number; never take the HTTP listeners' port (UDP alone
+    // could share it before, and a deployment may rely on that).
+    listenTcp: telephony.sipPort === 0 || !(options.httpPorts ?? []).includes(telephony.sipPort),
     // Children of the service's logger, not of `logger`: a child's component would repeat the key.
     logger: options.logger.child({ component: 'sip' }),
   });
