@@ -44,21 +44,13 @@ function canonicalHost(host: string): string {
   }
 }
 
-export interface TrunkInput {
+/** A trunk to add: its address and credentials, and its settings (see TrunkSettings). */
+export interface TrunkInput extends TrunkSettings {
   name: string;
   uri: string;
   username?: string;
   password?: string;
   fromDomain?: string;
-  /** PEM of the CA a TLS trunk's certificate chains to, when not a public one. */
-  tlsCaPem?: string;
-  /** False: accept any certificate from this TLS trunk. */
-  tlsVerify?: boolean;
-  symmetricRtp?: boolean;
-  assertedIdentity?: boolean;
-  privacy?: boolean;
-  /** Keep the trunk registered (REGISTER with the username and password). */
-  register?: boolean;
 }
 
 /** A CA given for a TLS trunk must hold at least one certificate, and only certificates. */

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
@@ -7,7 +6,7 @@ import { addTrunk } from '../../src/admin/trunks.js';
 import { loadSecretBox } from '../../src/secrets/secretBox.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
-import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
+import { freeUdpPort, startSippCallee } from '../sipp/harness.js';
 
 /**
  * A real far end (SIPp, over a trunk) renegotiating a live agent call: it holds the call, resumes
@@ -29,27 +28,8 @@ afterAll(async () => {
 describe('a far end renegotiating a live call', () => {
   it('hold is answered recvonly, resume sendrecv on the moved port, UPDATE refresh echoed, unknown Require 420', async () => {
     const sipPort = await freeUdpPort();
-    const mediaPort = await freeEvenUdpPort();
-    const controlPort = await freeUdpPort();
-    const sipp = spawn(
-      'sipp',
-      [
-        ...['-sf', new URL('uas_hold_move_refresh.xml', import.meta.url).pathname],
-        ...['-i', '127.0.0.1', '-p', String(sipPort), '-cp', String(controlPort)],
-        ...['-mi', '127.0.0.1', '-mp', String(mediaPort), '-rtp_echo'],
-        ...['-m', '1', '-timeout', '20s', '-timeout_error', '-nostdin'],
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    const collect = (chunk: Buffer) => {
-      output = (output + chunk.toString('utf8')).slice(-4_000);
-    };
-    sipp.stdout.on('data', collect);
-    sipp.stderr.on('data', collect);
-    const killer = setTimeout(() => sipp.kill('SIGKILL'), 25_000);
-    const exited = new Promise<number | null>((resolve) => sipp.on('exit', (code) => resolve(code)));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const scenario = new URL('uas_hold_move_refresh.xml', import.meta.url).pathname;
+    const { mediaPort, exited } = await startSippCallee(scenario, sipPort);
 
     const account = await service.store.accounts.create({ name: 'renegotiation' });
     const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
@@ -77,9 +57,8 @@ describe('a far end renegotiating a live call', () => {
     });
     expect(placed.status).toBe(200);
     const call = await waitForTerminal(service, (placed.body as { call_id: string }).call_id, 22_000);
-    const code = await exited;
-    clearTimeout(killer);
-    expect(code, output).toBe(0);
+    const sipp = await exited;
+    expect(sipp.code, sipp.output).toBe(0);
     expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
     const renegotiated = service.logs.lines
       .map((line) => JSON.parse(line) as { msg?: string; direction?: string; port?: number; callId?: string })

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
@@ -9,7 +8,7 @@ import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { type RunningKamailio, startKamailio } from '../helpers/kamailio.js';
 import { testCertificates } from '../helpers/testCertificates.js';
-import { freeEvenUdpPort, freeUdpPort } from '../sipp/harness.js';
+import { freeUdpPort, startSippCallee } from '../sipp/harness.js';
 
 /**
  * The service dialling a real carrier proxy (kamailio) over TCP and over TLS, with the proxy's
@@ -36,35 +35,9 @@ afterAll(async () => {
   await service?.dispose();
 });
 
-/** SIPp as the callee behind the proxy; resolves with its exit code and output. */
-async function startCallee(): Promise<{ exited: Promise<{ code: number | null; output: string }> }> {
-  const mediaPort = await freeEvenUdpPort();
-  const controlPort = await freeUdpPort();
-  const sipp = spawn(
-    'sipp',
-    [
-      ...['-sf', new URL('uas_proxied_hangup.xml', import.meta.url).pathname],
-      ...['-i', '127.0.0.1', '-p', String(calleePort), '-cp', String(controlPort)],
-      ...['-mi', '127.0.0.1', '-mp', String(mediaPort), '-rtp_echo'],
-      ...['-m', '1', '-timeout', '25s', '-timeout_error', '-nostdin'],
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
-  };
-  sipp.stdout.on('data', collect);
-  sipp.stderr.on('data', collect);
-  const killer = setTimeout(() => sipp.kill('SIGKILL'), 30_000);
-  const exited = new Promise<{ code: number | null; output: string }>((resolve) =>
-    sipp.on('exit', (code) => {
-      clearTimeout(killer);
-      resolve({ code, output });
-    }),
-  );
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  return { exited };
+/** SIPp as the callee behind the proxy; `exited` says how its scenario went. */
+function startCallee() {
+  return startSippCallee(new URL('uas_proxied_hangup.xml', import.meta.url).pathname, calleePort, 25);
 }
 
 let accountSeq = 0;

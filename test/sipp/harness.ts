@@ -161,3 +161,40 @@ export async function expectSippPassed(run: SippRun): Promise<void> {
   if (result.code !== 0) throw new Error(`SIPp exited with ${result.code}:\n${result.output}`);
   expect(result.code).toBe(0);
 }
+
+/**
+ * SIPp as a callee for one call of `scenarioPath` on `sipPort` (a trunk or a proxy points there),
+ * echoing RTP, bounded by SIPp's own timeout and a SIGKILL after it; resolves once it listens.
+ */
+export async function startSippCallee(
+  scenarioPath: string,
+  sipPort: number,
+  timeoutS = 20,
+): Promise<{ mediaPort: number; exited: Promise<{ code: number | null; output: string }> }> {
+  const mediaPort = await freeEvenUdpPort();
+  const controlPort = await freeUdpPort();
+  const child = spawn(
+    'sipp',
+    [
+      ...['-sf', scenarioPath, '-i', '127.0.0.1', '-p', String(sipPort), '-cp', String(controlPort)],
+      ...['-mi', '127.0.0.1', '-mp', String(mediaPort), '-rtp_echo'],
+      ...['-m', '1', '-timeout', `${timeoutS}s`, '-timeout_error', '-nostdin'],
+    ],
+    { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-4_000);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const killer = setTimeout(() => child.kill('SIGKILL'), (timeoutS + 5) * 1000);
+  const exited = new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, output });
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return { mediaPort, exited };
+}
