@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { trunkAddress, trunkHostGuard } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
@@ -19,6 +20,8 @@ export interface CallRouteOptions {
   ringTimeoutMs: number;
   /** CALLWRIGHT_TRUNK_ALLOW_PRIVATE: trunks may reach private, loopback and other internal addresses. */
   trunkAllowPrivate: boolean;
+  /** The address SIP and RTP are bound to (CALLWRIGHT_SIP_BIND): a trunk of the other IP family is refused. */
+  sipBindAddress?: string;
   /** The resolver of trunk names (the system's by default; injectable for tests). */
   lookup?: HostnameLookup;
 }
@@ -78,6 +81,7 @@ export async function inviteForCall(
     ...trunkHostGuard(options.trunkAllowPrivate),
     ...(options.lookup ? { lookup: options.lookup } : {}),
   });
+  checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
   const scheme = /^sips:/i.test(trunk.uri) ? 'sips' : 'sip';
   const trunkHost = trunk.uri.replace(/^sips?:/i, '');
   const fromDomain = trunk.fromDomain ?? trunkHost.split(';')[0]?.replace(/:\d+$/, '') ?? trunkHost;
@@ -104,6 +108,29 @@ export async function inviteForCall(
     trunkId: trunk.id,
     latching: trunk.settings.symmetricRtp ? 'any' : 'sdp-address',
   };
+}
+
+/**
+ * A trunk reachable only over IPv6 from a process bound to IPv4 (or the reverse, from a specific
+ * IPv6 address) would fail at the first send with a socket error; say what to change instead.
+ */
+function checkAddressFamily(trunkName: string, address: string, bindAddress: string | undefined): void {
+  if (bindAddress === undefined) return;
+  const bindFamily = isIP(bindAddress);
+  const family = isIP(address);
+  const dualStack = bindAddress === '::';
+  if (family === 6 && bindFamily === 4) {
+    throw new AppError(
+      'validation_error',
+      `the trunk ${trunkName} is at an IPv6 address (${address}) but SIP is bound to IPv4 (CALLWRIGHT_SIP_BIND=${bindAddress}): bind to :: or give the trunk an IPv4 address`,
+    );
+  }
+  if (family === 4 && bindFamily === 6 && !dualStack) {
+    throw new AppError(
+      'validation_error',
+      `the trunk ${trunkName} is at an IPv4 address (${address}) but SIP is bound to IPv6 ${bindAddress}: bind to :: or 0.0.0.0`,
+    );
+  }
 }
 
 /** P-Asserted-Identity and Privacy as the trunk asks (RFC 3325, RFC 3323). */

@@ -410,6 +410,7 @@ export class CallSession {
       secretBox: context.secretBox,
       ringTimeoutMs: context.ringTimeoutMs,
       trunkAllowPrivate: context.trunkAllowPrivate,
+      sipBindAddress: context.mediaBindAddress,
     };
   }
 

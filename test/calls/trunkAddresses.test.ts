@@ -222,6 +222,24 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
       ).rejects.toThrow('cannot be honoured');
     });
 
+    it('refuses, with what to change, a trunk of the other IP family than the SIP bind address', async () => {
+      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      answers = ['2606:4700::1111'];
+      const call = await callThrough('sip:pbx.example.com');
+      await expect(inviteForCall(store, call, { ...options, sipBindAddress: '0.0.0.0' })).rejects.toThrow(
+        'is at an IPv6 address (2606:4700::1111) but SIP is bound to IPv4 (CALLWRIGHT_SIP_BIND=0.0.0.0): bind to ::',
+      );
+      const dualStack = await inviteForCall(store, call, { ...options, sipBindAddress: '::' });
+      expect(dualStack.inviteOptions.destination?.host).toBe('2606:4700::1111');
+      answers = ['93.184.215.14'];
+      await expect(inviteForCall(store, call, { ...options, sipBindAddress: '2001:db8::5' })).rejects.toThrow(
+        'is at an IPv4 address (93.184.215.14) but SIP is bound to IPv6 2001:db8::5',
+      );
+      expect(
+        (await inviteForCall(store, call, { ...options, sipBindAddress: '0.0.0.0' })).trunkId,
+      ).not.toBeNull();
+    });
+
     it('honours symmetric RTP, P-Asserted-Identity and Privacy when the trunk asks, and only then', async () => {
       const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
       const plain = await inviteForCall(store, await callThrough('sip:pbx.example.com'), options);
