@@ -30,6 +30,11 @@ export function trunkAddress(uri: string): { host: string; port: number; transpo
   }
 }
 
+/** The URI a trunk's requests are sent to: its outbound proxy when it has one, else the trunk. */
+export function trunkNextHopUri(trunk: Pick<TrunkRecord, 'uri' | 'settings'>): string {
+  return trunk.settings.outboundProxy ?? trunk.uri;
+}
+
 /**
  * The host as the resolver will read it: IPv4 in the shorthand, decimal, octal or hex forms that
  * getaddrinfo accepts (`127.1`, `2130706433`, `0x7f.1`) becomes its dotted quad, so the check
@@ -90,6 +95,13 @@ export async function addTrunk(
     throw new AppError('validation_error', '"sandbox" is the built-in route, not a trunk name');
   const uri = parseTrunkUri(input.uri);
   checkHost(canonicalHost(uri.host), trunkHostGuard(options.allowPrivate));
+  if (input.outboundProxy !== undefined) {
+    const proxy = parseTrunkUri(input.outboundProxy);
+    checkHost(canonicalHost(proxy.host), {
+      ...trunkHostGuard(options.allowPrivate),
+      subject: 'outbound proxy',
+    });
+  }
   const settings: TrunkSettings = {
     ...(input.tlsCaPem === undefined ? {} : { tlsCaPem: input.tlsCaPem.trim() }),
     ...(input.tlsVerify === undefined ? {} : { tlsVerify: input.tlsVerify }),
@@ -97,6 +109,7 @@ export async function addTrunk(
     ...(input.assertedIdentity ? { assertedIdentity: true } : {}),
     ...(input.privacy ? { privacy: true } : {}),
     ...(input.register ? { register: true } : {}),
+    ...(input.outboundProxy === undefined ? {} : { outboundProxy: input.outboundProxy }),
   };
   if (settings.register && input.username === undefined)
     throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
@@ -146,7 +159,8 @@ export function describeTrunk(trunk: TrunkRecord) {
     username: trunk.username,
     password: trunk.passwordCiphertext ? 'set' : null,
     from_domain: trunk.fromDomain,
-    transport: trunkAddress(trunk.uri)?.transport ?? null,
+    transport: trunkAddress(trunkNextHopUri(trunk))?.transport ?? null,
+    outbound_proxy: trunk.settings.outboundProxy ?? null,
     tls_ca: trunk.settings.tlsCaPem === undefined ? null : 'set',
     tls_verify: trunk.settings.tlsVerify ?? true,
     symmetric_rtp: trunk.settings.symmetricRtp === true,

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { trunkAddress, trunkHostGuard } from '../admin/trunks.js';
+import { trunkAddress, trunkHostGuard, trunkNextHopUri } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
@@ -74,8 +74,9 @@ export async function inviteForCall(
   const trunk = await store.trunks.get(call.accountId, number.route);
   if (!trunk)
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
-  const address = trunkAddress(trunk.uri);
-  if (!address)
+  // The first hop is the outbound proxy when the trunk has one; it is resolved and vetted alike.
+  const address = trunkAddress(trunkNextHopUri(trunk));
+  if (!address || !trunkAddress(trunk.uri))
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
   const vetted = await resolveVettedHost(address.host, {
     ...trunkHostGuard(options.trunkAllowPrivate),
@@ -92,6 +93,7 @@ export async function inviteForCall(
     to: { uri: `${scheme}:${call.toNumber}@${fromDomain}` },
     ringTimeoutMs: options.ringTimeoutMs,
     destination: trunkTarget(trunk, vetted.address),
+    ...(trunk.settings.outboundProxy ? { outboundProxy: trunkTarget(trunk, vetted.address) } : {}),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...identityHeaders(trunk, `${scheme}:${call.fromNumber}@${fromDomain}`),
     ...(trunk.username && trunk.passwordCiphertext
@@ -143,12 +145,13 @@ function identityHeaders(trunk: TrunkRecord, callerUri: string): Pick<InviteOpti
 }
 
 /**
- * Where a trunk's requests go: the vetted address, over the trunk's transport; over TLS the
- * certificate must name the host the trunk was configured with (not the address it resolved to)
- * and chain to a public CA or the trunk's own, unless the trunk turned verification off.
+ * Where a trunk's requests go (its outbound proxy when it has one): the vetted address, over that
+ * hop's transport; over TLS the certificate must name the host that hop was configured with (not
+ * the address it resolved to) and chain to a public CA or the trunk's own, unless the trunk turned
+ * verification off.
  */
 export function trunkTarget(trunk: TrunkRecord, vettedAddress: string): NetworkTarget {
-  const address = trunkAddress(trunk.uri);
+  const address = trunkAddress(trunkNextHopUri(trunk));
   if (!address)
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
   const target = { host: vettedAddress, port: address.port, transport: address.transport };

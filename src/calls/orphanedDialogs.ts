@@ -1,4 +1,4 @@
-import { trunkAddress } from '../admin/trunks.js';
+import { trunkAddress, trunkNextHopUri } from '../admin/trunks.js';
 import type { CallRecord, SipDialogRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import { isAllowedAddress } from '../net/hostGuard.js';
@@ -72,7 +72,7 @@ export async function hangUpOrphanedDialog(
   // trunk gone there is nothing to check it against, and no BYE.
   const destination =
     dialog.destination.transport === 'tls'
-      ? trunk && trunkAddress(trunk.uri)?.transport === 'tls'
+      ? trunk && trunkAddress(trunkNextHopUri(trunk))?.transport === 'tls'
         ? trunkTarget(trunk, dialog.destination.host)
         : null
       : dialog.destination;

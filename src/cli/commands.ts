@@ -263,6 +263,7 @@ const trunks: Record<string, Verb> = {
       'asserted-identity': { type: 'boolean' },
       privacy: { type: 'boolean' },
       register: { type: 'boolean' },
+      'outbound-proxy': { type: 'string' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -288,6 +289,7 @@ const trunks: Record<string, Verb> = {
         ...(values['asserted-identity'] === true ? { assertedIdentity: true } : {}),
         ...(values.privacy === true ? { privacy: true } : {}),
         ...(values.register === true ? { register: true } : {}),
+        ...(typeof values['outbound-proxy'] === 'string' ? { outboundProxy: values['outbound-proxy'] } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

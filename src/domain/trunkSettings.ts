@@ -23,6 +23,11 @@ export interface TrunkSettings {
   privacy?: boolean;
   /** Keep a registration (REGISTER with the trunk's credentials) at the trunk; needs a username. */
   register?: boolean;
+  /**
+   * A SIP URI every request of the trunk's calls (and its REGISTERs) is sent to instead of the
+   * trunk's own address, over the proxy's transport; the Request-URI still names the trunk.
+   */
+  outboundProxy?: string;
 }
 
 /** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
@@ -85,7 +90,14 @@ export function trunkPort(uri: TrunkUri): number {
 /** Checks settings against the trunk's transport: TLS settings on a trunk without TLS are refused. */
 export function checkTrunkSettings(settings: TrunkSettings, uri: TrunkUri): void {
   const tlsOnly = settings.tlsCaPem !== undefined || settings.tlsVerify !== undefined;
-  if (tlsOnly && uri.transport !== 'tls') {
+  const firstHop = settings.outboundProxy === undefined ? uri : parseTrunkUri(settings.outboundProxy);
+  if (uri.transport === 'tls' && firstHop.transport !== 'tls') {
+    throw new AppError(
+      'validation_error',
+      'a TLS trunk needs a TLS outbound proxy (sips: or ;transport=tls)',
+    );
+  }
+  if (tlsOnly && firstHop.transport !== 'tls') {
     throw new AppError(
       'validation_error',
       'TLS settings (CA, verification) apply only to a sips: or transport=tls trunk',
@@ -110,5 +122,6 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(record.assertedIdentity === true ? { assertedIdentity: true } : {}),
     ...(record.privacy === true ? { privacy: true } : {}),
     ...(record.register === true ? { register: true } : {}),
+    ...(typeof record.outboundProxy === 'string' ? { outboundProxy: record.outboundProxy } : {}),
   };
 }

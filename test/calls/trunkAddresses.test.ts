@@ -97,6 +97,15 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     await expect(add('sips:sip.example.com', { tlsCaPem: 'not a certificate' })).rejects.toThrow(
       'PEM certificates',
     );
+    await expect(add('sip:sip.example.com', { outboundProxy: 'sip:10.0.0.9' })).rejects.toThrow(
+      'outbound proxy points to a private address',
+    );
+    await expect(add('sips:sip.example.com', { outboundProxy: 'sip:proxy.example.com' })).rejects.toThrow(
+      'a TLS trunk needs a TLS outbound proxy',
+    );
+    await expect(add('sip:sip.example.com', { outboundProxy: 'http://proxy' })).rejects.toThrow(
+      'must look like sip:',
+    );
     await expect(add('sip:sip.example.com', { register: true })).rejects.toThrow(
       'a trunk that registers needs --username and --password',
     );
@@ -220,6 +229,19 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
       await expect(
         inviteForCall(store, await callThrough('sip:pbx.example.com;transport=sctp'), options),
       ).rejects.toThrow('cannot be honoured');
+    });
+
+    it('sends every request through the outbound proxy, resolved and vetted, keeping the trunk in the Request-URI', async () => {
+      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const call = await callThrough('sip:carrier.example.com', {
+        outboundProxy: 'sip:proxy.example.com:5080;transport=tcp',
+      });
+      const route = await inviteForCall(store, call, options);
+      expect(lookups).toEqual(['proxy.example.com']);
+      expect(route.inviteOptions.requestUri).toBe('sip:+14155550123@carrier.example.com');
+      const proxy = { host: '93.184.215.14', port: 5080, transport: 'tcp' };
+      expect(route.inviteOptions.outboundProxy).toEqual(proxy);
+      expect(route.inviteOptions.destination).toEqual(proxy);
     });
 
     it('refuses, with what to change, a trunk of the other IP family than the SIP bind address', async () => {

@@ -104,6 +104,23 @@ describe('kamailio as the carrier: TCP and TLS trunks with digest', () => {
     expect(seen.filter((line) => line.endsWith(' udp') && !line.startsWith('REQ BYE'))).toEqual([]);
   }, 45_000);
 
+  it('sends the call through an outbound proxy over TCP while the Request-URI names the trunk', async () => {
+    const before = kamailio.requests().length;
+    const callee = await startCallee();
+    const call = await callThrough({
+      uri: `sip:127.0.0.1:${calleePort}`,
+      outboundProxy: `sip:127.0.0.1:${kamailio.port};transport=tcp`,
+      username,
+      password,
+    });
+    const sipp = await callee.exited;
+    expect(sipp.code, sipp.output).toBe(0);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+    const seen = kamailio.requests().slice(before);
+    expect(seen.filter((line) => line === 'REQ INVITE tcp')).toHaveLength(2);
+    expect(seen).toContain('REQ ACK tcp');
+  }, 45_000);
+
   it('refuses a TLS proxy whose certificate no trusted CA signed: the call fails, nothing is sent in clear', async () => {
     const before = kamailio.requests().length;
     const call = await callThrough({ uri: `sips:127.0.0.1:${kamailio.tlsPort}`, username, password });
