@@ -66,20 +66,25 @@ async function callThrough(trunk: Omit<TrunkInput, 'name'>) {
   return waitForTerminal(service, (placed.body as { call_id: string }).call_id, 30_000);
 }
 
+/** One call through the proxy to the SIPp callee, which hangs up; the proxy's request lines of it. */
+async function proxiedCall(trunk: Omit<TrunkInput, 'name'>): Promise<string[]> {
+  const before = kamailio.requests().length;
+  const callee = await startCallee();
+  const call = await callThrough(trunk);
+  const sipp = await callee.exited;
+  expect(sipp.code, sipp.output).toBe(0);
+  expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
+  return kamailio.requests().slice(before);
+}
+
 describe('kamailio as the carrier: TCP and TLS trunks with digest', () => {
   it('dials over TLS checked against the trunk CA; the callee BYE comes back over TLS', async () => {
-    const before = kamailio.requests().length;
-    const callee = await startCallee();
-    const call = await callThrough({
+    const seen = await proxiedCall({
       uri: `sips:127.0.0.1:${kamailio.tlsPort}`,
       username,
       password,
       tlsCaPem: testCertificates().caPem,
     });
-    const sipp = await callee.exited;
-    expect(sipp.code, sipp.output).toBe(0);
-    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
-    const seen = kamailio.requests().slice(before);
     // Challenged once (407), then authenticated; every request from us arrived over TLS.
     expect(seen.filter((line) => line === 'REQ INVITE tls')).toHaveLength(2);
     expect(seen).toContain('REQ ACK tls');
@@ -88,35 +93,23 @@ describe('kamailio as the carrier: TCP and TLS trunks with digest', () => {
   }, 45_000);
 
   it('dials over TCP with ;transport=tcp; nothing of the call travels over UDP on our side', async () => {
-    const before = kamailio.requests().length;
-    const callee = await startCallee();
-    const call = await callThrough({
+    const seen = await proxiedCall({
       uri: `sip:127.0.0.1:${kamailio.port};transport=tcp`,
       username,
       password,
     });
-    const sipp = await callee.exited;
-    expect(sipp.code, sipp.output).toBe(0);
-    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
-    const seen = kamailio.requests().slice(before);
     expect(seen.filter((line) => line === 'REQ INVITE tcp')).toHaveLength(2);
     expect(seen).toContain('REQ ACK tcp');
     expect(seen.filter((line) => line.endsWith(' udp') && !line.startsWith('REQ BYE'))).toEqual([]);
   }, 45_000);
 
   it('sends the call through an outbound proxy over TCP while the Request-URI names the trunk', async () => {
-    const before = kamailio.requests().length;
-    const callee = await startCallee();
-    const call = await callThrough({
+    const seen = await proxiedCall({
       uri: `sip:127.0.0.1:${calleePort}`,
       outboundProxy: `sip:127.0.0.1:${kamailio.port};transport=tcp`,
       username,
       password,
     });
-    const sipp = await callee.exited;
-    expect(sipp.code, sipp.output).toBe(0);
-    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
-    const seen = kamailio.requests().slice(before);
     expect(seen.filter((line) => line === 'REQ INVITE tcp')).toHaveLength(2);
     expect(seen).toContain('REQ ACK tcp');
   }, 45_000);

@@ -7,7 +7,6 @@ import {
   type InviteOptions,
   type OutgoingCallEvents,
   type OutgoingCallState,
-  protectedHeaderNames,
 } from './callTypes.js';
 import type { InviteClientTransaction } from './clientTransactions.js';
 import { newBranch } from './clientTransactions.js';
@@ -24,7 +23,7 @@ import {
 } from './dialog.js';
 import { answerDigestChallenge, buildDigestAuthorization, selectDigestChallenge } from './digest.js';
 import { TypedEvents } from './events.js';
-import { isToken, paramValue, parseSipUri } from './grammar.js';
+import { paramValue } from './grammar.js';
 import { answerInDialogRequest, type CallServices, type DialogOwner, type OfferAnswer } from './inDialog.js';
 import {
   headerValues,
@@ -33,7 +32,7 @@ import {
   type SipHeader,
   type SipRequest,
 } from './message.js';
-import { buildCancel, buildInviteHeaders, releaseFork } from './outgoingRequests.js';
+import { buildCancel, buildInviteHeaders, checkInviteOptions, releaseFork } from './outgoingRequests.js';
 import { ReferTransfer, type TransferResult } from './referTransfer.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import { DialogRefresher, defaultSessionExpiresS, longerSessionAsked } from './sessionTimer.js';
@@ -73,20 +72,8 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
 
   constructor(services: CallServices, options: InviteOptions) {
     super(services.logger);
-    const requestUri = parseSipUri(options.requestUri);
-    if (requestUri === null) throw new TypeError('requestUri is not a SIP URI');
-    if (options.callId !== undefined && !/^[A-Za-z0-9.!%*_+`'~-]{16,128}$/.test(options.callId)) {
-      throw new TypeError('callId must be 16 to 128 token characters');
-    }
+    const requestUri = checkInviteOptions(options);
     this.callId = options.callId ?? newCallId();
-    if (parseSipUri(options.from.uri) === null || parseSipUri(options.to.uri) === null) {
-      throw new TypeError('from.uri and to.uri must be SIP URIs');
-    }
-    for (const header of options.extraHeaders ?? []) {
-      if (!isToken(header.name) || protectedHeaderNames.has(header.name.toLowerCase())) {
-        throw new TypeError(`extra header ${header.name} is not allowed`);
-      }
-    }
     this.services = services;
     this.options = options;
     this.timers = services.clock.group();

@@ -1,6 +1,6 @@
-import type { SipAddressInput } from './callTypes.js';
+import { type InviteOptions, protectedHeaderNames, type SipAddressInput } from './callTypes.js';
 import { allowedMethods, contactHeader, type Dialog, type LocalEndpoint, viaHeader } from './dialog.js';
-import { formatNameAddr, parseSipUri } from './grammar.js';
+import { formatNameAddr, isToken, parseSipUri, type SipUri } from './grammar.js';
 import type { CallServices } from './inDialog.js';
 import type { SipHeader, SipRequest } from './message.js';
 import { sessionTimerRequestHeaders } from './sessionTimer.js';
@@ -20,6 +20,24 @@ export interface InviteHeaderInput {
   /** 0: no session timer asked for. */
   readonly sessionExpiresS: number;
   readonly extraHeaders: readonly SipHeader[];
+}
+
+/** Throws a TypeError for a malformed URI, Call-ID or a forbidden extra header; returns the Request-URI. */
+export function checkInviteOptions(options: InviteOptions): SipUri {
+  const requestUri = parseSipUri(options.requestUri);
+  if (requestUri === null) throw new TypeError('requestUri is not a SIP URI');
+  if (options.callId !== undefined && !/^[A-Za-z0-9.!%*_+`'~-]{16,128}$/.test(options.callId)) {
+    throw new TypeError('callId must be 16 to 128 token characters');
+  }
+  if (parseSipUri(options.from.uri) === null || parseSipUri(options.to.uri) === null) {
+    throw new TypeError('from.uri and to.uri must be SIP URIs');
+  }
+  for (const header of options.extraHeaders ?? []) {
+    if (!isToken(header.name) || protectedHeaderNames.has(header.name.toLowerCase())) {
+      throw new TypeError(`extra header ${header.name} is not allowed`);
+    }
+  }
+  return requestUri;
 }
 
 /** The INVITE's headers (the URIs were checked when the call was created). */
