@@ -30,6 +30,23 @@ export function trunkAddress(uri: string): { host: string; port: number; transpo
   }
 }
 
+/**
+ * How a trunk names itself in requests: its URI's scheme, the URI after the scheme (port and
+ * parameters kept, for the Request-URI), and the domain of From, To and the address of record
+ * (the from-domain, else the trunk's host). Null when the URI cannot be honoured.
+ */
+export function trunkNaming(
+  trunk: Pick<TrunkRecord, 'uri' | 'fromDomain'>,
+): { scheme: 'sip' | 'sips'; hostPart: string; domain: string } | null {
+  try {
+    const parsed = parseTrunkUri(trunk.uri);
+    const hostPart = trunk.uri.slice(parsed.scheme.length + 1);
+    return { scheme: parsed.scheme, hostPart, domain: trunk.fromDomain ?? parsed.host };
+  } catch {
+    return null;
+  }
+}
+
 /** The URI a trunk's requests are sent to: its outbound proxy when it has one, else the trunk. */
 export function trunkNextHopUri(trunk: Pick<TrunkRecord, 'uri' | 'settings'>): string {
   return trunk.settings.outboundProxy ?? trunk.uri;

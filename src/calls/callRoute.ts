@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { trunkAddress, trunkHostGuard, trunkNextHopUri } from '../admin/trunks.js';
+import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
@@ -76,24 +76,24 @@ export async function inviteForCall(
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
   // The first hop is the outbound proxy when the trunk has one; it is resolved and vetted alike.
   const address = trunkAddress(trunkNextHopUri(trunk));
-  if (!address || !trunkAddress(trunk.uri))
+  const naming = trunkNaming(trunk);
+  if (!address || !naming)
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
   const vetted = await resolveVettedHost(address.host, {
     ...trunkHostGuard(options.trunkAllowPrivate),
     ...(options.lookup ? { lookup: options.lookup } : {}),
   });
   checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
-  const scheme = /^sips:/i.test(trunk.uri) ? 'sips' : 'sip';
-  const trunkHost = trunk.uri.replace(/^sips?:/i, '');
-  const fromDomain = trunk.fromDomain ?? trunkHost.split(';')[0]?.replace(/:\d+$/, '') ?? trunkHost;
+  const { scheme, hostPart, domain: fromDomain } = naming;
   const allowPrivate = options.trunkAllowPrivate;
+  const firstHop = trunkTarget(trunk, vetted.address);
   const invite: Omit<InviteOptions, 'sdpOffer'> = {
-    requestUri: `${scheme}:${call.toNumber}@${trunkHost}`,
+    requestUri: `${scheme}:${call.toNumber}@${hostPart}`,
     from: { uri: `${scheme}:${call.fromNumber}@${fromDomain}` },
     to: { uri: `${scheme}:${call.toNumber}@${fromDomain}` },
     ringTimeoutMs: options.ringTimeoutMs,
-    destination: trunkTarget(trunk, vetted.address),
-    ...(trunk.settings.outboundProxy ? { outboundProxy: trunkTarget(trunk, vetted.address) } : {}),
+    destination: firstHop,
+    ...(trunk.settings.outboundProxy ? { outboundProxy: firstHop } : {}),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...identityHeaders(trunk, `${scheme}:${call.fromNumber}@${fromDomain}`),
     ...(trunk.username && trunk.passwordCiphertext

@@ -4,7 +4,12 @@ import type { Logger } from '../logger.js';
 import { isAllowedAddress } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import type { DialogInit, SipUserAgent, StoredDialogByeResult } from '../telephony/sip/index.js';
+import type {
+  DialogInit,
+  NetworkTarget,
+  SipUserAgent,
+  StoredDialogByeResult,
+} from '../telephony/sip/index.js';
 import { type CallRoute, trunkTarget } from './callRoute.js';
 
 /**
@@ -70,12 +75,10 @@ export async function hangUpOrphanedDialog(
       : undefined;
   // Over TLS the certificate is checked as at the dial, against the trunk's settings; with the
   // trunk gone there is nothing to check it against, and no BYE.
-  const destination =
-    dialog.destination.transport === 'tls'
-      ? trunk && trunkAddress(trunkNextHopUri(trunk))?.transport === 'tls'
-        ? trunkTarget(trunk, dialog.destination.host)
-        : null
-      : dialog.destination;
+  const trunkStillTls = trunk !== null && trunkAddress(trunkNextHopUri(trunk))?.transport === 'tls';
+  let destination: NetworkTarget | null = dialog.destination;
+  if (dialog.destination.transport === 'tls')
+    destination = trunk && trunkStillTls ? trunkTarget(trunk, dialog.destination.host) : null;
   if (destination === null) {
     log.warn('stored SIP dialog over TLS without its trunk: no BYE');
     return null;

@@ -1,4 +1,4 @@
-import { trunkAddress, trunkHostGuard, trunkNextHopUri } from '../admin/trunks.js';
+import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
 import type { TrunkRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import { type HostnameLookup, resolveVettedHost } from '../net/hostGuard.js';
@@ -90,8 +90,8 @@ export class TrunkRegistrations {
   private async begin(trunk: TrunkRecord): Promise<void> {
     const log = this.options.logger.child({ trunkId: trunk.id });
     const address = trunkAddress(trunkNextHopUri(trunk));
-    const trunkHost = trunkAddress(trunk.uri)?.host;
-    if (!address || !trunkHost || !trunk.username || !trunk.passwordCiphertext) return;
+    const naming = trunkNaming(trunk);
+    if (!address || !naming || !trunk.username || !trunk.passwordCiphertext) return;
     let vettedAddress: string;
     try {
       const vetted = await resolveVettedHost(address.host, {
@@ -109,12 +109,10 @@ export class TrunkRegistrations {
       });
       return;
     }
-    const scheme = /^sips:/i.test(trunk.uri) ? 'sips' : 'sip';
-    const hostPart = trunk.uri.replace(/^sips?:/i, '').split(';')[0] ?? trunkHost;
-    const domain = trunk.fromDomain ?? trunkHost;
+    const { scheme, hostPart, domain } = naming;
     const registration = this.options.ua.register({
       registrar: trunkTarget(trunk, vettedAddress),
-      registrarUri: `${scheme}:${hostPart}`,
+      registrarUri: `${scheme}:${hostPart.split(';')[0]}`,
       aor: `${scheme}:${trunk.username}@${domain}`,
       credentials: {
         username: trunk.username,

@@ -107,6 +107,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private ringNext = 0;
   private registration: ClockRegistration | null = null;
   private remote: RemoteMedia | null = null;
+  private heldByRemote = false;
   private sendAddress = '';
   private sendPort = 0;
   private latchedSource: { address: string; port: number } | null = null;
@@ -186,6 +187,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (this.closed) throw new Error('RtpSession is closed');
     const previous = this.remote;
     this.remote = { ...remote };
+    this.heldByRemote = !canSendTo(remote);
     if (!previous || previous.address !== remote.address || previous.port !== remote.port) {
       this.latchedSource = null;
       this.disconnectSocket();
@@ -427,9 +429,10 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   /**
    * The far end put the call on hold (its SDP says it will not receive): nothing is sent, and what
    * arrives (hold music) is not the callee speaking, so no audio is passed up until it resumes.
+   * Set by start(), the only place the remote media changes, not worked out on every frame.
    */
   get held(): boolean {
-    return this.remote !== null && !canSendTo(this.remote);
+    return this.heldByRemote;
   }
 
   private onMessage(message: Buffer, address: string, port: number): void {

@@ -2,6 +2,7 @@ import { type Server, type Socket, createServer as tcpServer } from 'node:net';
 import { createServer as tlsServer } from 'node:tls';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sdpAnswer, sdpOffer } from '../../../test/helpers/sipPeers.js';
 import { testCertificates } from '../../../test/helpers/testCertificates.js';
 import type { InviteOptions } from './callTypes.js';
 import { headerValue, headerValues, type ParsedSipRequest, parseSipMessage } from './message.js';
@@ -16,10 +17,9 @@ import { SipUserAgent } from './userAgent.js';
  */
 
 const logger = pino({ level: 'silent' });
-const offer =
-  'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40000 RTP/AVP 0\r\n';
-const answer =
-  'v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 40002 RTP/AVP 0\r\n';
+/** The offer and answer every SIP test on loopback uses. */
+const offer = sdpOffer;
+const answer = sdpAnswer;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {

@@ -35,8 +35,21 @@ function connectionKey(target: NetworkTarget): string {
   const base = `${target.transport}|${socketHost(target.host)}|${target.port}`;
   if (target.transport !== 'tls') return base;
   const tls = target.tls;
-  const ca = tls?.caPem ? createHash('sha256').update(tls.caPem).digest('base64url') : '';
+  const ca = tls?.caPem ? caDigest(tls.caPem) : '';
   return `${base}|${tls?.serverName ?? ''}|${ca}|${tls?.verify === false ? 'any' : 'verified'}`;
+}
+
+/** CA digests by PEM: a TLS message's pool key must not hash the trunk's CA on every send. */
+const caDigests = new Map<string, string>();
+
+function caDigest(pem: string): string {
+  let digest = caDigests.get(pem);
+  if (digest === undefined) {
+    if (caDigests.size >= 256) caDigests.clear();
+    digest = createHash('sha256').update(pem).digest('base64url');
+    caDigests.set(pem, digest);
+  }
+  return digest;
 }
 
 /** One TCP or TLS connection: framing in, queued writes out, keep-alives, idle close. */
