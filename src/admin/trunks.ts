@@ -4,9 +4,12 @@ import type { TrunkRecord } from '../domain/records.js';
 import {
   checkTrunkSettings,
   parseTrunkUri,
+  type SrtpPolicy,
+  srtpPolicies,
   type TrunkSettings,
   type TrunkTransport,
   trunkPort,
+  trunkSrtpPolicy,
 } from '../domain/trunkSettings.js';
 import { checkHost, type HostGuardOptions } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
@@ -47,6 +50,15 @@ export function trunkNaming(
   }
 }
 
+/** The SRTP policy a trunk's calls use: its setting, or the default of its transport. */
+export function trunkSrtpOf(trunk: Pick<TrunkRecord, 'uri' | 'settings'>): SrtpPolicy {
+  try {
+    return trunkSrtpPolicy(trunk.settings, parseTrunkUri(trunk.uri));
+  } catch {
+    return trunk.settings.srtp ?? 'off';
+  }
+}
+
 /** The URI a trunk's requests are sent to: its outbound proxy when it has one, else the trunk. */
 export function trunkNextHopUri(trunk: Pick<TrunkRecord, 'uri' | 'settings'>): string {
   return trunk.settings.outboundProxy ?? trunk.uri;
@@ -67,12 +79,20 @@ function canonicalHost(host: string): string {
 }
 
 /** A trunk to add: its address and credentials, and its settings (see TrunkSettings). */
-export interface TrunkInput extends TrunkSettings {
+export interface TrunkInput extends Omit<TrunkSettings, 'srtp'> {
   name: string;
+  /** off, optional or required (checked here: it comes from a form or the command line). */
+  srtp?: string;
   uri: string;
   username?: string;
   password?: string;
   fromDomain?: string;
+}
+
+function checkSrtpPolicy(value: string): SrtpPolicy {
+  const policy = srtpPolicies.find((p) => p === value);
+  if (!policy) throw new AppError('validation_error', 'srtp must be off, optional or required');
+  return policy;
 }
 
 /** A CA given for a TLS trunk must hold at least one certificate, and only certificates. */
@@ -127,6 +147,7 @@ export async function addTrunk(
     ...(input.privacy ? { privacy: true } : {}),
     ...(input.register ? { register: true } : {}),
     ...(input.outboundProxy === undefined ? {} : { outboundProxy: input.outboundProxy }),
+    ...(input.srtp === undefined ? {} : { srtp: checkSrtpPolicy(input.srtp) }),
   };
   if (settings.register && input.username === undefined)
     throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
@@ -184,6 +205,7 @@ export function describeTrunk(trunk: TrunkRecord) {
     asserted_identity: trunk.settings.assertedIdentity === true,
     privacy: trunk.settings.privacy === true,
     register: trunk.settings.register === true,
+    srtp: trunkSrtpOf(trunk),
     registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };

@@ -1,7 +1,8 @@
 import { isIP } from 'node:net';
-import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
+import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri, trunkSrtpOf } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
+import type { SrtpPolicy } from '../domain/trunkSettings.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
@@ -32,6 +33,8 @@ export interface CallRoute {
   trunkId: string | null;
   /** Whose RTP is taken (RtpSession latching): the SDP's address, or anyone's first (symmetric RTP). */
   latching: 'sdp-address' | 'any';
+  /** Whether the call's media is SRTP: the trunk's policy (the in-process sandbox: off). */
+  srtp: SrtpPolicy;
 }
 
 /**
@@ -69,7 +72,7 @@ export async function inviteForCall(
         },
       ],
     };
-    return { inviteOptions: invite, trunkId: null, latching: 'sdp-address' };
+    return { inviteOptions: invite, trunkId: null, latching: 'sdp-address', srtp: 'off' };
   }
   const trunk = await store.trunks.get(call.accountId, number.route);
   if (!trunk)
@@ -109,6 +112,7 @@ export async function inviteForCall(
     inviteOptions: invite,
     trunkId: trunk.id,
     latching: trunk.settings.symmetricRtp ? 'any' : 'sdp-address',
+    srtp: trunkSrtpOf(trunk),
   };
 }
 

@@ -283,7 +283,7 @@ export class CallSession {
     const sipCallId = randomBytes(16).toString('hex');
     await retryBriefly(() => context.store.calls.setSipCallId(call.id, sipCallId));
     if (this.localEnding) return this.localEnding;
-    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, invite.inviteOptions, this.log);
+    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, invite, this.log);
     const outgoing = context.ua.invite({
       ...invite.inviteOptions,
       callId: sipCallId,

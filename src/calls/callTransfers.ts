@@ -80,7 +80,7 @@ async function dialAndBridge(
       { ...parts.call, toNumber: destination },
       parts.routeOptions,
     );
-    leg = await TransferLeg.dial(parts.legContext, route.inviteOptions);
+    leg = await TransferLeg.dial(parts.legContext, route);
     parts.onDialled(leg);
   } catch (error) {
     parts.logger.warn({ err: error }, 'the transfer target could not be dialled');

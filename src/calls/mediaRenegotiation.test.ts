@@ -43,7 +43,7 @@ async function setUp() {
   const media = new MediaRenegotiation(
     rtp,
     '127.0.0.1',
-    { allowsRemoteAddress: (a) => a === '127.0.0.1' },
+    { inviteOptions: { allowsRemoteAddress: (a) => a === '127.0.0.1' }, srtp: 'off' },
     logger,
   );
   return { rtp, media };

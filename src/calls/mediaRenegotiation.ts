@@ -1,9 +1,12 @@
 import { randomInt } from 'node:crypto';
+import type { SrtpPolicy } from '../domain/trunkSettings.js';
 import type { Logger } from '../logger.js';
 import {
   type Answer,
+  type CryptoLine,
   canSendTo,
   createAnswer,
+  createCryptoLines,
   createOffer,
   parseAnswer,
   type RemoteMedia,
@@ -11,29 +14,43 @@ import {
 } from '../telephony/rtp/index.js';
 import type { InviteOptions, OfferAnswer } from '../telephony/sip/index.js';
 
+/** What the negotiation needs of the call's route. */
+export interface MediaRoute {
+  /** The far end may name a media address only as its SIP next hops (allowsRemoteAddress). */
+  inviteOptions: Pick<InviteOptions, 'allowsRemoteAddress'>;
+  srtp: SrtpPolicy;
+}
+
 /**
  * One call's side of SDP offer/answer (RFC 3264): our first offer, then a real answer to each new
  * offer the far end makes in a re-INVITE or UPDATE — its direction (hold: we stop sending and
  * stop listening; resume), a new address or port (a media move), another codec — applied to the
  * call's RTP session. Our o= line keeps its session id and counts its version up (§8).
+ *
+ * SRTP per the route's policy (SDES, RFC 4568): `required` offers RTP/SAVP and refuses an answer
+ * without a key; `optional` offers the keys in RTP/AVP (best effort) and takes plain RTP when the
+ * far end ignores them; a re-offer keeps our key while its suite stays.
  */
 export class MediaRenegotiation {
   private readonly sessionId = String(randomInt(1_000_000_000, 2_000_000_000));
   private version = 1;
+  private readonly cryptoLines: CryptoLine[];
+  private current: RemoteMedia | null = null;
 
   constructor(
     private readonly rtp: RtpSession,
     private readonly address: string,
-    /** The far end may name a media address only as its SIP next hops (allowsRemoteAddress). */
-    private readonly route: Pick<InviteOptions, 'allowsRemoteAddress'>,
+    private readonly route: MediaRoute,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.cryptoLines = route.srtp === 'off' ? [] : createCryptoLines();
+  }
 
   /** Reads the far end's answer to our first offer; `refused` says why it cannot be used. */
   remoteOfAnswer(sdpAnswer: string): RemoteMedia | { refused: string } {
     let remote: RemoteMedia;
     try {
-      remote = parseAnswer(sdpAnswer);
+      remote = parseAnswer(sdpAnswer, { srtp: { offered: this.cryptoLines, policy: this.route.srtp } });
     } catch (error) {
       this.log.warn({ err: error }, 'unusable SDP answer');
       return { refused: 'unusable SDP answer' };
@@ -42,11 +59,13 @@ export class MediaRenegotiation {
       this.log.warn({ mediaAddress: remote.address }, 'SDP answer names a refused media address');
       return { refused: 'refused media address' };
     }
+    this.current = remote;
+    if (remote.srtp) this.log.info({ suite: remote.srtp.suite }, 'media is SRTP');
     return remote;
   }
 
   private refusesAddress(remote: RemoteMedia): boolean {
-    const allows = this.route.allowsRemoteAddress;
+    const allows = this.route.inviteOptions.allowsRemoteAddress;
     return allows !== undefined && canSendTo(remote) && !allows(remote.address);
   }
 
@@ -56,6 +75,9 @@ export class MediaRenegotiation {
       port: this.rtp.localPort,
       sessionId: this.sessionId,
       sessionVersion: this.version,
+      ...(this.cryptoLines.length > 0
+        ? { crypto: { lines: this.cryptoLines, secureProfile: this.route.srtp === 'required' } }
+        : {}),
     });
   }
 
@@ -70,6 +92,8 @@ export class MediaRenegotiation {
         ...(current ? { codecs: current === 'PCMU' ? ['PCMU', 'PCMA'] : ['PCMA', 'PCMU'] } : {}),
         sessionId: this.sessionId,
         sessionVersion: this.version + 1,
+        srtp: this.route.srtp,
+        currentSrtp: this.current?.srtp ?? null,
       });
     } catch (error) {
       return { status: 488, reason: error instanceof Error ? error.message : 'unusable offer' };
@@ -80,9 +104,10 @@ export class MediaRenegotiation {
       return { status: 488, reason: 'refused media address' };
     }
     this.version++;
+    this.current = remote;
     this.rtp.start(remote);
     this.log.info(
-      { direction: remote.direction, codec: remote.codec, port: remote.port },
+      { direction: remote.direction, codec: remote.codec, port: remote.port, srtp: remote.srtp !== null },
       'media renegotiated by the far end',
     );
     return { sdp: answer.sdp };

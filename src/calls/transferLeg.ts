@@ -1,14 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
-import {
-  canSendTo,
-  createOffer,
-  type MediaClock,
-  type PortAllocator,
-  parseAnswer,
-  RtpSession,
-} from '../telephony/rtp/index.js';
+import { type MediaClock, type PortAllocator, RtpSession } from '../telephony/rtp/index.js';
 import type { InviteOptions, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
+import { MediaRenegotiation, type MediaRoute } from './mediaRenegotiation.js';
 
 export interface TransferLegContext {
   ua: SipUserAgent;
@@ -41,22 +35,21 @@ export class TransferLeg {
   private constructor(
     readonly rtp: RtpSession,
     private readonly outgoing: OutgoingCall,
-    allowsRemoteAddress: ((address: string) => boolean) | undefined,
+    media: MediaRenegotiation,
     private readonly logger: Logger,
   ) {
+    outgoing.answerOffersWith((offer) => media.answer(offer));
     this.answer = new Promise((resolve) => {
       outgoing.on('answered', ({ sdpAnswer }) => {
-        try {
-          const remote = parseAnswer(sdpAnswer);
-          if (allowsRemoteAddress && canSendTo(remote) && !allowsRemoteAddress(remote.address))
-            throw new Error('the answer names a refused media address');
-          rtp.start(remote);
-          resolve({ kind: 'answered' });
-        } catch (error) {
-          logger.warn({ err: error }, 'the transfer target answered with unusable media');
+        const remote = media.remoteOfAnswer(sdpAnswer);
+        if ('refused' in remote) {
+          logger.warn({ reason: remote.refused }, 'the transfer target answered with unusable media');
           void this.hangUp();
           resolve({ kind: 'failed', status: 200, reason: 'the target answered with unusable media' });
+          return;
         }
+        rtp.start(remote);
+        resolve({ kind: 'answered' });
       });
       void outgoing.outcome.then((outcome) => {
         if (outcome.kind !== 'failed') return;
@@ -77,10 +70,13 @@ export class TransferLeg {
     void this.ended.finally(() => this.close());
   }
 
-  /** Dials the target with the call's route options (`requestUri`, `to` already the target's). */
+  /**
+   * Dials the target with the call's route (`requestUri`, `to` already the target's), its media
+   * negotiated like the call's own: SRTP by the trunk's policy, re-INVITEs answered.
+   */
   static async dial(
     context: TransferLegContext,
-    inviteOptions: Omit<InviteOptions, 'sdpOffer'>,
+    route: MediaRoute & { inviteOptions: Omit<InviteOptions, 'sdpOffer'> },
   ): Promise<TransferLeg> {
     const rtp = await RtpSession.open({
       logger: context.logger,
@@ -89,12 +85,13 @@ export class TransferLeg {
       bindAddress: context.mediaBindAddress,
       publicAddress: context.mediaPublicAddress,
     });
+    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, route, context.logger);
     const outgoing = context.ua.invite({
-      ...inviteOptions,
+      ...route.inviteOptions,
       callId: randomBytes(16).toString('hex'),
-      sdpOffer: createOffer({ address: context.mediaPublicAddress, port: rtp.localPort }),
+      sdpOffer: media.offer(),
     });
-    return new TransferLeg(rtp, outgoing, inviteOptions.allowsRemoteAddress, context.logger);
+    return new TransferLeg(rtp, outgoing, media, context.logger);
   }
 
   /** Relays audio both ways between this leg and the callee's; the agent no longer speaks. */

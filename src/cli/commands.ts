@@ -264,6 +264,7 @@ const trunks: Record<string, Verb> = {
       privacy: { type: 'boolean' },
       register: { type: 'boolean' },
       'outbound-proxy': { type: 'string' },
+      srtp: { type: 'string' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -290,6 +291,7 @@ const trunks: Record<string, Verb> = {
         ...(values.privacy === true ? { privacy: true } : {}),
         ...(values.register === true ? { register: true } : {}),
         ...(typeof values['outbound-proxy'] === 'string' ? { outboundProxy: values['outbound-proxy'] } : {}),
+        ...(typeof values.srtp === 'string' ? { srtp: values.srtp } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

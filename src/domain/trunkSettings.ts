@@ -3,6 +3,10 @@ import { AppError } from './errors.js';
 /** How a trunk's SIP travels: a datagram, a clear stream, or a stream under TLS. */
 export type TrunkTransport = 'udp' | 'tcp' | 'tls';
 
+/** A trunk's media encryption: plain RTP only, SRTP when the far end takes it, or SRTP or no call. */
+export type SrtpPolicy = 'off' | 'optional' | 'required';
+export const srtpPolicies: readonly SrtpPolicy[] = ['off', 'optional', 'required'];
+
 /**
  * A trunk's settings beyond its URI and credentials, stored as one JSON document so that later
  * settings need no schema change. Every field a trunk is saved with is honoured when it dials.
@@ -28,6 +32,11 @@ export interface TrunkSettings {
    * trunk's own address, over the proxy's transport; the Request-URI still names the trunk.
    */
   outboundProxy?: string;
+  /**
+   * SRTP (SDES keys in the SDP) for the trunk's calls; unset: required on a TLS trunk (keys are
+   * only private when the signalling is), off otherwise.
+   */
+  srtp?: SrtpPolicy;
 }
 
 /** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
@@ -105,6 +114,11 @@ export function checkTrunkSettings(settings: TrunkSettings, uri: TrunkUri): void
   }
 }
 
+/** The SRTP policy a trunk's calls use: its setting, else required over TLS and off otherwise. */
+export function trunkSrtpPolicy(settings: TrunkSettings, uri: TrunkUri): SrtpPolicy {
+  return settings.srtp ?? (uri.transport === 'tls' ? 'required' : 'off');
+}
+
 /** Reads the stored JSON; fields of another shape are dropped (the store wrote them checked). */
 export function trunkSettingsFromJson(json: string): TrunkSettings {
   let value: unknown;
@@ -123,5 +137,6 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(record.privacy === true ? { privacy: true } : {}),
     ...(record.register === true ? { register: true } : {}),
     ...(typeof record.outboundProxy === 'string' ? { outboundProxy: record.outboundProxy } : {}),
+    ...(srtpPolicies.includes(record.srtp as SrtpPolicy) ? { srtp: record.srtp as SrtpPolicy } : {}),
   };
 }

@@ -106,6 +106,7 @@ ${
     <label for="trunk-symmetric-rtp" class="inline"><input id="trunk-symmetric-rtp" name="symmetric_rtp" type="checkbox" value="on"> Symmetric RTP <span class="hint">send media back where it comes from (far end behind NAT)</span></label>
     <label for="trunk-asserted-identity" class="inline"><input id="trunk-asserted-identity" name="asserted_identity" type="checkbox" value="on"> P-Asserted-Identity</label>
     <label for="trunk-privacy" class="inline"><input id="trunk-privacy" name="privacy" type="checkbox" value="on"> Withhold caller ID <span class="hint">Privacy: id</span></label>
+    <label for="trunk-srtp">SRTP <span class="hint">media encryption (SDES)</span><select id="trunk-srtp" name="srtp"><option value="">default: required over TLS, else off</option><option value="off">off</option><option value="optional">optional</option><option value="required">required</option></select></label>
     <label for="trunk-register" class="inline"><input id="trunk-register" name="register" type="checkbox" value="on"> Register <span class="hint">REGISTER with the username and password</span></label>
   </div>
   <div><button type="submit">Add trunk</button></div>
@@ -115,11 +116,12 @@ ${
 ${
   trunks.length === 0
     ? html`<p>No trunks. Numbers on the sandbox route reach the built-in test carrier.</p>`
-    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Transport</th><th scope="col">Registration</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    : html`<div class="table-wrap"><table class="responsive"><thead><tr><th scope="col">Name</th><th scope="col">URI</th><th scope="col">Transport</th><th scope="col">SRTP</th><th scope="col">Registration</th><th scope="col">Username</th><th scope="col">Password</th><th scope="col">Added</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${trunks.map((trunk) => {
         const shown = describeTrunk(trunk);
         return html`<tr><td data-label="Name">${trunk.name}</td><td data-label="URI"><code>${trunk.uri}</code></td>
 <td data-label="Transport">${transportLabel(shown)}</td>
+<td data-label="SRTP">${shown.srtp}</td>
 <td data-label="Registration">${registrationLabel(shown)}</td>
 <td data-label="Username">${shown.username ?? '—'}</td><td data-label="Password">${shown.password ? 'set' : 'none'}</td>
 <td data-label="Added">${formatTime(trunk.createdAt)}</td>
@@ -191,6 +193,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
         ...(field(form, 'asserted_identity') === 'on' ? { assertedIdentity: true } : {}),
         ...(field(form, 'privacy') === 'on' ? { privacy: true } : {}),
         ...(field(form, 'register') === 'on' ? { register: true } : {}),
+        ...(field(form, 'srtp') !== '' ? { srtp: field(form, 'srtp') } : {}),
       },
       { allowPrivate: options.trunkAllowPrivate === true },
     );

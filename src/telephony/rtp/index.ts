@@ -11,4 +11,6 @@ export * from './outgoingAudio.js';
 export * from './portAllocator.js';
 export * from './rtpPacket.js';
 export * from './rtpSession.js';
+export * from './sdes.js';
 export * from './sdp.js';
+export * from './srtp.js';

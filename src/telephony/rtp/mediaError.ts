@@ -1,14 +1,20 @@
 import { AppError, type ErrorCode } from '../../domain/errors.js';
 
 /**
- * Why a media operation failed. The SIP layer maps these to responses: `no_common_codec` and
- * `invalid_sdp` become 488 Not Acceptable Here, `ports_exhausted` a 503 / a failed call.
+ * Why a media operation failed. The SIP layer maps these to responses: `no_common_codec`,
+ * `no_common_crypto` and `invalid_sdp` become 488 Not Acceptable Here, `ports_exhausted` a 503 / a failed call.
  */
-export type MediaErrorReason = 'invalid_sdp' | 'no_common_codec' | 'media_rejected' | 'ports_exhausted';
+export type MediaErrorReason =
+  | 'invalid_sdp'
+  | 'no_common_codec'
+  | 'no_common_crypto'
+  | 'media_rejected'
+  | 'ports_exhausted';
 
 const codeByReason: Record<MediaErrorReason, ErrorCode> = {
   invalid_sdp: 'validation_error',
   no_common_codec: 'validation_error',
+  no_common_crypto: 'validation_error',
   media_rejected: 'validation_error',
   ports_exhausted: 'unavailable',
 };

@@ -49,6 +49,7 @@ function remoteAt(port: number, extra: Partial<RemoteMedia> = {}): RemoteMedia {
     telephoneEventPayloadType: 101,
     ptimeMs: 20,
     direction: 'sendrecv',
+    srtp: null,
     ...extra,
   };
 }

@@ -13,6 +13,9 @@ import type { PortAllocator } from './portAllocator.js';
 import { ReceiveStats } from './receiveStats.js';
 import { createRtpHeader, readRtpHeader, rtpHeaderBytes, writeRtpHeader } from './rtpPacket.js';
 import { canSendTo, type RemoteMedia } from './sdp.js';
+import { SendRing, type SendSlot } from './sendRing.js';
+import { srtpMaxTagBytes } from './srtp.js';
+import { SrtpStreams } from './srtpStreams.js';
 
 export type { PlaybackResult } from './outgoingAudio.js';
 
@@ -68,16 +71,10 @@ export interface RtpSessionStats {
   packetsIgnored: number;
   /** Packets from a source other than the latched one. */
   packetsFromStranger: number;
+  /** SRTP packets whose tag did not verify, or replayed (dropped before anything else). */
+  packetsUnauthenticated: number;
   sendErrors: number;
   dtmfReceived: number;
-}
-
-const ringSize = 8;
-
-interface SendSlot {
-  buffer: Buffer;
-  inFlight: boolean;
-  done: (error: Error | null) => void;
 }
 
 /**
@@ -101,10 +98,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private readonly dtmfSender: DtmfSender;
   private readonly outgoing = new OutgoingAudioQueue();
   private readonly header = createRtpHeader();
-  private readonly ring: SendSlot[];
+  private readonly ring: SendRing;
   private readonly frameSamples: Int16Array;
   private readonly samplesPerFrame: number;
-  private ringNext = 0;
   private registration: ClockRegistration | null = null;
   private remote: RemoteMedia | null = null;
   private heldByRemote = false;
@@ -115,6 +111,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private socketConnected = false;
   private connectGeneration = 0;
   private remoteSsrc: number | null = null;
+  private readonly srtp = new SrtpStreams();
   private sequenceNumber: number;
   private timestamp: number;
   private talking = false;
@@ -149,7 +146,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.frameSamples = new Int16Array(this.samplesPerFrame);
     this.jitter = new JitterBuffer(options.jitterBuffer);
     this.dtmfSender = new DtmfSender(this.samplesPerFrame);
-    this.ring = Array.from({ length: ringSize }, () => this.createSlot());
+    this.ring = new SendRing(rtpHeaderBytes + this.samplesPerFrame + srtpMaxTagBytes, () => {
+      this.counts.sendErrors++;
+    });
     socket.on('message', (message, rinfo) => this.onMessage(message, rinfo.address, rinfo.port));
     socket.on('error', (error) => {
       this.counts.sendErrors++;
@@ -195,7 +194,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.sendPort = remote.port;
     }
     if (previous && previous.codec !== remote.codec) this.jitter.restart();
+    this.srtp.apply(remote.srtp);
     if (!this.registration) this.registration = this.options.clock.register(this);
+  }
+
+  /** Whether media is SRTP (both directions) as last negotiated. */
+  get secure(): boolean {
+    return this.srtp.secure;
   }
 
   /** The address packets go to now (the latched source once latched). */
@@ -261,6 +266,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const jitter = this.jitter.stats();
     return {
       ...this.counts,
+      packetsUnauthenticated: this.srtp.refused,
       packetsReceived: this.receiveStats.packetsReceived,
       packetsLost: this.receiveStats.lost,
       packetsLate: jitter.late,
@@ -290,7 +296,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.playOut(remote.codec);
     if (!canSendTo(remote)) return;
 
-    const slot = this.nextSlot();
+    const slot = this.ring.take();
     const buffer = slot.buffer;
     if (remote.telephoneEventPayloadType !== null) {
       const event = this.dtmfSender.nextFrame(timestamp, buffer, rtpHeaderBytes);
@@ -329,26 +335,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.sequenceNumber = (this.sequenceNumber + 1) & 0xffff;
   }
 
-  private createSlot(): SendSlot {
-    const slot: SendSlot = {
-      buffer: Buffer.alloc(rtpHeaderBytes + this.samplesPerFrame),
-      inFlight: false,
-      done: (error) => {
-        slot.inFlight = false;
-        if (error) this.counts.sendErrors++;
-      },
-    };
-    return slot;
-  }
-
-  /** A send buffer not held by the kernel; a fresh one if the whole ring is still in flight. */
-  private nextSlot(): SendSlot {
-    const slot = this.ring[this.ringNext]!;
-    this.ringNext = (this.ringNext + 1) % ringSize;
-    return slot.inFlight ? this.createSlot() : slot;
-  }
-
-  private send(slot: SendSlot, length: number): void {
+  private send(slot: SendSlot, plainLength: number): void {
+    const length = this.srtp.protect(slot.buffer, plainLength);
     slot.inFlight = true;
     this.counts.packetsSent++;
     if (this.socketConnected) {
@@ -435,9 +423,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     return this.heldByRemote;
   }
 
-  private onMessage(message: Buffer, address: string, port: number): void {
+  private onMessage(received: Buffer, address: string, port: number): void {
     const remote = this.remote;
     const header = this.header;
+    const message = this.srtp.unprotect(received);
+    if (message === null) return;
     if (!remote || this.closed || !readRtpHeader(message, header)) {
       this.counts.packetsIgnored++;
       return;

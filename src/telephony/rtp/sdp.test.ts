@@ -102,6 +102,7 @@ describe('parseAnswer', () => {
       telephoneEventPayloadType: null,
       ptimeMs: null,
       direction: 'sendrecv',
+      srtp: null,
     });
   });
 
@@ -218,7 +219,7 @@ describe('createAnswer', () => {
         .slice(0, 6),
     );
     expect(reasonOf(() => createAnswer(srtpOnly, { address: '192.0.2.10', port: 10012 }))).toBe(
-      'no_common_codec',
+      'no_common_crypto',
     );
   });
 });

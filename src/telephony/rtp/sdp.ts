@@ -2,6 +2,15 @@ import { isIP } from 'node:net';
 import { type MediaDescription, parse, type SessionDescription, write } from 'sdp-transform';
 import { type G711Codec, g711Codecs, staticPayloadTypeByCodec } from './g711.js';
 import { MediaError } from './mediaError.js';
+import {
+  type CryptoLine,
+  isSecureProfile,
+  keyingForOffer,
+  keyingFromAnswer,
+  type SrtpKeying,
+  type SrtpPolicy,
+  writeCryptoAttributes,
+} from './sdes.js';
 
 /**
  * SDP offer/answer (RFC 3264) for one audio stream of G.711 with RFC 4733 telephone-events.
@@ -28,6 +37,8 @@ export interface RemoteMedia {
    * We may send when it is sendrecv/recvonly and should expect audio when sendrecv/sendonly.
    */
   direction: SdpDirection;
+  /** SRTP keys when the stream is SRTP (SDES), null for plain RTP. */
+  srtp: SrtpKeying | null;
 }
 
 export interface OfferOptions {
@@ -43,6 +54,11 @@ export interface OfferOptions {
   /** o= session id (default: random) and version (default 1); bump the version on re-offers. */
   sessionId?: string;
   sessionVersion?: number;
+  /**
+   * SDES lines to offer; `secureProfile` offers RTP/SAVP (SRTP or nothing), else RTP/AVP with the
+   * keys (best-effort SRTP, taken by devices that do SRTP and ignored by the rest).
+   */
+  crypto?: { lines: readonly CryptoLine[]; secureProfile: boolean };
 }
 
 export interface AnswerOptions {
@@ -54,6 +70,10 @@ export interface AnswerOptions {
   ptimeMs?: number;
   sessionId?: string;
   sessionVersion?: number;
+  /** Whether SRTP is taken from the offer (default off: an RTP/SAVP offer is then refused). */
+  srtp?: SrtpPolicy;
+  /** The stream's SRTP so far: our key is kept when the re-offer keeps the suite. */
+  currentSrtp?: SrtpKeying | null;
 }
 
 export interface Answer {
@@ -83,39 +103,51 @@ export function createOffer(options: OfferOptions): string {
     rtp.push({ payload: pt, codec: 'telephone-event', rate: 8000 });
     fmtp.push({ payload: pt, config: '0-16' });
   }
+  const crypto = options.crypto;
   return writeSdp(options, {
     rtp,
     fmtp,
     type: 'audio',
     port: options.port,
-    protocol: 'RTP/AVP',
+    protocol: crypto?.secureProfile ? 'RTP/SAVP' : 'RTP/AVP',
     payloads: payloads.join(' '),
     ptime: options.ptimeMs ?? 20,
     direction: options.direction ?? 'sendrecv',
+    ...(crypto && crypto.lines.length > 0 ? { crypto: writeCryptoAttributes(crypto.lines) } : {}),
   });
 }
 
 /**
  * Reads the far end's answer to our offer. Throws MediaError `invalid_sdp`, `media_rejected`
- * (audio port 0) or `no_common_codec` (nothing of `offeredCodecs` in the answer).
+ * (audio port 0), `no_common_codec` (nothing of `offeredCodecs` in the answer) or
+ * `no_common_crypto` (the policy needs SRTP and the answer has no key for one of our lines).
  */
 export function parseAnswer(
   sdp: string,
-  options: { offeredCodecs?: readonly G711Codec[] } = {},
+  options: {
+    offeredCodecs?: readonly G711Codec[];
+    srtp?: { offered: readonly CryptoLine[]; policy: SrtpPolicy };
+  } = {},
 ): RemoteMedia {
   const session = parseSdp(sdp);
-  const { media } = chooseAudio(session, 'answer');
+  const { media } = chooseAudio(session, 'answer', options.srtp?.policy ?? 'off');
   const offered = options.offeredCodecs ?? g711Codecs;
   const formats = readFormats(media);
   const chosen = formats.find((f) => f.codec !== null && offered.includes(f.codec));
   if (!chosen || chosen.codec === null) throw noCommonCodec(formats, offered, 'answer');
-  return remoteMedia(session, media, chosen.codec, chosen.payloadType, formats);
+  const srtp = keyingFromAnswer(
+    options.srtp?.offered ?? [],
+    options.srtp?.policy ?? 'off',
+    media.protocol,
+    media.crypto,
+  );
+  return remoteMedia(session, media, chosen.codec, chosen.payloadType, formats, srtp);
 }
 
 /** Answers an offer (UAS side). Throws MediaError like parseAnswer when nothing can be accepted. */
 export function createAnswer(offerSdp: string, options: AnswerOptions): Answer {
   const offer = parseSdp(offerSdp);
-  const { media, index } = chooseAudio(offer, 'offer');
+  const { media, index } = chooseAudio(offer, 'offer', options.srtp ?? 'off');
   const preferred = options.codecs ?? g711Codecs;
   const formats = readFormats(media);
   let chosen: Format | undefined;
@@ -124,7 +156,13 @@ export function createAnswer(offerSdp: string, options: AnswerOptions): Answer {
     if (chosen) break;
   }
   if (!chosen || chosen.codec === null) throw noCommonCodec(formats, preferred, 'offer');
-  const remote = remoteMedia(offer, media, chosen.codec, chosen.payloadType, formats);
+  const srtp = keyingForOffer(
+    options.srtp ?? 'off',
+    media.protocol,
+    media.crypto,
+    options.currentSrtp ?? null,
+  );
+  const remote = remoteMedia(offer, media, chosen.codec, chosen.payloadType, formats, srtp?.keying ?? null);
 
   const payloads = [chosen.payloadType];
   const rtp: MediaDescription['rtp'] = [{ payload: chosen.payloadType, codec: chosen.codec, rate: 8000 }];
@@ -143,10 +181,18 @@ export function createAnswer(offerSdp: string, options: AnswerOptions): Answer {
     fmtp,
     type: 'audio',
     port: options.port,
-    protocol: 'RTP/AVP',
+    // RFC 3264 §6: the answer keeps the offer's transport protocol.
+    protocol: media.protocol,
     payloads: payloads.join(' '),
     ptime: options.ptimeMs ?? 20,
     direction: answerDirection(declaredDirection(offer, media)),
+    ...(srtp
+      ? {
+          crypto: writeCryptoAttributes([
+            { tag: srtp.tag, suite: srtp.keying.suite, key: srtp.keying.localKey },
+          ]),
+        }
+      : {}),
   };
   const rejected = offer.media.map(
     (m, i): MediaDescription =>
@@ -186,6 +232,7 @@ function parseSdp(sdp: string): SessionDescription {
 function chooseAudio(
   session: SessionDescription,
   role: 'offer' | 'answer',
+  srtp: SrtpPolicy,
 ): { media: MediaDescription; index: number } {
   const audio = session.media
     .map((media, index) => ({ media, index }))
@@ -193,12 +240,14 @@ function chooseAudio(
   if (audio.length === 0) throw new MediaError('invalid_sdp', `the ${role} has no audio m-line`);
   const live = audio.filter(({ media }) => Number.isInteger(media.port) && media.port > 0);
   if (live.length === 0) throw new MediaError('media_rejected', `the ${role} rejected audio (port 0)`);
-  const plain = live.find(({ media }) => /^RTP\/AVPF?$/i.test(media.protocol ?? ''));
+  const usable = live.filter(({ media }) => /^RTP\/S?AVPF?$/i.test(media.protocol ?? ''));
+  // Several audio lines (an SBC offering SRTP and plain side by side): the one the policy prefers.
+  const plain = usable.find(({ media }) => isSecureProfile(media.protocol) === (srtp !== 'off')) ?? usable[0];
   if (!plain) {
     const protocols = live.map(({ media }) => media.protocol).join(', ');
     throw new MediaError(
       'no_common_codec',
-      `the ${role} offers audio only over ${protocols}; we need RTP/AVP`,
+      `the ${role} offers audio only over ${protocols}; we need RTP/AVP or RTP/SAVP`,
     );
   }
   if (plain.media.port > 65535) throw new MediaError('invalid_sdp', `the ${role} has an invalid audio port`);
@@ -256,6 +305,7 @@ function remoteMedia(
   codec: G711Codec,
   payloadType: number,
   formats: Format[],
+  srtp: SrtpKeying | null,
 ): RemoteMedia {
   const ip = (media.connection ?? session.connection)?.ip;
   const address = ip === undefined ? undefined : String(ip).trim();
@@ -277,6 +327,7 @@ function remoteMedia(
     telephoneEventPayloadType: formats.find((f) => f.telephoneEvent)?.payloadType ?? null,
     ptimeMs: Number.isFinite(ptime) && ptime > 0 ? ptime : null,
     direction,
+    srtp,
   };
 }
 

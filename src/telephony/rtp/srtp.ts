@@ -1,0 +1,239 @@
+import { type Cipher, createCipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * SRTP (RFC 3711) for the two SDES suites every SIP device speaks: AES counter mode with a
+ * 128-bit key and HMAC-SHA1 tags of 80 or 32 bits (RFC 4568 §6.2). Key derivation rate 0 (keys
+ * derived once), no MKI. One `SrtpSender` per outgoing stream, one `SrtpReceiver` per incoming
+ * stream; both work in place on the caller's buffer, so the media path allocates nothing extra
+ * but the cipher's output blocks.
+ *
+ * Written on node:crypto rather than taken from a package: the npm SRTP packages are unmaintained
+ * or bind libsrtp natively (docs/decisions.md).
+ */
+
+export const srtpSuites = ['AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32'] as const;
+export type SrtpSuite = (typeof srtpSuites)[number];
+
+/** Master key (16 bytes) followed by master salt (14 bytes), as SDES `inline:` carries it. */
+export const srtpMasterKeySaltBytes = 30;
+const masterKeyBytes = 16;
+const saltBytes = 14;
+const authKeyBytes = 20;
+/** The longest tag a packet grows by: room to leave after the RTP packet in a send buffer. */
+export const srtpMaxTagBytes = 10;
+const replayWindow = 64;
+
+export function srtpTagBytes(suite: SrtpSuite): number {
+  return suite === 'AES_CM_128_HMAC_SHA1_80' ? 10 : 4;
+}
+
+export interface SrtpSessionKeys {
+  cipherKey: Buffer;
+  cipherSalt: Buffer;
+  authKey: Buffer;
+}
+
+/**
+ * RFC 3711 §4.3.1 with kdr = 0: each session key is the AES-CM keystream of the master key with
+ * IV = (master salt XOR label at byte 7) · 2^16. Labels 0, 1, 2 are SRTP's encryption,
+ * authentication and salt keys.
+ */
+export function deriveSrtpKeys(masterKeySalt: Uint8Array): SrtpSessionKeys {
+  if (masterKeySalt.length !== srtpMasterKeySaltBytes)
+    throw new RangeError(`SRTP master key and salt must be ${srtpMasterKeySaltBytes} bytes`);
+  const masterKey = masterKeySalt.subarray(0, masterKeyBytes);
+  const masterSalt = masterKeySalt.subarray(masterKeyBytes);
+  const derive = (label: number, length: number): Buffer => {
+    const iv = Buffer.alloc(16);
+    iv.set(masterSalt, 0);
+    iv[7] = iv[7]! ^ label;
+    return aesCounterKeystream(masterKey, iv, length);
+  };
+  return {
+    cipherKey: derive(0, masterKeyBytes),
+    authKey: derive(1, authKeyBytes),
+    cipherSalt: derive(2, saltBytes),
+  };
+}
+
+/** AES-128 in counter mode from `iv`, counting in its last 16 bits (RFC 3711 §4.1.1). */
+export function aesCounterKeystream(key: Uint8Array, iv: Uint8Array, length: number): Buffer {
+  const ecb = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
+  return keystreamInto(ecb, Buffer.alloc(Math.ceil(length / 16) * 16), iv).subarray(0, length);
+}
+
+function keystreamInto(ecb: Cipher, counters: Buffer, iv: Uint8Array): Buffer {
+  const blocks = counters.length / 16;
+  for (let block = 0; block < blocks; block++) {
+    const at = block * 16;
+    counters.set(iv, at);
+    const low = ((iv[14]! << 8) | iv[15]!) + block;
+    counters[at + 14] = (low >> 8) & 0xff;
+    counters[at + 15] = low & 0xff;
+  }
+  return ecb.update(counters);
+}
+
+/** The per-packet work both directions share: IV, keystream XOR and the HMAC-SHA1 tag. */
+class SrtpCrypto {
+  readonly tagBytes: number;
+  private readonly keys: SrtpSessionKeys;
+  private readonly ecb: Cipher;
+  private readonly iv = Buffer.alloc(16);
+  private readonly rocBytes = Buffer.alloc(4);
+  private counters = Buffer.alloc(0);
+
+  constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
+    this.tagBytes = srtpTagBytes(suite);
+    this.keys = deriveSrtpKeys(masterKeySalt);
+    this.ecb = createCipheriv('aes-128-ecb', this.keys.cipherKey, null).setAutoPadding(false);
+  }
+
+  /** XORs the keystream of packet (ssrc, roc, seq) over `data[from, to)`: encrypts and decrypts. */
+  transform(data: Buffer, from: number, to: number, ssrc: number, roc: number, seq: number): void {
+    const iv = this.iv;
+    iv.set(this.keys.cipherSalt, 0);
+    iv[14] = 0;
+    iv[15] = 0;
+    iv[4] = iv[4]! ^ (ssrc >>> 24);
+    iv[5] = iv[5]! ^ ((ssrc >>> 16) & 0xff);
+    iv[6] = iv[6]! ^ ((ssrc >>> 8) & 0xff);
+    iv[7] = iv[7]! ^ (ssrc & 0xff);
+    iv[8] = iv[8]! ^ (roc >>> 24);
+    iv[9] = iv[9]! ^ ((roc >>> 16) & 0xff);
+    iv[10] = iv[10]! ^ ((roc >>> 8) & 0xff);
+    iv[11] = iv[11]! ^ (roc & 0xff);
+    iv[12] = iv[12]! ^ (seq >> 8);
+    iv[13] = iv[13]! ^ (seq & 0xff);
+    const length = to - from;
+    const needed = Math.ceil(length / 16) * 16;
+    if (this.counters.length !== needed) this.counters = Buffer.alloc(needed);
+    const keystream = keystreamInto(this.ecb, this.counters, iv);
+    for (let i = 0; i < length; i++) data[from + i] = data[from + i]! ^ keystream[i]!;
+  }
+
+  /** HMAC-SHA1(auth key, packet ‖ ROC) cut to the suite's tag length (RFC 3711 §4.2). */
+  tag(data: Buffer, length: number, roc: number): Buffer {
+    this.rocBytes.writeUInt32BE(roc >>> 0, 0);
+    return createHmac('sha1', this.keys.authKey)
+      .update(data.subarray(0, length))
+      .update(this.rocBytes)
+      .digest()
+      .subarray(0, this.tagBytes);
+  }
+}
+
+/** Where the payload of an RTP packet starts (after CSRCs and a header extension), or -1. */
+function payloadOffset(data: Uint8Array, length: number): number {
+  if (length < 12 || data[0]! >> 6 !== 2) return -1;
+  let offset = 12 + (data[0]! & 0x0f) * 4;
+  if ((data[0]! & 0x10) !== 0) {
+    if (offset + 4 > length) return -1;
+    offset += 4 + ((data[offset + 2]! << 8) | data[offset + 3]!) * 4;
+  }
+  return offset <= length ? offset : -1;
+}
+
+/** Protects one outgoing stream: encrypts the payload in place and appends the tag. */
+export class SrtpSender {
+  private readonly crypto: SrtpCrypto;
+  private roc = 0;
+  private lastSeq = -1;
+
+  constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
+    this.crypto = new SrtpCrypto(suite, masterKeySalt);
+  }
+
+  get tagBytes(): number {
+    return this.crypto.tagBytes;
+  }
+
+  /**
+   * Protects the RTP packet in `buffer[0, length)`; the buffer must have `tagBytes` of room after
+   * it. Returns the SRTP packet's length.
+   */
+  protect(buffer: Buffer, length: number): number {
+    const offset = payloadOffset(buffer, length);
+    if (offset < 0) throw new RangeError('not an RTP packet');
+    if (buffer.length < length + this.crypto.tagBytes) throw new RangeError('no room for the SRTP tag');
+    const seq = buffer.readUInt16BE(2);
+    // The sender's index counts on past 65535: ROC goes up when the sequence number wraps.
+    if (this.lastSeq >= 0 && seq < this.lastSeq && this.lastSeq - seq > 0x8000)
+      this.roc = (this.roc + 1) >>> 0;
+    this.lastSeq = seq;
+    this.crypto.transform(buffer, offset, length, buffer.readUInt32BE(8), this.roc, seq);
+    this.crypto.tag(buffer, length, this.roc).copy(buffer, length);
+    return length + this.crypto.tagBytes;
+  }
+}
+
+interface ReceiveState {
+  roc: number;
+  /** Highest sequence number received (s_l of RFC 3711 Appendix A). */
+  highestSeq: number;
+  /** The replay window: slot (index mod 64) holds the last index received there. */
+  seen: Float64Array;
+}
+
+export type UnprotectResult = { length: number } | { refused: 'malformed' | 'authentication' | 'replay' };
+
+/**
+ * Checks and decrypts one incoming stream (any number of SSRCs under one master key): a packet is
+ * used only if its tag verifies (compared in constant time) and its index was not seen in the last
+ * 64 (replay protection); only then are the rollover counter and window moved on.
+ */
+export class SrtpReceiver {
+  private readonly crypto: SrtpCrypto;
+  private readonly states = new Map<number, ReceiveState>();
+
+  constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
+    this.crypto = new SrtpCrypto(suite, masterKeySalt);
+  }
+
+  /** Decrypts `packet` in place; on success the RTP packet is `packet[0, length)`. */
+  unprotect(packet: Buffer): UnprotectResult {
+    const tagBytes = this.crypto.tagBytes;
+    const length = packet.length - tagBytes;
+    const offset = payloadOffset(packet, length);
+    if (offset < 0) return { refused: 'malformed' };
+    const seq = packet.readUInt16BE(2);
+    const ssrc = packet.readUInt32BE(8);
+    const state = this.states.get(ssrc);
+    const roc = state ? estimateRoc(state, seq) : 0;
+    const expected = this.crypto.tag(packet, length, roc);
+    if (!timingSafeEqual(expected, packet.subarray(length, length + tagBytes))) {
+      return { refused: 'authentication' };
+    }
+    const index = roc * 65536 + seq;
+    const slot = index % replayWindow;
+    if (state) {
+      const highest = state.roc * 65536 + state.highestSeq;
+      if (index <= highest && (highest - index >= replayWindow || state.seen[slot] === index)) {
+        return { refused: 'replay' };
+      }
+      if (index > highest) {
+        state.roc = roc;
+        state.highestSeq = seq;
+      }
+      state.seen[slot] = index;
+    } else {
+      if (this.states.size >= 16) this.states.clear();
+      const seen = new Float64Array(replayWindow).fill(-1);
+      seen[slot] = index;
+      this.states.set(ssrc, { roc, highestSeq: seq, seen });
+    }
+    this.crypto.transform(packet, offset, length, ssrc, roc, seq);
+    return { length };
+  }
+}
+
+/** RFC 3711 Appendix A: the rollover counter a sequence number most likely belongs to. */
+function estimateRoc(state: ReceiveState, seq: number): number {
+  const { roc, highestSeq } = state;
+  if (highestSeq < 0x8000) {
+    if (seq - highestSeq > 0x8000 && roc > 0) return roc - 1;
+    return roc;
+  }
+  if (highestSeq - 0x8000 > seq) return (roc + 1) >>> 0;
+  return roc;
+}
