@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * baresip (the Debian package's softphone) as an auto-answering callee on loopback: it plays a
+ * WAV to the caller (its `aufile` source) and records what it hears (the `sndfile` filter writes
+ * the decoded far-end audio), with the media encryption asked for (`srtp-mand` is RTP/SAVP with
+ * SDES keys). Bounded: killed after `lifetimeMs` whatever happens.
+ */
+export interface BaresipCalleeOptions {
+  sipPort: number;
+  /** The user part calls are addressed to (baresip answers only its accounts' users). */
+  user: string;
+  /** 8 kHz mono 16-bit samples baresip sends once answered. */
+  say: Int16Array;
+  /** baresip's `mediaenc`: none, srtp (best effort), srtp-mand (RTP/SAVP). */
+  mediaEncryption?: 'srtp' | 'srtp-mand';
+  lifetimeMs?: number;
+}
+
+export interface RunningBaresip {
+  /** What baresip heard of the call (decoded, after SRTP), 8 kHz mono; empty before a call. */
+  heard(): Int16Array;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export function wavBytes(samples: Int16Array, sampleRateHz = 8000): Buffer {
+  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(sampleRateHz, 24);
+  header.writeUInt32LE(sampleRateHz * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+/** The samples of a PCM WAV's data chunk (the chunks before it skipped). */
+export function wavSamples(bytes: Buffer): Int16Array {
+  let offset = 12;
+  while (offset + 8 <= bytes.length) {
+    const id = bytes.toString('ascii', offset, offset + 4);
+    const size = bytes.readUInt32LE(offset + 4);
+    if (id === 'data') {
+      const end = Math.min(bytes.length, offset + 8 + size);
+      const copy = Buffer.from(bytes.subarray(offset + 8, end - ((end - offset - 8) % 2)));
+      return new Int16Array(copy.buffer, copy.byteOffset, copy.length / 2);
+    }
+    offset += 8 + size + (size % 2);
+  }
+  return new Int16Array(0);
+}
+
+export async function startBaresipCallee(options: BaresipCalleeOptions): Promise<RunningBaresip> {
+  const directory = mkdtempSync(join(tmpdir(), 'callwright-baresip-'));
+  writeFileSync(join(directory, 'say.wav'), wavBytes(options.say));
+  writeFileSync(
+    join(directory, 'config'),
+    [
+      'poll_method epoll',
+      `sip_listen 127.0.0.1:${options.sipPort}`,
+      'net_interface 127.0.0.1',
+      `audio_source aufile,${join(directory, 'say.wav')}`,
+      // No sound card: the bridge device consumes what is played, so the decode path (and the
+      // recording filter in it) runs as it would with a speaker.
+      'audio_player aubridge,callee',
+      'audio_alert aubridge,alert',
+      'audio_srate 8000',
+      'audio_channels 1',
+      'module_path /usr/lib/baresip/modules',
+      'module g711.so',
+      'module aufile.so',
+      'module aubridge.so',
+      'module sndfile.so',
+      'module srtp.so',
+      'module_app account.so',
+      `snd_path ${directory}`,
+      '',
+    ].join('\n'),
+  );
+  const encryption = options.mediaEncryption ? `;mediaenc=${options.mediaEncryption}` : '';
+  writeFileSync(
+    join(directory, 'accounts'),
+    `<sip:${options.user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA${encryption}\n`,
+  );
+  const child = spawn('baresip', ['-f', directory], { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-8_000);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.lifetimeMs ?? 60_000);
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const deadline = Date.now() + 10_000;
+  while (!output.includes('baresip is ready') && Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`baresip exited:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (!output.includes('baresip is ready')) throw new Error(`baresip did not start:\n${output}`);
+  return {
+    heard() {
+      const decoded = readdirSync(directory).find((name) => name.endsWith('-dec.wav'));
+      return decoded ? wavSamples(readFileSync(join(directory, decoded))) : new Int16Array(0);
+    },
+    output: () => output,
+    async stop() {
+      clearTimeout(killer);
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent } from '../../src/admin/agents.js';
+import { createApiKey } from '../../src/admin/apiKeys.js';
+import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { addTrunk } from '../../src/admin/trunks.js';
+import { loadSecretBox } from '../../src/secrets/secretBox.js';
+import { goertzelCoefficient, goertzelPower } from '../../src/telephony/rtp/goertzel.js';
+import { startBaresipCallee, wavSamples } from '../helpers/baresip.js';
+import { startFullService, waitForTerminal } from '../helpers/fullService.js';
+import { postCall } from '../helpers/http.js';
+import { freeUdpPort } from '../sipp/harness.js';
+
+/**
+ * SRTP with a real softphone: the service dials baresip (Debian's package, its own SRTP module)
+ * with SDES keys, and each side must hear the other through the encryption — baresip's 700 Hz
+ * tone in the call's recording, the agent's greeting in what baresip recorded. A key or cipher
+ * wrong on either side leaves that side silence (the packets fail authentication and are dropped).
+ */
+
+let service: Awaited<ReturnType<typeof startFullService>>;
+
+beforeAll(async () => {
+  service = await startFullService({ CALLWRIGHT_TRUNK_ALLOW_PRIVATE: 'true' });
+}, 60_000);
+
+afterAll(async () => {
+  await service?.dispose();
+});
+
+const toneHz = 700;
+
+/** 2 s of a 700 Hz tone, then 2 s of silence, for baresip to play once it answers. */
+function toneThenSilence(): Int16Array {
+  const samples = new Int16Array(8000 * 4);
+  for (let i = 0; i < 16_000; i++)
+    samples[i] = Math.round(6000 * Math.sin((2 * Math.PI * toneHz * i) / 8000));
+  return samples;
+}
+
+/** How many 20 ms frames of `samples` are mostly the tone. */
+function toneFrames(samples: Int16Array): number {
+  const coefficient = goertzelCoefficient(toneHz);
+  let frames = 0;
+  for (let at = 0; at + 160 <= samples.length; at += 160) {
+    const frame = samples.subarray(at, at + 160);
+    let energy = 0;
+    for (const s of frame) energy += s * s;
+    if (energy > 160 * 200 ** 2 && goertzelPower(frame, coefficient) / ((energy * 160) / 2) > 0.8) frames++;
+  }
+  return frames;
+}
+
+/** How many 20 ms frames are louder than line noise (speech or tone). */
+function loudFrames(samples: Int16Array): number {
+  let frames = 0;
+  for (let at = 0; at + 160 <= samples.length; at += 160) {
+    let energy = 0;
+    for (let i = at; i < at + 160; i++) energy += samples[i]! ** 2;
+    if (energy / 160 > 300 ** 2) frames++;
+  }
+  return frames;
+}
+
+let accountSeq = 0;
+
+async function callBaresip(srtp: 'required' | 'optional', mediaEncryption: 'srtp' | 'srtp-mand' | undefined) {
+  const sipPort = await freeUdpPort();
+  const baresip = await startBaresipCallee({
+    sipPort,
+    user: '+14155550188',
+    say: toneThenSilence(),
+    ...(mediaEncryption ? { mediaEncryption } : {}),
+    lifetimeMs: 40_000,
+  });
+  try {
+    accountSeq++;
+    const account = await service.store.accounts.create({ name: `srtp ${accountSeq}` });
+    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
+    await addTrunk(
+      service.store,
+      secretBox,
+      account.id,
+      { name: 'phone', uri: `sip:127.0.0.1:${sipPort}`, srtp },
+      { allowPrivate: true },
+    );
+    const from = `+1555000${2000 + accountSeq}`;
+    await addPhoneNumber(service.store, account.id, from, 'phone');
+    const { key } = await createApiKey(service.store, account.id, 'interop');
+    const agent = await createAgent(service.store, account.id, {
+      name: 'Line check',
+      prompt: 'You check a line.',
+      firstMessage: 'Hello, this is a line check from the support team. Can you hear me clearly?',
+      maxDurationS: 6,
+    });
+    const placed = await postCall(service.url, key, {
+      agent_id: agent.id,
+      from_number: from,
+      to_number: '+14155550188',
+    });
+    expect(placed.status).toBe(200);
+    const call = await waitForTerminal(service, (placed.body as { call_id: string }).call_id, 30_000);
+    return { call, heard: baresip.heard(), output: baresip.output() };
+  } finally {
+    await baresip.stop();
+  }
+}
+
+describe('SRTP with baresip', () => {
+  it('required (RTP/SAVP): both sides hear each other through the encryption', async () => {
+    const { call, heard, output } = await callBaresip('required', 'srtp-mand');
+    expect(call.status, output).toBe('completed');
+    const recording = wavSamples(readFileSync(call.recordingPath as string));
+    const calleeChannel = recording.filter((_, i) => i % 2 === 0);
+    // baresip's 2 s tone reached the agent's side decrypted (at least 1.5 s of it).
+    expect(toneFrames(calleeChannel), output).toBeGreaterThan(75);
+    // The agent's greeting reached baresip decrypted: over a second of speech in what it heard.
+    expect(loudFrames(heard), output).toBeGreaterThan(50);
+    expect(service.logs.text()).toContain('media is SRTP');
+  }, 60_000);
+
+  it('optional (keys offered in RTP/AVP): a best-effort SRTP phone takes them and the audio flows', async () => {
+    const { call, heard, output } = await callBaresip('optional', 'srtp');
+    expect(call.status, output).toBe('completed');
+    const recording = wavSamples(readFileSync(call.recordingPath as string));
+    expect(toneFrames(recording.filter((_, i) => i % 2 === 0)), output).toBeGreaterThan(75);
+    expect(loudFrames(heard), output).toBeGreaterThan(50);
+  }, 60_000);
+
+  it('required against a phone without SRTP: no call in clear, the failure says why', async () => {
+    const { call, output } = await callBaresip('required', undefined);
+    // The phone refuses the RTP/SAVP offer outright; nothing falls back to clear RTP.
+    expect(call, output).toMatchObject({ status: 'failed', endReason: 'rejected', inProgressAt: null });
+    expect(output).toContain('no common audio codecs');
+    expect(call.recordingPath).toBeNull();
+  }, 60_000);
+});
