@@ -3,16 +3,20 @@
 // the shared MediaClock to an echo peer on loopback, for a fixed duration.
 //
 //   npx tsc -p tsconfig.build.json && node bench/media.mjs --calls 500 --seconds 20 [--echo sipp|node]
+//     [--srtp-share 0.5]
 //
 // The echo peer is SIPp (Debian sip-tester) with -rtp_echo by default: one media port that echoes
 // every datagram to its sender, so all N sessions share it (each session latches on to its
 // source). `--echo node` uses a small Node echo process instead. Either way it is a separate
 // process, started and stopped (by pid) here. Prints N, packets sent/received, loss, send-clock
-// lateness p50/p99, and CPU time per call.
+// lateness p50/p99, and CPU time per call. `--srtp-share F` makes that share of the sessions SRTP
+// (AES_CM_128_HMAC_SHA1_80, both directions: the echo sends each packet back as it was, so a
+// session decrypts under the key it encrypted with, authentication and replay checks included).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { MediaClock, PortAllocator, prepareG711, RtpSession } from '../dist/telephony/rtp/index.js';
@@ -24,12 +28,14 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     echo: { type: 'string', default: 'sipp' },
     'media-port': { type: 'string', default: '36000' },
+    'srtp-share': { type: 'string', default: '0' },
   },
 });
 const calls = Number(values.calls);
 const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
 const mediaPort = Number(values['media-port']);
+const srtpShare = Number(values['srtp-share']);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const logger = pino({ level: 'warn' });
 
@@ -77,7 +83,7 @@ function socketDrops(isOurs) {
 }
 
 function totals(sessions) {
-  const sum = { sent: 0, received: 0, lost: 0, late: 0, concealed: 0, sendErrors: 0, latched: 0 };
+  const sum = { sent: 0, received: 0, lost: 0, late: 0, concealed: 0, sendErrors: 0, latched: 0, unauthenticated: 0, srtp: 0 };
   for (const s of sessions) {
     const st = s.stats();
     sum.sent += st.audioPacketsSent;
@@ -87,6 +93,8 @@ function totals(sessions) {
     sum.concealed += st.concealedFrames;
     sum.sendErrors += st.sendErrors;
     if (s.isLatched) sum.latched++;
+    sum.unauthenticated += st.packetsUnauthenticated;
+    if (s.secure) sum.srtp++;
   }
   return sum;
 }
@@ -94,6 +102,7 @@ function totals(sessions) {
 const echo = startEcho();
 const echoExited = new Promise((resolve) => echo.once('exit', resolve));
 const sessions = [];
+const remotes = [];
 try {
   await sleep(500);
   if (echo.exitCode !== null) throw new Error(`echo peer (${values.echo}) exited early: ${echo.exitCode}`);
@@ -108,16 +117,25 @@ try {
     telephoneEventPayloadType: null,
     ptimeMs: 20,
     direction: 'sendrecv',
+    srtp: null,
   };
   // One shared tone long enough for the whole run (play() only reads it).
   const totalSeconds = seconds + warmupSeconds + 2;
   const tone = Int16Array.from({ length: totalSeconds * 8000 }, (_, i) =>
     Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000) * (0.6 + 0.4 * Math.sin(i / 4000))),
   );
+  const srtpCalls = Math.round(calls * srtpShare);
   for (let i = 0; i < calls; i++) {
     const session = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
     session.on('audio', () => {}); // as the voice pipeline would: decode every received frame
-    session.start(remote);
+    // SRTP sessions spread evenly over the clock's slots.
+    const secure = srtpCalls > 0 && Math.floor(((i + 1) * srtpCalls) / calls) > Math.floor((i * srtpCalls) / calls);
+    const key = randomBytes(30);
+    const sessionRemote = secure
+      ? { ...remote, srtp: { suite: 'AES_CM_128_HMAC_SHA1_80', localKey: key, remoteKey: key } }
+      : remote;
+    session.start(sessionRemote);
+    remotes.push(sessionRemote);
     void session.play(tone);
     sessions.push(session);
   }
@@ -138,7 +156,7 @@ try {
   const clockStats = clock.stats();
 
   // Stop sending (as on hold) but keep receiving, so packets in flight are counted before totals.
-  for (const s of sessions) s.start({ ...remote, direction: 'sendonly' });
+  sessions.forEach((s, i) => s.start({ ...remotes[i], direction: 'sendonly' }));
   await sleep(500);
   const after = totals(sessions);
   const ourPorts = new Set(sessions.map((s) => s.localPort));
@@ -159,6 +177,8 @@ try {
     kernelReceiveBufferDrops: drops,
     sendErrors: after.sendErrors,
     latchedSessions: after.latched,
+    srtpSessions: after.srtp,
+    srtpUnauthenticated: after.unauthenticated,
     sendRatePerCall: Number((sentInWindow / calls / (wallMs / 1000)).toFixed(2)),
     clockLatenessMs: {
       p50: clockStats.lateness.p50Ms,
