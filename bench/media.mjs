@@ -13,10 +13,10 @@
 // (AES_CM_128_HMAC_SHA1_80, both directions: the echo sends each packet back as it was, so a
 // session decrypts under the key it encrypted with, authentication and replay checks included).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { MediaClock, PortAllocator, prepareG711, RtpSession } from '../dist/telephony/rtp/index.js';
@@ -83,7 +83,17 @@ function socketDrops(isOurs) {
 }
 
 function totals(sessions) {
-  const sum = { sent: 0, received: 0, lost: 0, late: 0, concealed: 0, sendErrors: 0, latched: 0, unauthenticated: 0, srtp: 0 };
+  const sum = {
+    sent: 0,
+    received: 0,
+    lost: 0,
+    late: 0,
+    concealed: 0,
+    sendErrors: 0,
+    latched: 0,
+    unauthenticated: 0,
+    srtp: 0,
+  };
   for (const s of sessions) {
     const st = s.stats();
     sum.sent += st.audioPacketsSent;
@@ -129,7 +139,8 @@ try {
     const session = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
     session.on('audio', () => {}); // as the voice pipeline would: decode every received frame
     // SRTP sessions spread evenly over the clock's slots.
-    const secure = srtpCalls > 0 && Math.floor(((i + 1) * srtpCalls) / calls) > Math.floor((i * srtpCalls) / calls);
+    const secure =
+      srtpCalls > 0 && Math.floor(((i + 1) * srtpCalls) / calls) > Math.floor((i * srtpCalls) / calls);
     const key = randomBytes(30);
     const sessionRemote = secure
       ? { ...remote, srtp: { suite: 'AES_CM_128_HMAC_SHA1_80', localKey: key, remoteKey: key } }
@@ -156,7 +167,7 @@ try {
   const clockStats = clock.stats();
 
   // Stop sending (as on hold) but keep receiving, so packets in flight are counted before totals.
-  sessions.forEach((s, i) => s.start({ ...remotes[i], direction: 'sendonly' }));
+  for (const [i, s] of sessions.entries()) s.start({ ...remotes[i], direction: 'sendonly' });
   await sleep(500);
   const after = totals(sessions);
   const ourPorts = new Set(sessions.map((s) => s.localPort));

@@ -2,12 +2,13 @@ import { isIP } from 'node:net';
 import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri, trunkSrtpOf } from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
-import type { SrtpPolicy } from '../domain/trunkSettings.js';
+import { parseTrunkUri, type SrtpPolicy, type TrunkUri } from '../domain/trunkSettings.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
 import { type InviteOptions, type NetworkTarget, parseSipUri } from '../telephony/sip/index.js';
+import { type SrvLookup, trunkServers } from './trunkServers.js';
 
 /** Where sandbox calls go: the in-process sandbox carrier's SIP address. */
 export interface SandboxAddress {
@@ -25,6 +26,8 @@ export interface CallRouteOptions {
   sipBindAddress?: string;
   /** The resolver of trunk names (the system's by default; injectable for tests). */
   lookup?: HostnameLookup;
+  /** The SRV resolver of trunk domains (the system's by default). */
+  lookupSrv?: SrvLookup;
 }
 
 export interface CallRoute {
@@ -78,25 +81,37 @@ export async function inviteForCall(
   if (!trunk)
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
   // The first hop is the outbound proxy when the trunk has one; it is resolved and vetted alike.
-  const address = trunkAddress(trunkNextHopUri(trunk));
+  const nextHop = parsedTrunkUri(trunkNextHopUri(trunk));
   const naming = trunkNaming(trunk);
-  if (!address || !naming)
+  if (!nextHop || !naming)
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
-  const vetted = await resolveVettedHost(address.host, {
-    ...trunkHostGuard(options.trunkAllowPrivate),
-    ...(options.lookup ? { lookup: options.lookup } : {}),
+  const servers = await trunkServers(nextHop, {
+    vet: async (host) => {
+      const vetted = await resolveVettedHost(host, {
+        ...trunkHostGuard(options.trunkAllowPrivate),
+        ...(options.lookup ? { lookup: options.lookup } : {}),
+      });
+      checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
+      return vetted.address;
+    },
+    ...(options.lookupSrv ? { lookupSrv: options.lookupSrv } : {}),
   });
-  checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
+  if (servers.length === 0)
+    throw new AppError(
+      'unavailable',
+      `the trunk ${trunk.name}'s domain says it offers no SIP service (SRV ".")`,
+    );
   const { scheme, hostPart, domain: fromDomain } = naming;
   const allowPrivate = options.trunkAllowPrivate;
-  const firstHop = trunkTarget(trunk, vetted.address);
+  const [firstHop, ...otherHops] = servers.map((server) => trunkTarget(trunk, server.address, server.port));
   const invite: Omit<InviteOptions, 'sdpOffer'> = {
     requestUri: `${scheme}:${call.toNumber}@${hostPart}`,
     from: { uri: `${scheme}:${call.fromNumber}@${fromDomain}` },
     to: { uri: `${scheme}:${call.toNumber}@${fromDomain}` },
     ringTimeoutMs: options.ringTimeoutMs,
-    destination: firstHop,
-    ...(trunk.settings.outboundProxy ? { outboundProxy: firstHop } : {}),
+    destination: firstHop!,
+    ...(otherHops.length > 0 ? { alternateDestinations: otherHops } : {}),
+    ...(trunk.settings.outboundProxy ? { outboundProxy: firstHop! } : {}),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...identityHeaders(trunk, `${scheme}:${call.fromNumber}@${fromDomain}`),
     ...(trunk.username && trunk.passwordCiphertext
@@ -114,6 +129,14 @@ export async function inviteForCall(
     latching: trunk.settings.symmetricRtp ? 'any' : 'sdp-address',
     srtp: trunkSrtpOf(trunk),
   };
+}
+
+function parsedTrunkUri(uri: string): TrunkUri | null {
+  try {
+    return parseTrunkUri(uri);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -154,11 +177,11 @@ function identityHeaders(trunk: TrunkRecord, callerUri: string): Pick<InviteOpti
  * the address it resolved to) and chain to a public CA or the trunk's own, unless the trunk turned
  * verification off.
  */
-export function trunkTarget(trunk: TrunkRecord, vettedAddress: string): NetworkTarget {
+export function trunkTarget(trunk: TrunkRecord, vettedAddress: string, port?: number): NetworkTarget {
   const address = trunkAddress(trunkNextHopUri(trunk));
   if (!address)
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
-  const target = { host: vettedAddress, port: address.port, transport: address.transport };
+  const target = { host: vettedAddress, port: port ?? address.port, transport: address.transport };
   if (address.transport !== 'tls') return target;
   const { tlsCaPem, tlsVerify } = trunk.settings;
   const serverName = address.host.replace(/^\[|\]$/g, '');

@@ -18,6 +18,8 @@ import { testCertificates } from '../helpers/testCertificates.js';
  */
 
 const secretBox = new SecretBox(randomBytes(32));
+/** These names have no SRV records: their own address is used (SRV is tested in trunkSrv.test.ts). */
+const noSrv = async () => [];
 const internalUris = [
   'sip:169.254.169.254',
   'sip:169.254.169.254:80',
@@ -160,6 +162,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
+        lookupSrv: noSrv,
       });
       expect(lookups).toEqual(['pbx.example.com']);
       expect(route.inviteOptions.requestUri).toBe('sip:+14155550123@pbx.example.com:5070');
@@ -183,6 +186,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
+        lookupSrv: noSrv,
       });
       answers = ['93.184.215.14', '169.254.169.254'];
       const refused = inviteForCall(store, call, {
@@ -191,6 +195,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
+        lookupSrv: noSrv,
       });
       await expect(refused).rejects.toThrow(
         'trunk URI host pbx.example.com resolves to a link-local address (169.254.169.254); set CALLWRIGHT_TRUNK_ALLOW_PRIVATE=true to allow it',
@@ -203,6 +208,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: true,
         lookup,
+        lookupSrv: noSrv,
       });
       expect(allowed.inviteOptions.destination).toEqual({
         host: '10.20.30.40',
@@ -213,7 +219,14 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     });
 
     it('dials a sips: trunk over TLS checked against its configured name, and transport=tcp over TCP', async () => {
-      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const options = {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+        lookupSrv: noSrv,
+      };
       const tls = await inviteForCall(store, await callThrough('sips:pbx.example.com'), options);
       expect(tls.inviteOptions.requestUri).toBe('sips:+14155550123@pbx.example.com');
       expect(tls.inviteOptions.destination).toEqual({
@@ -232,7 +245,14 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     });
 
     it('sends every request through the outbound proxy, resolved and vetted, keeping the trunk in the Request-URI', async () => {
-      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const options = {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+        lookupSrv: noSrv,
+      };
       const call = await callThrough('sip:carrier.example.com', {
         outboundProxy: 'sip:proxy.example.com:5080;transport=tcp',
       });
@@ -245,7 +265,14 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     });
 
     it('refuses, with what to change, a trunk of the other IP family than the SIP bind address', async () => {
-      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const options = {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+        lookupSrv: noSrv,
+      };
       answers = ['2606:4700::1111'];
       const call = await callThrough('sip:pbx.example.com');
       await expect(inviteForCall(store, call, { ...options, sipBindAddress: '0.0.0.0' })).rejects.toThrow(
@@ -263,7 +290,14 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
     });
 
     it('honours symmetric RTP, P-Asserted-Identity and Privacy when the trunk asks, and only then', async () => {
-      const options = { sandbox: null, secretBox, ringTimeoutMs: 5_000, trunkAllowPrivate: false, lookup };
+      const options = {
+        sandbox: null,
+        secretBox,
+        ringTimeoutMs: 5_000,
+        trunkAllowPrivate: false,
+        lookup,
+        lookupSrv: noSrv,
+      };
       const plain = await inviteForCall(store, await callThrough('sip:pbx.example.com'), options);
       expect(plain.latching).toBe('sdp-address');
       expect(plain.inviteOptions.extraHeaders).toBeUndefined();
@@ -289,6 +323,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
           ringTimeoutMs: 5_000,
           trunkAllowPrivate: false,
           lookup,
+          lookupSrv: noSrv,
         }),
       ).rejects.toThrow(/link-local address \(169\.254\.169\.254\)/);
       expect(lookups).toEqual([]);
@@ -309,6 +344,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
+        lookupSrv: noSrv,
       });
       expect(route.trunkId).toBeNull();
       expect(route.inviteOptions.destination).toEqual({ host: '127.0.0.1', port: 5099 });

@@ -27,6 +27,13 @@ export interface InviteOptions {
    */
   readonly destination?: NetworkTarget;
   /**
+   * Further servers of the same trunk (DNS SRV targets after `destination`), tried in order when
+   * one answers 503 or 408, cannot be reached, or says nothing for `failoverAfterMs`.
+   */
+  readonly alternateDestinations?: readonly NetworkTarget[];
+  /** How long a server may stay silent before the next is tried (when there is one). Default 4 s. */
+  readonly failoverAfterMs?: number;
+  /**
    * Whether an address the far end chose (the next hop its 2xx names through Contact or
    * Record-Route) may be sent to. Host names from messages are never resolved: a next hop that is
    * not an IP literal, or that this refuses, is replaced by `destination`. Default: any IP literal.
@@ -47,6 +54,9 @@ export interface InviteOptions {
    */
   readonly callId?: string;
 }
+
+/** How long an INVITE waits for any response before the trunk's next server is tried. */
+export const defaultFailoverAfterMs = 4_000;
 
 export type CallFailureCause =
   /** A final 3xx–6xx from the far end; `status` says which (408 included). */

@@ -3,6 +3,7 @@ import {
   type CallEnded,
   type CallFailure,
   type CallOutcome,
+  defaultFailoverAfterMs,
   defaultRingTimeoutMs,
   type InviteOptions,
   type OutgoingCallEvents,
@@ -21,21 +22,16 @@ import {
   uacDialogFromResponse,
   uriTarget,
 } from './dialog.js';
-import { answerDigestChallenge, buildDigestAuthorization, selectDigestChallenge } from './digest.js';
+import { answerDigestChallenge } from './digest.js';
 import { TypedEvents } from './events.js';
 import { paramValue } from './grammar.js';
 import { answerInDialogRequest, type CallServices, type DialogOwner, type OfferAnswer } from './inDialog.js';
-import {
-  headerValues,
-  type ParsedSipRequest,
-  type ParsedSipResponse,
-  type SipHeader,
-  type SipRequest,
-} from './message.js';
+import { InviteAttempts } from './inviteAttempts.js';
+import type { ParsedSipRequest, ParsedSipResponse, SipHeader, SipRequest } from './message.js';
 import { buildCancel, buildInviteHeaders, checkInviteOptions, releaseFork } from './outgoingRequests.js';
 import { ReferTransfer, type TransferResult } from './referTransfer.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
-import { DialogRefresher, defaultSessionExpiresS, longerSessionAsked } from './sessionTimer.js';
+import { DialogRefresher } from './sessionTimer.js';
 import type { TimerGroup } from './timers.js';
 import type { NetworkTarget } from './transport.js';
 
@@ -48,24 +44,21 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   private readonly options: InviteOptions;
   private readonly localTag = newTag();
   private readonly timers: TimerGroup;
-  private readonly target: NetworkTarget;
+  /** CSeq, digest answers, session interval, server and Request-URI of the INVITE now. */
+  private readonly attempts: InviteAttempts;
   private resolveOutcome: (outcome: CallOutcome) => void = () => {};
   private currentState: OutgoingCallState = 'calling';
-  private inviteSeq = 1;
   private invite: SipRequest | null = null;
   private transaction: InviteClientTransaction | null = null;
   private provisionalReceived = false;
   private cancelCause: 'ring_timeout' | 'canceled' | null = null;
   private cancelSent = false;
-  private readonly authHeaders = new Map<string, SipHeader>();
-  private inviteAuthAttempts = 0;
   private dialog: Dialog | null = null;
   private ack: SipRequest | null = null;
   private answered: AnsweredInfo | null = null;
   private pendingReinvite: InviteServerTransaction | null = null;
   private byeDone: Promise<void> | null = null;
   private referral: ReferTransfer | null = null;
-  private sessionExpiresS: number;
   private readonly refresher: DialogRefresher;
   private offerAnswerer: ((offerSdp: string) => OfferAnswer) | null = null;
   private localSdp: string;
@@ -77,9 +70,9 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.services = services;
     this.options = options;
     this.timers = services.clock.group();
-    this.target = options.outboundProxy ?? options.destination ?? uriTarget(requestUri);
+    const first = options.outboundProxy ?? options.destination ?? uriTarget(requestUri);
+    this.attempts = new InviteAttempts(options, first);
     this.localSdp = options.sdpOffer;
-    this.sessionExpiresS = options.sessionExpiresS ?? defaultSessionExpiresS;
     this.refresher = new DialogRefresher({
       services,
       timers: this.timers,
@@ -132,6 +125,11 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.fail({ cause: 'transport_error', status: null, reason, timedOut: false });
   }
 
+  /** Where the INVITE, its CANCEL and (as the fallback) in-dialog requests go. */
+  private get target(): NetworkTarget {
+    return this.attempts.target;
+  }
+
   private get log() {
     return this.services.logger;
   }
@@ -144,9 +142,9 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       to: this.options.to,
       localTag: this.localTag,
       callId: this.callId,
-      seq: this.inviteSeq,
-      authHeaders: [...this.authHeaders.values()],
-      sessionExpiresS: this.sessionExpiresS,
+      seq: this.attempts.seq,
+      authHeaders: this.attempts.authorization,
+      sessionExpiresS: this.attempts.sessionExpiresS,
       extraHeaders: this.options.extraHeaders ?? [],
     });
   }
@@ -155,25 +153,45 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     const invite: SipRequest = {
       kind: 'request',
       method: 'INVITE',
-      requestUri: this.options.requestUri,
+      requestUri: this.attempts.requestUri,
       headers: this.inviteHeaders(newBranch()),
       body: this.options.sdpOffer,
     };
     this.invite = invite;
     this.provisionalReceived = false;
-    this.log.debug({ callId: this.callId, cseq: this.inviteSeq }, 'SIP INVITE sent');
-    this.transaction = this.services.layer.sendRequest(invite, this.target, {
-      onResponse: (response) => this.receiveInviteResponse(response),
-      onTimeout: () =>
+    this.log.debug({ callId: this.callId, cseq: this.attempts.seq }, 'SIP INVITE sent');
+    const transaction = this.services.layer.sendRequest(invite, this.target, {
+      onResponse: (response) => {
+        if (this.transaction === transaction) this.receiveInviteResponse(response);
+      },
+      onTimeout: () => {
+        if (this.transaction !== transaction || this.retryElsewhere(null)) return;
         this.fail({
           cause: 'transport_timeout',
           status: null,
           reason: 'no response to INVITE',
           timedOut: true,
-        }),
-      onTransportError: (error) =>
-        this.fail({ cause: 'transport_error', status: null, reason: error.message, timedOut: false }),
+        });
+      },
+      onTransportError: (error) => {
+        if (this.transaction !== transaction || this.retryElsewhere(null)) return;
+        this.fail({ cause: 'transport_error', status: null, reason: error.message, timedOut: false });
+      },
     }) as InviteClientTransaction;
+    this.transaction = transaction;
+    // A server that says nothing at all is skipped after a while when the trunk has another.
+    if (this.attempts.hasNextServer && !this.provisionalReceived) {
+      this.timers.start('failover', this.options.failoverAfterMs ?? defaultFailoverAfterMs, () => {
+        transaction.terminate();
+        if (!this.retryElsewhere(null))
+          this.fail({
+            cause: 'transport_timeout',
+            status: null,
+            reason: 'no response to INVITE',
+            timedOut: true,
+          });
+      });
+    }
   }
 
   private requestCancel(cause: 'ring_timeout' | 'canceled'): void {
@@ -190,7 +208,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     const invite = this.invite;
     if (invite === null || this.cancelSent) return;
     this.cancelSent = true;
-    const cancel = buildCancel(invite, this.inviteSeq, this.services.local.userAgentName);
+    const cancel = buildCancel(invite, this.attempts.seq, this.services.local.userAgentName);
     this.services.layer.sendRequest(cancel, this.target, {
       onResponse: () => {},
       onTimeout: () => {},
@@ -209,6 +227,7 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
   }
 
   private receiveInviteResponse(response: ParsedSipResponse): void {
+    this.timers.stop('failover');
     if (response.status < 200) {
       this.provisionalReceived = true;
       if (response.status > 100 && this.currentState === 'calling') this.currentState = 'ringing';
@@ -233,43 +252,35 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       });
       return;
     }
-    if ((response.status === 401 || response.status === 407) && this.retryWithCredentials(response)) return;
-    if (response.status === 422 && this.retryWithLongerSession(response)) return;
     const challenged = response.status === 401 || response.status === 407;
-    const cause = challenged && this.inviteAuthAttempts > 0 ? 'auth_failed' : 'rejected';
+    if (
+      (challenged && this.attempts.answerChallenge(response)) ||
+      (response.status === 422 && this.attempts.lengthenSession(response))
+    ) {
+      this.sendInvite();
+      return;
+    }
+    if (this.retryElsewhere(response)) return;
+    const cause = challenged && this.attempts.answeredAChallenge ? 'auth_failed' : 'rejected';
     this.fail({ cause, status: response.status, reason: response.reason, timedOut: false });
   }
 
-  /** Re-sends the INVITE with credentials: CSeq + 1, same Call-ID and tag, new branch. */
-  private retryWithCredentials(response: ParsedSipResponse): boolean {
-    const credentials = this.options.credentials;
-    if (credentials === undefined || this.cancelCause !== null) return false;
-    const proxy = response.status === 407;
-    const challenge = selectDigestChallenge(
-      headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
+  /**
+   * A new INVITE (CSeq + 1, same Call-ID and tag) after a redirect (3xx), or to the trunk's next
+   * server after a 503, a 408 or no answer (`null`); false when there is nowhere else to try.
+   */
+  private retryElsewhere(response: ParsedSipResponse | null): boolean {
+    if (this.cancelCause !== null || (this.currentState !== 'calling' && this.currentState !== 'ringing'))
+      return false;
+    if (response === null && this.provisionalReceived) return false;
+    const from = this.attempts.target.host;
+    const next = this.attempts.retarget(response);
+    if (next === null) return false;
+    this.timers.stop('failover');
+    this.log.info(
+      { callId: this.callId, status: response?.status ?? null, movedHost: next.target.host !== from },
+      'SIP INVITE retried elsewhere',
     );
-    if (challenge === null) return false;
-    const headerName = proxy ? 'Proxy-Authorization' : 'Authorization';
-    const key = `${headerName}|${challenge.realm}`;
-    if (this.inviteAuthAttempts >= 3 || (this.authHeaders.has(key) && !challenge.stale)) return false;
-    this.inviteAuthAttempts++;
-    const value = buildDigestAuthorization(challenge, credentials, {
-      method: 'INVITE',
-      uri: this.options.requestUri,
-    });
-    this.authHeaders.set(key, { name: headerName, value });
-    this.inviteSeq++;
-    this.log.debug({ callId: this.callId, status: response.status }, 'SIP INVITE challenged, retrying');
-    this.sendInvite();
-    return true;
-  }
-
-  /** 422 (RFC 4028 §6): ask again once with the interval the far end's Min-SE names. */
-  private retryWithLongerSession(response: ParsedSipResponse): boolean {
-    const minimumS = longerSessionAsked(response, this.sessionExpiresS);
-    if (minimumS === null || this.cancelCause !== null) return false;
-    this.sessionExpiresS = minimumS;
-    this.inviteSeq++;
     this.sendInvite();
     return true;
   }
@@ -291,16 +302,16 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       this.localTag,
       remoteTag,
       this.callId,
-      this.inviteSeq,
+      this.attempts.seq,
     );
     const dialog = new Dialog(
-      init ?? { ...fallbackDialog(invite, response, this.localTag, remoteTag), localSeq: this.inviteSeq },
+      init ?? { ...fallbackDialog(invite, response, this.localTag, remoteTag), localSeq: this.attempts.seq },
     );
     this.dialog = dialog;
     this.services.registerDialog(dialog, this);
     this.ack = dialog.createRequest('ACK', this.services.local, {
-      seq: this.inviteSeq,
-      headers: [...this.authHeaders.values()],
+      seq: this.attempts.seq,
+      headers: this.attempts.authorization,
     });
     this.sendAck();
     if (this.cancelCause !== null || response.body === '') {
@@ -370,11 +381,11 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
       this.localTag,
       remoteTag,
       this.callId,
-      this.inviteSeq,
+      this.attempts.seq,
     );
     if (init === null) return;
     const fork = new Dialog(init);
-    releaseFork(this.services, fork, this.dialogTarget(fork), this.inviteSeq);
+    releaseFork(this.services, fork, this.dialogTarget(fork), this.attempts.seq);
   }
 
   /**

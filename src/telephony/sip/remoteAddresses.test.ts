@@ -42,13 +42,15 @@ function inviteTo(port: number, overrides: Partial<InviteOptions> = {}): InviteO
 }
 
 describe('addresses taken from the far end', () => {
-  it('a 3xx Contact is not followed: the call fails and nothing is sent there', async () => {
+  it('a 3xx Contact at an address the guard refuses is not followed: the call fails, nothing is sent there', async () => {
     const caller = await startCaller();
     const callee = await startRawCallee(302, (port) => [
       `Contact: <sip:+15550100001@${thirdAddress}:${port}>`,
     ]);
     const third = await watchThirdAddress(callee.port);
-    const outcome = await caller.invite(inviteTo(callee.port)).outcome;
+    const outcome = await caller.invite(
+      inviteTo(callee.port, { allowsRemoteAddress: (host: string) => host === '127.0.0.1' }),
+    ).outcome;
     expect(outcome).toMatchObject({ kind: 'failed', failure: { cause: 'rejected', status: 302 } });
     await until(() => callee.methods.includes('ACK'), 2_000);
     expect([...new Set(callee.methods)]).toEqual(['INVITE', 'ACK']);
