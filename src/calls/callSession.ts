@@ -26,7 +26,7 @@ import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddre
 import { CallStatusEvents } from './callStatusEvents.js';
 import { transferCall } from './callTransfers.js';
 import type { DialRateGate } from './dialRateGate.js';
-import { MediaRenegotiation } from './mediaRenegotiation.js';
+import { MediaRenegotiation, mediaMetrics } from './mediaRenegotiation.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import type { TransferLeg } from './transferLeg.js';
@@ -90,6 +90,8 @@ export class CallSession {
   private localEnding: TelephonyEnding | null = null;
   private outgoing: OutgoingCall | null = null;
   private rtp: RtpSession | null = null;
+  /** The media figures, taken when the RTP session closes. */
+  private media: Record<string, unknown> | null = null;
   private answeredBy: AnsweredBy | null = null;
   private maxDurationTimer: NodeJS.Timeout | null = null;
   private callVoice: CallVoice | null = null;
@@ -218,7 +220,10 @@ export class CallSession {
         transcript: result.transcript,
         extractedData: result.extractedData,
         analysis: result.analysis,
-        metrics: await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs),
+        metrics: {
+          ...(await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs)),
+          ...(this.rtp ? { media: mediaMetrics(this.rtp) } : this.media ? { media: this.media } : {}),
+        },
         recordingPath,
       };
     } catch (error) {
@@ -481,6 +486,8 @@ export class CallSession {
   private releaseMedia(): void {
     if (this.maxDurationTimer) clearTimeout(this.maxDurationTimer);
     this.maxDurationTimer = null;
+    // The media's figures are kept for the call's metrics, which are gathered after this.
+    if (this.rtp) this.media = mediaMetrics(this.rtp);
     this.rtp?.close();
     this.rtp = null;
   }

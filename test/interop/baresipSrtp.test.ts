@@ -30,9 +30,12 @@ afterAll(async () => {
 
 const toneHz = 700;
 
-/** 2 s of a 700 Hz tone, then 2 s of silence, for baresip to play once it answers. */
+/**
+ * 2 s of a 700 Hz tone, then silence, for baresip to play once it answers (it hangs up at the
+ * end): 9 s, long enough for its first RTCP report (about every 5 s).
+ */
 function toneThenSilence(): Int16Array {
-  const samples = new Int16Array(8000 * 4);
+  const samples = new Int16Array(8000 * 9);
   for (let i = 0; i < 16_000; i++)
     samples[i] = Math.round(6000 * Math.sin((2 * Math.PI * toneHz * i) / 8000));
   return samples;
@@ -91,7 +94,7 @@ async function callBaresip(srtp: 'required' | 'optional', mediaEncryption: 'srtp
       name: 'Line check',
       prompt: 'You check a line.',
       firstMessage: 'Hello, this is a line check from the support team. Can you hear me clearly?',
-      maxDurationS: 6,
+      maxDurationS: 15,
     });
     const placed = await postCall(service.url, key, {
       agent_id: agent.id,
@@ -117,6 +120,10 @@ describe('SRTP with baresip', () => {
     // The agent's greeting reached baresip decrypted: over a second of speech in what it heard.
     expect(loudFrames(heard), output).toBeGreaterThan(50);
     expect(service.logs.text()).toContain('media is SRTP');
+    // baresip's SRTCP reports reached us decrypted, and say it lost nothing of ours.
+    const media = (call.metrics as { media: Record<string, unknown> }).media;
+    expect(media, output).toMatchObject({ srtp: true, packets_unauthenticated: 0 });
+    expect(media.remote_report, output).toMatchObject({ fraction_lost: 0, packets_lost: 0 });
   }, 60_000);
 
   it('optional (keys offered in RTP/AVP): a best-effort SRTP phone takes them and the audio flows', async () => {

@@ -12,6 +12,8 @@ export class ReceiveStats {
   private received = 0;
   private jitter = 0;
   private lastTransit = Number.NaN;
+  private expectedPrior = 0;
+  private receivedPrior = 0;
 
   constructor(private readonly clockRateHz: number) {}
 
@@ -58,7 +60,34 @@ export class ReceiveStats {
     return (this.jitter * 1000) / this.clockRateHz;
   }
 
+  /** The extended highest sequence number received (cycles ‖ sequence number). */
+  get extendedHighestSeq(): number {
+    return (this.cycles + this.maxSeq) >>> 0;
+  }
+
+  /** Interarrival jitter in timestamp units, as a report block carries it. */
+  get jitterUnits(): number {
+    return Math.round(this.jitter);
+  }
+
+  /**
+   * The fraction lost since the last call (RFC 3550 appendix A.3), in 1/256ths as a report block
+   * carries it (0 when more arrived than expected: duplicates or a restart).
+   */
+  takeFractionLost(): number {
+    const expectedInterval = this.expected - this.expectedPrior;
+    const receivedInterval = this.received - this.receivedPrior;
+    this.expectedPrior = this.expected;
+    this.receivedPrior = this.received;
+    const lostInterval = expectedInterval - receivedInterval;
+    return expectedInterval <= 0 || lostInterval <= 0
+      ? 0
+      : Math.min(255, Math.floor((lostInterval * 256) / expectedInterval));
+  }
+
   reset(): void {
+    this.expectedPrior = 0;
+    this.receivedPrior = 0;
     this.initialized = false;
     this.cycles = 0;
     this.received = 0;

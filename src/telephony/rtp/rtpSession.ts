@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../logger.js';
+import { ConnectedSend } from './connectedSend.js';
 import { type DtmfDigit, DtmfReceiver, DtmfSender, type DtmfSendOptions, isDtmfDigits } from './dtmf.js';
 import { decodeG711Into, encodeG711Into, type G711Codec, samplesPerMs, silenceByteByCodec } from './g711.js';
 import { dtmfToneAudio } from './inbandDtmf.js';
@@ -11,6 +12,7 @@ import { MediaError } from './mediaError.js';
 import { OutgoingAudioQueue, type PlaybackResult } from './outgoingAudio.js';
 import type { PortAllocator } from './portAllocator.js';
 import { ReceiveStats } from './receiveStats.js';
+import { type RemoteReport, RtcpChannel } from './rtcpChannel.js';
 import { createRtpHeader, readRtpHeader, rtpHeaderBytes, writeRtpHeader } from './rtpPacket.js';
 import { canSendTo, type RemoteMedia } from './sdp.js';
 import { SendRing, type SendSlot } from './sendRing.js';
@@ -41,6 +43,8 @@ export interface RtpSessionOptions {
   ssrc?: number;
   /** Ports tried before giving up when some in the range are taken by other processes. */
   bindAttempts?: number;
+  /** The mean interval of our RTCP reports (default 5 s, RFC 3550's minimum; shorter in tests). */
+  rtcpIntervalMs?: number;
 }
 
 export type ReceivedFrameKind = 'received' | 'concealed' | 'silence';
@@ -75,6 +79,10 @@ export interface RtpSessionStats {
   packetsUnauthenticated: number;
   sendErrors: number;
   dtmfReceived: number;
+  /** What the far end's RTCP said it heard of our stream (null: no report yet, or no RTCP). */
+  remoteReport: RemoteReport | null;
+  rtcpReportsSent: number;
+  rtcpReportsReceived: number;
 }
 
 /**
@@ -107,9 +115,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private sendAddress = '';
   private sendPort = 0;
   private latchedSource: { address: string; port: number } | null = null;
-  /** The socket is connect()ed to the send target: sends skip the per-packet address lookup. */
-  private socketConnected = false;
-  private connectGeneration = 0;
+  private readonly sender: ConnectedSend;
   private remoteSsrc: number | null = null;
   private readonly srtp = new SrtpStreams();
   private sequenceNumber: number;
@@ -131,11 +137,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   };
   private readonly emptyPayload = new Uint8Array(0);
 
+  private rtcp: RtcpChannel | null = null;
+  private octetsSent = 0;
+
   private constructor(options: RtpSessionOptions, socket: Socket, localPort: number) {
     super();
     this.options = options;
     this.logger = options.logger;
     this.socket = socket;
+    this.sender = new ConnectedSend(socket, () => this.closed);
     this.localPort = localPort;
     const bindAddress = options.bindAddress ?? '0.0.0.0';
     this.publicAddress = options.publicAddress ?? (bindAddress === '0.0.0.0' ? '127.0.0.1' : bindAddress);
@@ -171,7 +181,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
             resolve();
           });
         });
-        return new RtpSession(options, socket, port);
+        const session = new RtpSession(options, socket, port);
+        session.rtcp = await RtcpChannel.open(
+          bindAddress,
+          port + 1,
+          session.ssrc,
+          options.logger,
+          options.rtcpIntervalMs,
+        );
+        return session;
       } catch (error) {
         options.ports.release(port);
         socket.close();
@@ -189,12 +207,20 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.heldByRemote = !canSendTo(remote);
     if (!previous || previous.address !== remote.address || previous.port !== remote.port) {
       this.latchedSource = null;
-      this.disconnectSocket();
+      this.sender.disconnect();
       this.sendAddress = remote.address;
       this.sendPort = remote.port;
     }
     if (previous && previous.codec !== remote.codec) this.jitter.restart();
     this.srtp.apply(remote.srtp);
+    this.rtcp?.setRemote(remote.address, remote.port, remote.srtp, () => ({
+      ssrc: this.ssrc,
+      packetsSent: this.counts.packetsSent,
+      octetsSent: this.octetsSent,
+      rtpTimestamp: this.timestamp,
+      remoteSsrc: this.remoteSsrc,
+      receive: this.receiveStats,
+    }));
     if (!this.registration) this.registration = this.options.clock.register(this);
   }
 
@@ -272,6 +298,9 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       packetsLate: jitter.late,
       duplicates: jitter.duplicates,
       jitterMs: this.receiveStats.jitterMs,
+      remoteReport: this.rtcp?.remoteReport ?? null,
+      rtcpReportsSent: this.rtcp?.reportsSent ?? 0,
+      rtcpReportsReceived: this.rtcp?.reportsReceived ?? 0,
     };
   }
 
@@ -282,6 +311,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.registration = null;
     this.outgoing.clear();
     this.dtmfSender.cancel();
+    this.rtcp?.close();
     await new Promise<void>((resolve) => this.socket.close(() => resolve()));
     this.options.ports.release(this.localPort);
     this.emit('closed');
@@ -336,47 +366,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   private send(slot: SendSlot, plainLength: number): void {
+    this.octetsSent += plainLength - rtpHeaderBytes;
     const length = this.srtp.protect(slot.buffer, plainLength);
     slot.inFlight = true;
     this.counts.packetsSent++;
-    if (this.socketConnected) {
-      this.socket.send(slot.buffer, 0, length, slot.done);
-      return;
-    }
-    try {
-      this.socket.send(slot.buffer, 0, length, this.sendPort, this.sendAddress, slot.done);
-    } catch (error) {
-      // A connect() completed but its callback has not run yet: the socket knows the target.
-      if ((error as NodeJS.ErrnoException).code !== 'ERR_SOCKET_DGRAM_IS_CONNECTED') throw error;
-      this.socket.send(slot.buffer, 0, length, slot.done);
-    }
-  }
-
-  /**
-   * Once latched, connect the socket to the far end: the kernel then drops everyone else's
-   * packets, and each send saves Node's per-packet address lookup (a tick and a closure).
-   */
-  private connectSocket(address: string, port: number): void {
-    const generation = ++this.connectGeneration;
-    this.socket.connect(port, address, () => {
-      if (generation === this.connectGeneration && !this.closed) {
-        this.socketConnected = true;
-        return;
-      }
-      // Superseded (re-INVITE to another address) while connecting: undo it.
-      try {
-        this.socket.disconnect();
-      } catch {
-        // already closed
-      }
-    });
-  }
-
-  private disconnectSocket(): void {
-    this.connectGeneration++;
-    if (!this.socketConnected) return;
-    this.socketConnected = false;
-    this.socket.disconnect();
+    this.sender.send(slot.buffer, length, this.sendPort, this.sendAddress, slot.done);
   }
 
   private playOut(codec: G711Codec): void {
@@ -475,7 +469,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.latchedSource = { address, port };
     this.sendAddress = address;
     this.sendPort = port;
-    this.connectSocket(address, port);
+    this.sender.connect(address, port);
     this.emit('latched', { address, port });
     return true;
   }

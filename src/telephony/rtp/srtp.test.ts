@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { aesCounterKeystream, deriveSrtpKeys, SrtpReceiver, SrtpSender } from './srtp.js';
+import {
+  aesCounterKeystream,
+  deriveSrtpKeys,
+  SrtcpReceiver,
+  SrtcpSender,
+  SrtpReceiver,
+  SrtpSender,
+} from './srtp.js';
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s+/g, ''), 'hex');
 
@@ -108,5 +115,23 @@ describe('SRTP (RFC 3711)', () => {
       expect(packet.readUInt16BE(2)).toBe((65520 + n) & 0xffff);
       expect(packet.subarray(12, 172).every((byte) => byte === n)).toBe(true);
     }
+  });
+
+  it('protects the libsrtp reference RTCP packet (index 1) to its reference SRTCP and back, once', () => {
+    const plain = hex('81c8000bcafebabe abababababababababababababababab');
+    const sender = new SrtcpSender(rfcMasterKeySalt);
+    const first = sender.protect(plain);
+    expect(first.readUInt32BE(plain.length)).toBe(0x80000000);
+    const second = sender.protect(plain);
+    expect(second.toString('hex')).toBe(
+      '81c8000bcafebabe7128035be487b9bdbef89041f977a5a880000001993e08cd54d6c1230798',
+    );
+    const receiver = new SrtcpReceiver(rfcMasterKeySalt);
+    expect(receiver.unprotect(Buffer.from(second))?.equals(plain)).toBe(true);
+    expect(receiver.unprotect(Buffer.from(second))).toBeNull(); // replayed
+    expect(receiver.unprotect(Buffer.from(first))?.equals(plain)).toBe(true); // older, not yet seen
+    const tampered = Buffer.from(second);
+    tampered[12] = tampered[12]! ^ 1;
+    expect(new SrtcpReceiver(rfcMasterKeySalt).unprotect(tampered)).toBeNull();
   });
 });

@@ -22,6 +22,11 @@ const authKeyBytes = 20;
 /** The longest tag a packet grows by: room to leave after the RTP packet in a send buffer. */
 export const srtpMaxTagBytes = 10;
 const replayWindow = 64;
+/** Key derivation labels (RFC 3711 §4.3.2): SRTP's keys, and SRTCP's. */
+const srtpLabels = [0, 1, 2] as const;
+const srtcpLabels = [3, 4, 5] as const;
+/** SRTCP's tag is 80 bits for both suites (RFC 4568 §6.2.1 and §6.2.2). */
+const srtcpTagBytes = 10;
 
 export function srtpTagBytes(suite: SrtpSuite): number {
   return suite === 'AES_CM_128_HMAC_SHA1_80' ? 10 : 4;
@@ -38,7 +43,10 @@ export interface SrtpSessionKeys {
  * IV = (master salt XOR label at byte 7) · 2^16. Labels 0, 1, 2 are SRTP's encryption,
  * authentication and salt keys.
  */
-export function deriveSrtpKeys(masterKeySalt: Uint8Array): SrtpSessionKeys {
+export function deriveSrtpKeys(
+  masterKeySalt: Uint8Array,
+  labels: readonly [cipher: number, auth: number, salt: number] = srtpLabels,
+): SrtpSessionKeys {
   if (masterKeySalt.length !== srtpMasterKeySaltBytes)
     throw new RangeError(`SRTP master key and salt must be ${srtpMasterKeySaltBytes} bytes`);
   const masterKey = masterKeySalt.subarray(0, masterKeyBytes);
@@ -50,9 +58,9 @@ export function deriveSrtpKeys(masterKeySalt: Uint8Array): SrtpSessionKeys {
     return aesCounterKeystream(masterKey, iv, length);
   };
   return {
-    cipherKey: derive(0, masterKeyBytes),
-    authKey: derive(1, authKeyBytes),
-    cipherSalt: derive(2, saltBytes),
+    cipherKey: derive(labels[0], masterKeyBytes),
+    authKey: derive(labels[1], authKeyBytes),
+    cipherSalt: derive(labels[2], saltBytes),
   };
 }
 
@@ -83,9 +91,13 @@ class SrtpCrypto {
   private readonly rocBytes = Buffer.alloc(4);
   private counters = Buffer.alloc(0);
 
-  constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
-    this.tagBytes = srtpTagBytes(suite);
-    this.keys = deriveSrtpKeys(masterKeySalt);
+  constructor(
+    tagBytes: number,
+    masterKeySalt: Uint8Array,
+    labels: readonly [number, number, number] = srtpLabels,
+  ) {
+    this.tagBytes = tagBytes;
+    this.keys = deriveSrtpKeys(masterKeySalt, labels);
     this.ecb = createCipheriv('aes-128-ecb', this.keys.cipherKey, null).setAutoPadding(false);
   }
 
@@ -113,13 +125,13 @@ class SrtpCrypto {
   }
 
   /** HMAC-SHA1(auth key, packet ‖ ROC) cut to the suite's tag length (RFC 3711 §4.2). */
-  tag(data: Buffer, length: number, roc: number): Buffer {
-    this.rocBytes.writeUInt32BE(roc >>> 0, 0);
-    return createHmac('sha1', this.keys.authKey)
-      .update(data.subarray(0, length))
-      .update(this.rocBytes)
-      .digest()
-      .subarray(0, this.tagBytes);
+  tag(data: Buffer, length: number, roc: number | null): Buffer {
+    const hmac = createHmac('sha1', this.keys.authKey).update(data.subarray(0, length));
+    if (roc !== null) {
+      this.rocBytes.writeUInt32BE(roc >>> 0, 0);
+      hmac.update(this.rocBytes);
+    }
+    return hmac.digest().subarray(0, this.tagBytes);
   }
 }
 
@@ -141,7 +153,7 @@ export class SrtpSender {
   private lastSeq = -1;
 
   constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
-    this.crypto = new SrtpCrypto(suite, masterKeySalt);
+    this.crypto = new SrtpCrypto(srtpTagBytes(suite), masterKeySalt);
   }
 
   get tagBytes(): number {
@@ -187,7 +199,7 @@ export class SrtpReceiver {
   private readonly states = new Map<number, ReceiveState>();
 
   constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
-    this.crypto = new SrtpCrypto(suite, masterKeySalt);
+    this.crypto = new SrtpCrypto(srtpTagBytes(suite), masterKeySalt);
   }
 
   /** Decrypts `packet` in place; on success the RTP packet is `packet[0, length)`. */
@@ -236,4 +248,59 @@ function estimateRoc(state: ReceiveState, seq: number): number {
   }
   if (highestSeq - 0x8000 > seq) return (roc + 1) >>> 0;
   return roc;
+}
+
+/**
+ * SRTCP (RFC 3711 §3.4) for one direction: everything after the first 8 bytes (header and sender
+ * SSRC) encrypted, then E-flag ‖ 31-bit index, then an 80-bit tag over all of it. The sender counts
+ * its index from 0; the receiver checks the tag (constant time) and refuses an index it has seen.
+ */
+export class SrtcpSender {
+  private readonly crypto: SrtpCrypto;
+  private index = 0;
+
+  constructor(masterKeySalt: Uint8Array) {
+    this.crypto = new SrtpCrypto(srtcpTagBytes, masterKeySalt, srtcpLabels);
+  }
+
+  /** The SRTCP packet of the compound RTCP packet `packet`. */
+  protect(packet: Buffer): Buffer {
+    if (packet.length < 8) throw new RangeError('not an RTCP packet');
+    const index = this.index;
+    this.index = (this.index + 1) & 0x7fffffff;
+    const out = Buffer.alloc(packet.length + 4 + srtcpTagBytes);
+    packet.copy(out);
+    this.crypto.transform(out, 8, packet.length, out.readUInt32BE(4), index >>> 16, index & 0xffff);
+    out.writeUInt32BE((0x80000000 | index) >>> 0, packet.length);
+    this.crypto.tag(out, packet.length + 4, null).copy(out, packet.length + 4);
+    return out;
+  }
+}
+
+export class SrtcpReceiver {
+  private readonly crypto: SrtpCrypto;
+  private readonly seen = new Set<number>();
+  private highest = -1;
+
+  constructor(masterKeySalt: Uint8Array) {
+    this.crypto = new SrtpCrypto(srtcpTagBytes, masterKeySalt, srtcpLabels);
+  }
+
+  /** The compound RTCP packet inside `packet`, or null when it fails authentication or replays. */
+  unprotect(packet: Buffer): Buffer | null {
+    const length = packet.length - 4 - srtcpTagBytes;
+    if (length < 8) return null;
+    const expected = this.crypto.tag(packet, length + 4, null);
+    if (!timingSafeEqual(expected, packet.subarray(length + 4))) return null;
+    const word = packet.readUInt32BE(length);
+    const index = word & 0x7fffffff;
+    if (this.seen.has(index) || index < this.highest - replayWindow) return null;
+    this.seen.add(index);
+    if (index > this.highest) this.highest = index;
+    for (const old of this.seen) if (old < this.highest - replayWindow) this.seen.delete(old);
+    const out = Buffer.from(packet.subarray(0, length));
+    if ((word & 0x80000000) !== 0)
+      this.crypto.transform(out, 8, length, out.readUInt32BE(4), index >>> 16, index & 0xffff);
+    return out;
+  }
 }

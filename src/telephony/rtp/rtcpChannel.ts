@@ -1,0 +1,197 @@
+import { createSocket, type Socket } from 'node:dgram';
+import type { Logger } from '../../logger.js';
+import type { ReceiveStats } from './receiveStats.js';
+import { buildRtcpReport, ntpMiddle, ntpTime, parseRtcpReports, type ReportBlock } from './rtcp.js';
+import type { SrtpKeying } from './sdes.js';
+import { SrtcpReceiver, SrtcpSender } from './srtp.js';
+
+/** What the session tells its RTCP about itself when a report is due. */
+export interface RtcpSource {
+  ssrc: number;
+  packetsSent: number;
+  octetsSent: number;
+  rtpTimestamp: number;
+  remoteSsrc: number | null;
+  receive: ReceiveStats;
+}
+
+/** What the far end's last report said about our stream. */
+export interface RemoteReport {
+  /** Share of our packets it lost in its last interval, 0–1. */
+  fractionLost: number;
+  cumulativeLost: number;
+  jitterMs: number;
+  /** From its LSR/DLSR against our last SR; null until it has echoed one. */
+  roundTripMs: number | null;
+}
+
+/** RFC 3550 §6.2's minimum interval; each report is sent 0.5–1.5 times it apart. */
+const defaultReportIntervalMs = 5_000;
+
+/**
+ * The RTCP of one RTP session, on the port above it: a report every ~5 s (SR while we send, with
+ * one block on the far end's stream), the far end's reports read for what it heard of us, both
+ * SRTCP when the session is SRTP. Reports are taken only from the far end's media address, and
+ * our reports go to where its RTCP comes from once it has sent any (symmetric RTCP).
+ */
+export class RtcpChannel {
+  private remote: { address: string; port: number } | null = null;
+  private latched = false;
+  private sender: SrtcpSender | null = null;
+  private receiver: SrtcpReceiver | null = null;
+  private keying: SrtpKeying | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private lastSrMiddle = 0;
+  private lastSrArrivedMs = 0;
+  private report: RemoteReport | null = null;
+  reportsSent = 0;
+  reportsReceived = 0;
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly ssrc: number,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {
+    socket.on('message', (message, remote) => this.onMessage(message, remote.address, remote.port));
+    socket.on('error', (error) => logger.debug({ err: error }, 'RTCP socket error'));
+  }
+
+  /** Binds `port`; null (and the call goes on without RTCP) when it is taken. */
+  static async open(
+    bindAddress: string,
+    port: number,
+    ssrc: number,
+    logger: Logger,
+    intervalMs = defaultReportIntervalMs,
+  ): Promise<RtcpChannel | null> {
+    const socket = createSocket({ type: bindAddress.includes(':') ? 'udp6' : 'udp4' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.bind({ port, address: bindAddress, exclusive: true }, () => {
+          socket.off('error', reject);
+          resolve();
+        });
+      });
+      return new RtcpChannel(socket, ssrc, logger, intervalMs);
+    } catch {
+      socket.close();
+      return null;
+    }
+  }
+
+  get remoteReport(): RemoteReport | null {
+    return this.report;
+  }
+
+  /** The far end's media (RTCP on the port above its RTP) and the stream's SRTP keys. */
+  setRemote(address: string, rtpPort: number, keying: SrtpKeying | null, source: () => RtcpSource): void {
+    if (!this.remote || this.remote.address !== address || !this.latched) {
+      this.remote = { address, port: rtpPort + 1 };
+      this.latched = false;
+    }
+    if (keying?.localKey !== this.keying?.localKey || keying?.remoteKey !== this.keying?.remoteKey) {
+      this.keying = keying;
+      this.sender = keying ? new SrtcpSender(keying.localKey) : null;
+      this.receiver = keying ? new SrtcpReceiver(keying.remoteKey) : null;
+    }
+    if (this.timer === null) this.schedule(source);
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.socket.close();
+  }
+
+  private schedule(source: () => RtcpSource): void {
+    const delayMs = this.intervalMs * (0.5 + Math.random());
+    this.timer = setTimeout(() => {
+      this.send(source());
+      this.schedule(source);
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private send(source: RtcpSource): void {
+    const remote = this.remote;
+    if (!remote) return;
+    const now = Date.now();
+    const ntp = ntpTime(now);
+    const block: ReportBlock | null =
+      source.remoteSsrc === null
+        ? null
+        : {
+            ssrc: source.remoteSsrc,
+            fractionLost: source.receive.takeFractionLost(),
+            cumulativeLost: source.receive.lost,
+            extendedHighestSeq: source.receive.extendedHighestSeq,
+            jitter: source.receive.jitterUnits,
+            lastSr: this.lastSrMiddle,
+            delaySinceLastSr:
+              this.lastSrMiddle === 0 ? 0 : Math.round(((now - this.lastSrArrivedMs) * 65536) / 1000),
+          };
+    const packet = buildRtcpReport({
+      ssrc: source.ssrc,
+      sender:
+        source.packetsSent > 0
+          ? {
+              ntpMsw: ntp.msw,
+              ntpLsw: ntp.lsw,
+              rtpTimestamp: source.rtpTimestamp,
+              packetCount: source.packetsSent,
+              octetCount: source.octetsSent,
+            }
+          : null,
+      block,
+      cname: `callwright-${source.ssrc.toString(16)}`,
+    });
+    const wire = this.sender ? this.sender.protect(packet) : packet;
+    this.socket.send(wire, remote.port, remote.address, (error) => {
+      if (!error) this.reportsSent++;
+    });
+  }
+
+  private onMessage(message: Buffer, address: string, port: number): void {
+    const remote = this.remote;
+    if (!remote || stripMapped(address) !== stripMapped(remote.address)) return;
+    const packet = this.receiver ? this.receiver.unprotect(message) : message;
+    if (packet === null) return;
+    const reports = parseRtcpReports(packet);
+    if (reports.length === 0) return;
+    this.reportsReceived++;
+    if (!this.latched) {
+      this.remote = { address, port };
+      this.latched = true;
+    }
+    const now = Date.now();
+    for (const report of reports) {
+      if (report.sender) {
+        this.lastSrMiddle = ntpMiddle({ msw: report.sender.ntpMsw, lsw: report.sender.ntpLsw });
+        this.lastSrArrivedMs = now;
+      }
+      for (const block of report.blocks) if (block.ssrc === this.ssrc) this.readBlock(block, now);
+    }
+  }
+
+  private readBlock(block: ReportBlock, nowMs: number): void {
+    let roundTripMs: number | null = null;
+    if (block.lastSr !== 0) {
+      const sinceSr = (ntpMiddle(ntpTime(nowMs)) - block.lastSr - block.delaySinceLastSr) >>> 0;
+      const ms = (sinceSr * 1000) / 65536;
+      roundTripMs = ms < 60_000 ? Math.round(ms * 10) / 10 : null;
+    }
+    this.report = {
+      fractionLost: Math.round((block.fractionLost / 256) * 1000) / 1000,
+      cumulativeLost: block.cumulativeLost,
+      jitterMs: Math.round((block.jitter / 8) * 10) / 10,
+      roundTripMs,
+    };
+    this.logger.debug({ report: this.report }, 'RTCP report from the far end');
+  }
+}
+
+function stripMapped(address: string): string {
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}
