@@ -91,6 +91,7 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'still_there_prompts',
     // Shown beside "Answered by" in the summary.
     'answering_machine',
+    'media',
   ]);
   const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
   const perTurn = listOfNumbers(metrics.response_latencies_ms);
@@ -134,6 +135,11 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
       'Turns ended by the recogniser',
       String(numberOrNull(metrics.turns_ended_by_recognizer) ?? 0),
       'the speech recogniser said the speech was over, so the agent waited its shortest end-of-turn silence',
+    ],
+    [
+      'Media',
+      mediaSummary(metrics.media),
+      'what the agent received, then what the far end’s RTCP said it received',
     ],
     [
       'Keys pressed (DTMF)',
@@ -195,4 +201,26 @@ export function costTable(cost: CallCost): Html {
 <tr><th scope="row" colspan="3">Total</th><td><strong>${usd(cost.total_usd)}</strong></td></tr>
 </tbody></table></div>
 <p class="muted">At this account's prices where it set them, otherwise the defaults of ${cost.prices_as_of} (Providers → Prices).</p>`;
+}
+
+/** The call's RTP in a line: encryption and codec, what we received, what the far end reported. */
+function mediaSummary(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '—';
+  const media = value as Record<string, unknown>;
+  const count = (name: string): string => String(numberOrNull(media[name]) ?? 0);
+  const parts = [
+    `${media.srtp === true ? 'SRTP' : 'RTP'}${typeof media.codec === 'string' ? ` ${media.codec}` : ''}`,
+    `received ${count('packets_received')} packets, ${count('packets_lost')} lost, jitter ${numberOrNull(media.jitter_ms) ?? 0} ms`,
+  ];
+  if (Number(media.packets_unauthenticated) > 0)
+    parts.push(`${count('packets_unauthenticated')} refused by SRTP`);
+  const report = media.remote_report as Record<string, unknown> | null | undefined;
+  if (report && typeof report === 'object') {
+    const lostPercent = Math.round((numberOrNull(report.fraction_lost) ?? 0) * 1000) / 10;
+    const roundTrip = numberOrNull(report.round_trip_ms);
+    parts.push(
+      `far end: ${lostPercent} % lost, jitter ${numberOrNull(report.jitter_ms) ?? 0} ms${roundTrip === null ? '' : `, round trip ${roundTrip} ms`}`,
+    );
+  } else parts.push('no RTCP report from the far end');
+  return parts.join(' · ');
 }

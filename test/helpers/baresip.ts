@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeWav } from '../../src/voice/providers/audio/wav.js';
 
 /**
  * baresip (the Debian package's softphone) as an auto-answering callee on loopback: it plays a
@@ -27,25 +28,7 @@ export interface RunningBaresip {
   stop(): Promise<void>;
 }
 
-export function wavBytes(samples: Int16Array, sampleRateHz = 8000): Buffer {
-  const data = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRateHz, 24);
-  header.writeUInt32LE(sampleRateHz * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
-
-/** The samples of a PCM WAV's data chunk (the chunks before it skipped). */
+/** The interleaved samples of a PCM WAV's data chunk (a stereo call recording: even = callee). */
 export function wavSamples(bytes: Buffer): Int16Array {
   let offset = 12;
   while (offset + 8 <= bytes.length) {
@@ -63,7 +46,7 @@ export function wavSamples(bytes: Buffer): Int16Array {
 
 export async function startBaresipCallee(options: BaresipCalleeOptions): Promise<RunningBaresip> {
   const directory = mkdtempSync(join(tmpdir(), 'callwright-baresip-'));
-  writeFileSync(join(directory, 'say.wav'), wavBytes(options.say));
+  writeFileSync(join(directory, 'say.wav'), encodeWav(options.say, 8000));
   writeFileSync(
     join(directory, 'config'),
     [

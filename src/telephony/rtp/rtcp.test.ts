@@ -1,37 +1,15 @@
-import { createSocket, type Socket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { MediaClock } from './mediaClock.js';
-import { PortAllocator } from './portAllocator.js';
+import { createSocket } from 'node:dgram';
+import { describe, expect, it } from 'vitest';
+import { rtpTestBench } from '../../../test/helpers/rtpBench.js';
 import { buildRtcpReport, ntpMiddle, ntpTime, parseRtcpReports } from './rtcp.js';
-import { RtpSession } from './rtpSession.js';
+import type { RtpSession } from './rtpSession.js';
 import { createCryptoLines } from './sdes.js';
 import { createAnswer, createOffer, parseAnswer } from './sdp.js';
 
-const logger = pino({ level: 'silent' });
-const clock = new MediaClock({ logger });
-const ports = new PortAllocator({ minPort: 45000, maxPort: 45998 });
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const opened: RtpSession[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-  for (const s of sockets.splice(0)) s.close();
-});
+const { openSession, closeLater, sleep } = rtpTestBench(45000);
 
 async function pair(srtp: boolean): Promise<[RtpSession, RtpSession]> {
-  const open = async () => {
-    const session = await RtpSession.open({
-      logger,
-      clock,
-      ports,
-      bindAddress: '127.0.0.1',
-      rtcpIntervalMs: 150,
-    });
-    opened.push(session);
-    return session;
-  };
-  const [a, b] = [await open(), await open()];
+  const [a, b] = [await openSession({ rtcpIntervalMs: 150 }), await openSession({ rtcpIntervalMs: 150 })];
   const lines = srtp ? createCryptoLines() : [];
   const answer = createAnswer(
     createOffer({
@@ -96,20 +74,13 @@ describe('RTCP (RFC 3550 §6)', () => {
 
   it('an SRTP session sends SRTCP: a plain RTCP reader finds no report in it', async () => {
     const listener = createSocket('udp4');
-    sockets.push(listener);
+    closeLater(listener);
     await new Promise<void>((resolve) => listener.bind(0, '127.0.0.1', resolve));
-    const session = await RtpSession.open({
-      logger,
-      clock,
-      ports,
-      bindAddress: '127.0.0.1',
-      rtcpIntervalMs: 100,
-    });
-    opened.push(session);
+    const session = await openSession({ rtcpIntervalMs: 100 });
     const key = Buffer.alloc(30, 7);
     const packets: Buffer[] = [];
     const rtcp = createSocket('udp4');
-    sockets.push(rtcp);
+    closeLater(rtcp);
     await new Promise<void>((resolve) => rtcp.bind(listener.address().port + 1, '127.0.0.1', resolve));
     rtcp.on('message', (m) => packets.push(m));
     session.start({

@@ -1,9 +1,10 @@
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import type { Logger } from '../../logger.js';
 import type { ReceiveStats } from './receiveStats.js';
 import { buildRtcpReport, ntpMiddle, ntpTime, parseRtcpReports, type ReportBlock } from './rtcp.js';
 import type { SrtpKeying } from './sdes.js';
 import { SrtcpReceiver, SrtcpSender } from './srtp.js';
+import { bindUdpSocket } from './udpBind.js';
 
 /** What the session tells its RTCP about itself when a report is due. */
 export interface RtcpSource {
@@ -65,18 +66,9 @@ export class RtcpChannel {
     logger: Logger,
     intervalMs = defaultReportIntervalMs,
   ): Promise<RtcpChannel | null> {
-    const socket = createSocket({ type: bindAddress.includes(':') ? 'udp6' : 'udp4' });
     try {
-      await new Promise<void>((resolve, reject) => {
-        socket.once('error', reject);
-        socket.bind({ port, address: bindAddress, exclusive: true }, () => {
-          socket.off('error', reject);
-          resolve();
-        });
-      });
-      return new RtcpChannel(socket, ssrc, logger, intervalMs);
+      return new RtcpChannel(await bindUdpSocket(bindAddress, port), ssrc, logger, intervalMs);
     } catch {
-      socket.close();
       return null;
     }
   }

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../logger.js';
 import { ConnectedSend } from './connectedSend.js';
@@ -18,6 +18,7 @@ import { canSendTo, type RemoteMedia } from './sdp.js';
 import { SendRing, type SendSlot } from './sendRing.js';
 import { srtpMaxTagBytes } from './srtp.js';
 import { SrtpStreams } from './srtpStreams.js';
+import { bindUdpSocket } from './udpBind.js';
 
 export type { PlaybackResult } from './outgoingAudio.js';
 
@@ -172,29 +173,23 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     const attempts = options.bindAttempts ?? 32;
     for (let attempt = 0; attempt < attempts; attempt++) {
       const port = options.ports.allocate();
-      const socket = createSocket({ type: bindAddress.includes(':') ? 'udp6' : 'udp4' });
+      let socket: Socket;
       try {
-        await new Promise<void>((resolve, reject) => {
-          socket.once('error', reject);
-          socket.bind({ port, address: bindAddress, exclusive: true }, () => {
-            socket.off('error', reject);
-            resolve();
-          });
-        });
-        const session = new RtpSession(options, socket, port);
-        session.rtcp = await RtcpChannel.open(
-          bindAddress,
-          port + 1,
-          session.ssrc,
-          options.logger,
-          options.rtcpIntervalMs,
-        );
-        return session;
+        socket = await bindUdpSocket(bindAddress, port);
       } catch (error) {
         options.ports.release(port);
-        socket.close();
         if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        continue;
       }
+      const session = new RtpSession(options, socket, port);
+      session.rtcp = await RtcpChannel.open(
+        bindAddress,
+        port + 1,
+        session.ssrc,
+        options.logger,
+        options.rtcpIntervalMs,
+      );
+      return session;
     }
     throw new MediaError('ports_exhausted', `no bindable RTP port after ${attempts} attempts`);
   }

@@ -1,33 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { createSocket } from 'node:dgram';
+import { describe, expect, it } from 'vitest';
+import { rtpTestBench } from '../../../test/helpers/rtpBench.js';
 import { decodeG711, encodeG711 } from './g711.js';
-import { MediaClock } from './mediaClock.js';
-import { PortAllocator } from './portAllocator.js';
 import { encodeRtpPacket } from './rtpPacket.js';
-import { RtpSession } from './rtpSession.js';
+import type { RtpSession } from './rtpSession.js';
 import { createCryptoLines } from './sdes.js';
 import { createAnswer, createOffer, parseAnswer } from './sdp.js';
 import { SrtpReceiver } from './srtp.js';
 
-const logger = pino({ level: 'silent' });
-const clock = new MediaClock({ logger });
-const ports = new PortAllocator({ minPort: 43000, maxPort: 43998 });
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-const opened: RtpSession[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-  for (const s of sockets.splice(0)) s.close();
-});
-
-async function openSession(): Promise<RtpSession> {
-  const session = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
-  opened.push(session);
-  return session;
-}
+const { openSession, closeLater, sleep } = rtpTestBench(43000);
 
 /** Two sessions keyed by an SDES offer/answer, and a socket that sees what goes to `b`. */
 async function securePair(): Promise<{ a: RtpSession; b: RtpSession }> {
@@ -67,7 +49,7 @@ describe('RtpSession over SRTP', () => {
 
   it('sends packets only the far end’s key opens, each 10 bytes longer than RTP', async () => {
     const listener = createSocket('udp4');
-    sockets.push(listener);
+    closeLater(listener);
     await new Promise<void>((resolve) => listener.bind(0, '127.0.0.1', resolve));
     const session = await openSession();
     const lines = createCryptoLines();
@@ -107,7 +89,7 @@ describe('RtpSession over SRTP', () => {
     const latched: number[] = [];
     b.on('latched', ({ port }) => latched.push(port));
     const attacker = createSocket('udp4');
-    sockets.push(attacker);
+    closeLater(attacker);
     await new Promise<void>((resolve) => attacker.bind(0, '127.0.0.1', resolve));
     for (let seq = 0; seq < 10; seq++) {
       const forged = encodeRtpPacket({
