@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { AppError } from '../domain/errors.js';
 import type { TrunkRecord } from '../domain/records.js';
 import {
@@ -89,6 +90,17 @@ export interface TrunkInput extends Omit<TrunkSettings, 'srtp'> {
   fromDomain?: string;
 }
 
+/** A trunk's public address is an IP literal: a name would be resolved by the carrier, not us. */
+function checkPublicAddress(value: string): string {
+  const address = value.trim().replace(/^\[|\]$/g, '');
+  if (isIP(address) === 0 || address === '0.0.0.0' || address === '::')
+    throw new AppError(
+      'validation_error',
+      'the public address must be an IP address (the one the carrier sees)',
+    );
+  return address;
+}
+
 function checkSrtpPolicy(value: string): SrtpPolicy {
   const policy = srtpPolicies.find((p) => p === value);
   if (!policy) throw new AppError('validation_error', 'srtp must be off, optional or required');
@@ -148,6 +160,7 @@ export async function addTrunk(
     ...(input.register ? { register: true } : {}),
     ...(input.outboundProxy === undefined ? {} : { outboundProxy: input.outboundProxy }),
     ...(input.srtp === undefined ? {} : { srtp: checkSrtpPolicy(input.srtp) }),
+    ...(input.publicAddress === undefined ? {} : { publicAddress: checkPublicAddress(input.publicAddress) }),
   };
   if (settings.register && input.username === undefined)
     throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
@@ -206,6 +219,7 @@ export function describeTrunk(trunk: TrunkRecord) {
     privacy: trunk.settings.privacy === true,
     register: trunk.settings.register === true,
     srtp: trunkSrtpOf(trunk),
+    public_address: trunk.settings.publicAddress ?? null,
     registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };

@@ -38,6 +38,8 @@ export interface CallRoute {
   latching: 'sdp-address' | 'any';
   /** Whether the call's media is SRTP: the trunk's policy (the in-process sandbox: off). */
   srtp: SrtpPolicy;
+  /** The address the call's SDP advertises, when the trunk has its own (else the service's). */
+  mediaPublicAddress: string | null;
 }
 
 /**
@@ -75,7 +77,13 @@ export async function inviteForCall(
         },
       ],
     };
-    return { inviteOptions: invite, trunkId: null, latching: 'sdp-address', srtp: 'off' };
+    return {
+      inviteOptions: invite,
+      trunkId: null,
+      latching: 'sdp-address',
+      srtp: 'off',
+      mediaPublicAddress: null,
+    };
   }
   const trunk = await store.trunks.get(call.accountId, number.route);
   if (!trunk)
@@ -111,6 +119,7 @@ export async function inviteForCall(
     ringTimeoutMs: options.ringTimeoutMs,
     destination: firstHop!,
     ...(otherHops.length > 0 ? { alternateDestinations: otherHops } : {}),
+    ...(trunk.settings.publicAddress ? { advertisedHost: trunk.settings.publicAddress } : {}),
     ...(trunk.settings.outboundProxy ? { outboundProxy: firstHop! } : {}),
     allowsRemoteAddress: (remote) => isAllowedAddress(remote, allowPrivate),
     ...identityHeaders(trunk, `${scheme}:${call.fromNumber}@${fromDomain}`),
@@ -128,6 +137,7 @@ export async function inviteForCall(
     trunkId: trunk.id,
     latching: trunk.settings.symmetricRtp ? 'any' : 'sdp-address',
     srtp: trunkSrtpOf(trunk),
+    mediaPublicAddress: trunk.settings.publicAddress ?? null,
   };
 }
 

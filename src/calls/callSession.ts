@@ -279,7 +279,7 @@ export class CallSession {
       clock: context.clock,
       ports: context.ports,
       bindAddress: context.mediaBindAddress,
-      publicAddress: context.mediaPublicAddress,
+      publicAddress: invite.mediaPublicAddress ?? context.mediaPublicAddress,
       latching: invite.latching,
     });
     this.rtp = rtp;
@@ -288,7 +288,7 @@ export class CallSession {
     const sipCallId = randomBytes(16).toString('hex');
     await retryBriefly(() => context.store.calls.setSipCallId(call.id, sipCallId));
     if (this.localEnding) return this.localEnding;
-    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, invite, this.log);
+    const media = new MediaRenegotiation(rtp, rtp.publicAddress, invite, this.log);
     const outgoing = context.ua.invite({
       ...invite.inviteOptions,
       callId: sipCallId,

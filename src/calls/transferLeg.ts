@@ -76,16 +76,16 @@ export class TransferLeg {
    */
   static async dial(
     context: TransferLegContext,
-    route: MediaRoute & { inviteOptions: Omit<InviteOptions, 'sdpOffer'> },
+    route: MediaRoute & { inviteOptions: Omit<InviteOptions, 'sdpOffer'>; mediaPublicAddress: string | null },
   ): Promise<TransferLeg> {
     const rtp = await RtpSession.open({
       logger: context.logger,
       clock: context.clock,
       ports: context.ports,
       bindAddress: context.mediaBindAddress,
-      publicAddress: context.mediaPublicAddress,
+      publicAddress: route.mediaPublicAddress ?? context.mediaPublicAddress,
     });
-    const media = new MediaRenegotiation(rtp, context.mediaPublicAddress, route, context.logger);
+    const media = new MediaRenegotiation(rtp, rtp.publicAddress, route, context.logger);
     const outgoing = context.ua.invite({
       ...route.inviteOptions,
       callId: randomBytes(16).toString('hex'),

@@ -265,6 +265,7 @@ const trunks: Record<string, Verb> = {
       register: { type: 'boolean' },
       'outbound-proxy': { type: 'string' },
       srtp: { type: 'string' },
+      'public-address': { type: 'string' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -292,6 +293,7 @@ const trunks: Record<string, Verb> = {
         ...(values.register === true ? { register: true } : {}),
         ...(typeof values['outbound-proxy'] === 'string' ? { outboundProxy: values['outbound-proxy'] } : {}),
         ...(typeof values.srtp === 'string' ? { srtp: values.srtp } : {}),
+        ...(typeof values['public-address'] === 'string' ? { publicAddress: values['public-address'] } : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

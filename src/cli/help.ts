@@ -102,9 +102,9 @@ export const commandHelp: Record<string, GroupHelp> = {
     verbs: {
       add: {
         synopsis:
-          '--name N --uri sip:HOST[:PORT][;transport=udp|tcp|tls] (or sips:HOST) [--username U --password P] [--from-domain D] [--tls-ca CA.pem] [--tls-insecure] [--symmetric-rtp] [--asserted-identity] [--privacy] [--register] [--outbound-proxy sip:PROXY[:PORT][;transport=…]] [--srtp off|optional|required]',
+          '--name N --uri sip:HOST[:PORT][;transport=udp|tcp|tls] (or sips:HOST) [--username U --password P] [--from-domain D] [--tls-ca CA.pem] [--tls-insecure] [--symmetric-rtp] [--asserted-identity] [--privacy] [--register] [--outbound-proxy sip:PROXY[:PORT][;transport=…]] [--srtp off|optional|required] [--public-address IP]',
         summary:
-          'add a trunk; its password is sealed and never shown again; sips: or transport=tls is TLS, checked against public CAs or --tls-ca; --symmetric-rtp answers RTP wherever it comes from (far end behind NAT); --asserted-identity sends P-Asserted-Identity, --privacy Privacy: id; --register keeps the trunk registered (trunks list shows the state); --outbound-proxy sends every request through that proxy; --srtp encrypts media (default: required on a TLS trunk, off otherwise)',
+          'add a trunk; its password is sealed and never shown again; sips: or transport=tls is TLS, checked against public CAs or --tls-ca; --symmetric-rtp answers RTP wherever it comes from (far end behind NAT); --asserted-identity sends P-Asserted-Identity, --privacy Privacy: id; --register keeps the trunk registered (trunks list shows the state); --outbound-proxy sends every request through that proxy; --srtp encrypts media (default: required on a TLS trunk, off otherwise); --public-address is the address this trunk’s calls advertise (a NAT toward this carrier only)',
         example: 'callwright trunks add --name carrier --uri sip:sip.example.net --username u --password p',
       },
       list: { synopsis: '', summary: 'list the trunks' },

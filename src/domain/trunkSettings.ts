@@ -37,6 +37,12 @@ export interface TrunkSettings {
    * only private when the signalling is), off otherwise.
    */
   srtp?: SrtpPolicy;
+  /**
+   * The address this trunk's calls advertise for callwright — in Via, Contact and the SDP — when
+   * the carrier reaches callwright through a NAT the other trunks do not (an IP address; default
+   * CALLWRIGHT_PUBLIC_IP for SIP and media).
+   */
+  publicAddress?: string;
 }
 
 /** A trunk URI taken apart: `sip:` or `sips:`, host (IPv6 in brackets), port and transport. */
@@ -138,5 +144,6 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(record.register === true ? { register: true } : {}),
     ...(typeof record.outboundProxy === 'string' ? { outboundProxy: record.outboundProxy } : {}),
     ...(srtpPolicies.includes(record.srtp as SrtpPolicy) ? { srtp: record.srtp as SrtpPolicy } : {}),
+    ...(typeof record.publicAddress === 'string' ? { publicAddress: record.publicAddress } : {}),
   };
 }

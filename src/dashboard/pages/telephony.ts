@@ -97,6 +97,7 @@ ${
     <label for="trunk-password">Password <span class="hint">write-only: never shown again</span><input id="trunk-password" name="password" type="password" autocomplete="new-password"></label>
     <label for="trunk-domain">From domain <span class="hint">optional</span><input id="trunk-domain" name="from_domain" type="text"></label>
     <label for="trunk-proxy">Outbound proxy <span class="hint">optional SIP URI every request goes through</span><input id="trunk-proxy" name="outbound_proxy" type="text"></label>
+    <label for="trunk-public-address">Public address <span class="hint">optional IP this carrier reaches callwright at (NAT)</span><input id="trunk-public-address" name="public_address" type="text"></label>
   </div>
   <div class="row">
     <label for="trunk-tls-ca">TLS CA <span class="hint">optional PEM, for a PBX whose certificate no public CA signed</span><textarea id="trunk-tls-ca" name="tls_ca" rows="3"></textarea></label>
@@ -176,6 +177,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
     const fromDomain = optional('from_domain');
     const tlsCaPem = optional('tls_ca');
     const outboundProxy = optional('outbound_proxy');
+    const publicAddress = optional('public_address');
     await addTrunk(
       options.store,
       secretBox,
@@ -188,6 +190,7 @@ export function registerTelephonyPages(app: FastifyInstance, options: DashboardO
         ...(fromDomain !== undefined ? { fromDomain } : {}),
         ...(tlsCaPem !== undefined ? { tlsCaPem } : {}),
         ...(outboundProxy !== undefined ? { outboundProxy } : {}),
+        ...(publicAddress !== undefined ? { publicAddress } : {}),
         ...(field(form, 'tls_insecure') === 'on' ? { tlsVerify: false } : {}),
         ...(field(form, 'symmetric_rtp') === 'on' ? { symmetricRtp: true } : {}),
         ...(field(form, 'asserted_identity') === 'on' ? { assertedIdentity: true } : {}),

@@ -31,6 +31,11 @@ export interface InviteOptions {
    * one answers 503 or 408, cannot be reached, or says nothing for `failoverAfterMs`.
    */
   readonly alternateDestinations?: readonly NetworkTarget[];
+  /**
+   * The address to advertise in Via and Contact for this call instead of the user agent's (a trunk
+   * reached through its own NAT); an IP address.
+   */
+  readonly advertisedHost?: string;
   /** How long a server may stay silent before the next is tried (when there is one). Default 4 s. */
   readonly failoverAfterMs?: number;
   /**

@@ -70,11 +70,13 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.services = services;
     this.options = options;
     this.timers = services.clock.group();
-    const first = options.outboundProxy ?? options.destination ?? uriTarget(requestUri);
-    this.attempts = new InviteAttempts(options, first);
+    this.attempts = new InviteAttempts(
+      options,
+      options.outboundProxy ?? options.destination ?? uriTarget(requestUri),
+    );
     this.localSdp = options.sdpOffer;
     this.refresher = new DialogRefresher({
-      services,
+      services: this.services,
       timers: this.timers,
       dialog: () =>
         this.dialog === null ? null : { dialog: this.dialog, target: this.dialogTarget(this.dialog) },
@@ -160,19 +162,20 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.invite = invite;
     this.provisionalReceived = false;
     this.log.debug({ callId: this.callId, cseq: this.attempts.seq }, 'SIP INVITE sent');
+    const noAnswer = (): void => {
+      if (this.transaction !== transaction || this.retryElsewhere(null)) return;
+      this.fail({
+        cause: 'transport_timeout',
+        status: null,
+        reason: 'no response to INVITE',
+        timedOut: true,
+      });
+    };
     const transaction = this.services.layer.sendRequest(invite, this.target, {
       onResponse: (response) => {
         if (this.transaction === transaction) this.receiveInviteResponse(response);
       },
-      onTimeout: () => {
-        if (this.transaction !== transaction || this.retryElsewhere(null)) return;
-        this.fail({
-          cause: 'transport_timeout',
-          status: null,
-          reason: 'no response to INVITE',
-          timedOut: true,
-        });
-      },
+      onTimeout: noAnswer,
       onTransportError: (error) => {
         if (this.transaction !== transaction || this.retryElsewhere(null)) return;
         this.fail({ cause: 'transport_error', status: null, reason: error.message, timedOut: false });
@@ -180,16 +183,10 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     }) as InviteClientTransaction;
     this.transaction = transaction;
     // A server that says nothing at all is skipped after a while when the trunk has another.
-    if (this.attempts.hasNextServer && !this.provisionalReceived) {
+    if (this.attempts.hasNextServer) {
       this.timers.start('failover', this.options.failoverAfterMs ?? defaultFailoverAfterMs, () => {
         transaction.terminate();
-        if (!this.retryElsewhere(null))
-          this.fail({
-            cause: 'transport_timeout',
-            status: null,
-            reason: 'no response to INVITE',
-            timedOut: true,
-          });
+        noAnswer();
       });
     }
   }
@@ -270,17 +267,14 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
    * server after a 503, a 408 or no answer (`null`); false when there is nowhere else to try.
    */
   private retryElsewhere(response: ParsedSipResponse | null): boolean {
-    if (this.cancelCause !== null || (this.currentState !== 'calling' && this.currentState !== 'ringing'))
-      return false;
-    if (response === null && this.provisionalReceived) return false;
-    const from = this.attempts.target.host;
-    const next = this.attempts.retarget(response);
+    const pending =
+      this.cancelCause === null && (this.currentState === 'calling' || this.currentState === 'ringing');
+    const next =
+      pending && !(response === null && this.provisionalReceived) ? this.attempts.retarget(response) : null;
     if (next === null) return false;
     this.timers.stop('failover');
-    this.log.info(
-      { callId: this.callId, status: response?.status ?? null, movedHost: next.target.host !== from },
-      'SIP INVITE retried elsewhere',
-    );
+    const status = response?.status ?? null;
+    this.log.info({ callId: this.callId, status, host: next.target.host }, 'SIP INVITE retried elsewhere');
     this.sendInvite();
     return true;
   }

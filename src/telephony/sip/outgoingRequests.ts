@@ -101,3 +101,13 @@ export function releaseFork(
     onTransportError: () => {},
   });
 }
+
+/** The call's services with Via and Contact naming `advertisedHost` (a trunk's own public address). */
+export function servicesAdvertising(
+  services: CallServices,
+  advertisedHost: string | undefined,
+): CallServices {
+  if (advertisedHost === undefined) return services;
+  const host = advertisedHost.includes(':') ? `[${advertisedHost}]` : advertisedHost;
+  return { ...services, local: { ...services.local, host } };
+}

@@ -11,6 +11,7 @@ import { IncomingCall } from './incomingCall.js';
 import type { CallServices, DialogOwner } from './inDialog.js';
 import { headerValues, type ParsedSipRequest, type ParsedSipResponse } from './message.js';
 import { OutgoingCall } from './outgoingCall.js';
+import { servicesAdvertising } from './outgoingRequests.js';
 import { type RegistrationOptions, SipRegistration } from './registration.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import type { StreamTransportOptions } from './streamTransport.js';
@@ -123,7 +124,7 @@ export class SipUserAgent implements TransactionUser {
   /** Places a call. Throws a TypeError for a malformed URI or a forbidden extra header. */
   invite(options: InviteOptions): OutgoingCall {
     if (this.closed) throw new Error('SIP user agent is closed');
-    const call = new OutgoingCall(this.services, options);
+    const call = new OutgoingCall(servicesAdvertising(this.services, options.advertisedHost), options);
     this.outgoingCalls.add(call);
     void call.outcome.then(() => this.outgoingCalls.delete(call));
     call.start();
