@@ -31,7 +31,9 @@ async function startServer(
     const request = parsed.message;
     if (request.method === 'ACK') return;
     const isInvite = request.method === 'INVITE';
-    if (isInvite)
+    // Retransmissions (T1 is 10 ms here) are answered again but counted once.
+    const seen = invites.some((i) => i.callId === request.callId && i.cseq === request.cseq.seq);
+    if (isInvite && !seen)
       invites.push({ requestUri: request.requestUri, cseq: request.cseq.seq, callId: request.callId });
     const answer = isInvite ? reply(invites.length, port) : { status: 200 };
     if (answer === 'silent') return;
