@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeWav } from '../../src/voice/providers/audio/wav.js';
+import { wavSamples } from './recordings.js';
 
 /**
  * baresip (the Debian package's softphone) as an auto-answering callee on loopback: it plays a
@@ -26,22 +27,6 @@ export interface RunningBaresip {
   heard(): Int16Array;
   output(): string;
   stop(): Promise<void>;
-}
-
-/** The interleaved samples of a PCM WAV's data chunk (a stereo call recording: even = callee). */
-export function wavSamples(bytes: Buffer): Int16Array {
-  let offset = 12;
-  while (offset + 8 <= bytes.length) {
-    const id = bytes.toString('ascii', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
-    if (id === 'data') {
-      const end = Math.min(bytes.length, offset + 8 + size);
-      const copy = Buffer.from(bytes.subarray(offset + 8, end - ((end - offset - 8) % 2)));
-      return new Int16Array(copy.buffer, copy.byteOffset, copy.length / 2);
-    }
-    offset += 8 + size + (size % 2);
-  }
-  return new Int16Array(0);
 }
 
 export async function startBaresipCallee(options: BaresipCalleeOptions): Promise<RunningBaresip> {

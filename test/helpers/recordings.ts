@@ -1,0 +1,36 @@
+/** The interleaved samples of a PCM WAV's data chunk (a stereo call recording: even = callee). */
+export function wavSamples(bytes: Buffer): Int16Array {
+  let offset = 12;
+  while (offset + 8 <= bytes.length) {
+    const id = bytes.toString('ascii', offset, offset + 4);
+    const size = bytes.readUInt32LE(offset + 4);
+    if (id === 'data') {
+      const end = Math.min(bytes.length, offset + 8 + size);
+      const copy = Buffer.from(bytes.subarray(offset + 8, end - ((end - offset - 8) % 2)));
+      return new Int16Array(copy.buffer, copy.byteOffset, copy.length / 2);
+    }
+    offset += 8 + size + (size % 2);
+  }
+  return new Int16Array(0);
+}
+
+/** A stereo call recording's callee channel (left; the agent is right). */
+export function calleeChannel(wav: Buffer): Int16Array {
+  return wavSamples(wav).filter((_, i) => i % 2 === 0);
+}
+
+/** A stereo call recording's agent channel (right). */
+export function agentChannel(wav: Buffer): Int16Array {
+  return wavSamples(wav).filter((_, i) => i % 2 === 1);
+}
+
+/** How many 20 ms frames (8 kHz) are louder than line noise (speech or tone). */
+export function loudFrames(samples: Int16Array): number {
+  let frames = 0;
+  for (let at = 0; at + 160 <= samples.length; at += 160) {
+    let energy = 0;
+    for (let i = at; i < at + 160; i++) energy += samples[i]! ** 2;
+    if (energy / 160 > 300 ** 2) frames++;
+  }
+  return frames;
+}
