@@ -8,7 +8,7 @@ import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
 import { type InviteOptions, type NetworkTarget, parseSipUri } from '../telephony/sip/index.js';
-import { type SrvLookup, trunkServers } from './trunkServers.js';
+import { type TrunkDns, trunkServers } from './trunkServers.js';
 
 /** Where sandbox calls go: the in-process sandbox carrier's SIP address. */
 export interface SandboxAddress {
@@ -26,8 +26,8 @@ export interface CallRouteOptions {
   sipBindAddress?: string;
   /** The resolver of trunk names (the system's by default; injectable for tests). */
   lookup?: HostnameLookup;
-  /** The SRV resolver of trunk domains (the system's by default). */
-  lookupSrv?: SrvLookup;
+  /** The NAPTR and SRV resolver of trunk domains (the system's by default). */
+  dns?: TrunkDns;
 }
 
 export interface CallRoute {
@@ -102,7 +102,7 @@ export async function inviteForCall(
       checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
       return vetted.address;
     },
-    ...(options.lookupSrv ? { lookupSrv: options.lookupSrv } : {}),
+    ...(options.dns ? { dns: options.dns } : {}),
   });
   if (servers.length === 0)
     throw new AppError(

@@ -19,7 +19,7 @@ import { testCertificates } from '../helpers/testCertificates.js';
 
 const secretBox = new SecretBox(randomBytes(32));
 /** These names have no SRV records: their own address is used (SRV is tested in trunkSrv.test.ts). */
-const noSrv = async () => [];
+const noSrv = { resolveNaptr: async () => [], resolveSrv: async () => [] };
 const internalUris = [
   'sip:169.254.169.254',
   'sip:169.254.169.254:80',
@@ -162,7 +162,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       });
       expect(lookups).toEqual(['pbx.example.com']);
       expect(route.inviteOptions.requestUri).toBe('sip:+14155550123@pbx.example.com:5070');
@@ -186,7 +186,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       });
       answers = ['93.184.215.14', '169.254.169.254'];
       const refused = inviteForCall(store, call, {
@@ -195,7 +195,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       });
       await expect(refused).rejects.toThrow(
         'trunk URI host pbx.example.com resolves to a link-local address (169.254.169.254); set CALLWRIGHT_TRUNK_ALLOW_PRIVATE=true to allow it',
@@ -208,7 +208,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: true,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       });
       expect(allowed.inviteOptions.destination).toEqual({
         host: '10.20.30.40',
@@ -225,7 +225,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       };
       const tls = await inviteForCall(store, await callThrough('sips:pbx.example.com'), options);
       expect(tls.inviteOptions.requestUri).toBe('sips:+14155550123@pbx.example.com');
@@ -251,7 +251,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       };
       const call = await callThrough('sip:carrier.example.com', {
         outboundProxy: 'sip:proxy.example.com:5080;transport=tcp',
@@ -271,7 +271,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       };
       answers = ['2606:4700::1111'];
       const call = await callThrough('sip:pbx.example.com');
@@ -296,7 +296,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       };
       const plain = await inviteForCall(store, await callThrough('sip:pbx.example.com'), options);
       expect(plain.latching).toBe('sdp-address');
@@ -323,7 +323,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
           ringTimeoutMs: 5_000,
           trunkAllowPrivate: false,
           lookup,
-          lookupSrv: noSrv,
+          dns: noSrv,
         }),
       ).rejects.toThrow(/link-local address \(169\.254\.169\.254\)/);
       expect(lookups).toEqual([]);
@@ -344,7 +344,7 @@ describe.each(storeKinds)('trunk addresses on %s', (kind) => {
         ringTimeoutMs: 5_000,
         trunkAllowPrivate: false,
         lookup,
-        lookupSrv: noSrv,
+        dns: noSrv,
       });
       expect(route.trunkId).toBeNull();
       expect(route.inviteOptions.destination).toEqual({ host: '127.0.0.1', port: 5099 });

@@ -29,6 +29,30 @@ beforeAll(async () => {
       ],
       '_sips._tcp.carrier.test': [{ priority: 10, weight: 1, port: 5071, target: 'tls.carrier.test' }],
       '_sip._udp.closed.test': [{ priority: 0, weight: 0, port: 0, target: '.' }],
+      '_sip._udp.pool.naptr.test': [{ priority: 1, weight: 1, port: 5111, target: 'edge.naptr.test' }],
+      '_sip._udp.naptr.test': [{ priority: 1, weight: 1, port: 5999, target: 'default.naptr.test' }],
+      '_sips._tcp.secure.naptr.test': [{ priority: 1, weight: 1, port: 5161, target: 'edge.naptr.test' }],
+    },
+    naptr: {
+      // A transport the trunk did not choose comes first by order: it must not be followed.
+      'naptr.test': [
+        {
+          order: 10,
+          preference: 10,
+          flags: 's',
+          services: 'SIPS+D2T',
+          regexp: '',
+          replacement: 'secure.naptr.test',
+        },
+        {
+          order: 20,
+          preference: 10,
+          flags: 'S',
+          services: 'SIP+D2U',
+          regexp: '',
+          replacement: '_sip._udp.pool.naptr.test',
+        },
+      ],
     },
     a: {
       'sbc1.carrier.test': ['93.184.215.10'],
@@ -38,6 +62,9 @@ beforeAll(async () => {
       'carrier.test': ['93.184.215.99'],
       'plain.test': ['93.184.215.40'],
       'closed.test': ['93.184.215.50'],
+      'edge.naptr.test': ['93.184.215.60'],
+      'default.naptr.test': ['93.184.215.61'],
+      'naptr.test': ['93.184.215.62'],
     },
   });
   handle = await openTestStore('sqlite');
@@ -74,7 +101,7 @@ async function routeFor(uri: string) {
     ringTimeoutMs: 5_000,
     trunkAllowPrivate: false,
     lookup: dns.lookup,
-    lookupSrv: dns.lookupSrv,
+    dns: dns.dns,
   });
 }
 
@@ -113,6 +140,14 @@ describe('trunk servers from DNS SRV', () => {
       transport: 'udp',
     });
     expect(dns.queries.slice(before).some((q) => q.startsWith('SRV'))).toBe(false);
+  });
+
+  it('follows the NAPTR record of the trunk’s own transport to its SRV name, never another transport', async () => {
+    const route = await routeFor('sip:naptr.test');
+    expect(route.inviteOptions.destination).toEqual({ host: '93.184.215.60', port: 5111, transport: 'udp' });
+    expect(dns.queries).toContain('NAPTR naptr.test');
+    expect(dns.queries).toContain('SRV _sip._udp.pool.naptr.test');
+    expect(dns.queries).not.toContain('SRV secure.naptr.test');
   });
 
   it('a domain whose SRV says "." offers no SIP: the call fails instead of guessing', async () => {

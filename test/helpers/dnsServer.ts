@@ -3,14 +3,25 @@ import { Resolver } from 'node:dns/promises';
 import * as dnsPacket from 'dns-packet';
 import type { HostnameLookup } from '../../src/net/hostGuard.js';
 
-/** What the test DNS server holds: SRV and A records by name. */
+/** What the test DNS server holds: NAPTR, SRV and A records by name. */
 export interface DnsZone {
+  naptr?: Record<
+    string,
+    {
+      order: number;
+      preference: number;
+      flags: string;
+      services: string;
+      regexp: string;
+      replacement: string;
+    }[]
+  >;
   srv?: Record<string, { priority: number; weight: number; port: number; target: string }[]>;
   a?: Record<string, string[]>;
 }
 
 /**
- * A DNS server on 127.0.0.1 (UDP, a random port) answering SRV and A queries from `zone`, with
+ * A DNS server on 127.0.0.1 (UDP, a random port) answering NAPTR, SRV and A queries from `zone`, with
  * NOERROR and no answers for a known name of another type and NXDOMAIN for anything else; and a
  * Node resolver pointed at it, so the code under test does real DNS over the wire.
  */
@@ -27,6 +38,7 @@ export async function startDnsServer(zone: DnsZone) {
     const question = query.questions?.[0];
     if (!question) return;
     queries.push(`${question.type} ${question.name}`);
+    const naptr = zone.naptr?.[question.name];
     const srv = zone.srv?.[question.name];
     const a = zone.a?.[question.name];
     const answers: dnsPacket.Answer[] = [];
@@ -34,7 +46,9 @@ export async function startDnsServer(zone: DnsZone) {
       for (const record of srv) answers.push({ type: 'SRV', name: question.name, ttl: 60, data: record });
     if (question.type === 'A' && a)
       for (const address of a) answers.push({ type: 'A', name: question.name, ttl: 60, data: address });
-    const known = srv !== undefined || a !== undefined;
+    if (question.type === 'NAPTR' && naptr)
+      for (const record of naptr) answers.push({ type: 'NAPTR', name: question.name, ttl: 60, data: record });
+    const known = naptr !== undefined || srv !== undefined || a !== undefined;
     const response = dnsPacket.encode({
       type: 'response',
       id: query.id ?? 0,
@@ -56,7 +70,11 @@ export async function startDnsServer(zone: DnsZone) {
     (await resolver.resolve4(name)).map((address) => ({ address, family: 4 }));
   return {
     queries,
-    lookupSrv: (name: string) => resolver.resolveSrv(name),
+    /** NAPTR and SRV lookups through this server, as the call route takes them. */
+    dns: {
+      resolveNaptr: (name: string) => resolver.resolveNaptr(name),
+      resolveSrv: (name: string) => resolver.resolveSrv(name),
+    },
     lookup,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
