@@ -29,8 +29,64 @@ const { values } = parseArgs({
     echo: { type: 'string', default: 'sipp' },
     'media-port': { type: 'string', default: '36000' },
     'srtp-share': { type: 'string', default: '0' },
+    processes: { type: 'string', default: '1' },
+    'rtp-ports': { type: 'string', default: '20000-29998' },
   },
 });
+const processes = Number(values.processes);
+if (processes > 1) {
+  // As the scale-out path runs it: N worker processes, each with calls/N sessions and its own
+  // echo peer, started together; the figures are summed (CPU) or the worst taken (lateness).
+  const runs = await Promise.all(
+    Array.from({ length: processes }, (_, i) => {
+      const args = [
+        new URL(import.meta.url).pathname,
+        ...['--calls', String(Math.round(Number(values.calls) / processes)), '--seconds', values.seconds],
+        ...['--warmup', values.warmup, '--echo', values.echo, '--srtp-share', values['srtp-share']],
+        ...['--media-port', String(Number(values['media-port']) + i * 10)],
+        ...['--rtp-ports', `${20000 + i * 4000}-${20000 + i * 4000 + 3998}`],
+      ];
+      return new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk) => {
+          out += chunk;
+        });
+        child.on('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`run ${i} exited ${code}`)),
+        );
+      });
+    }),
+  );
+  const sum = (pick) => runs.reduce((total, run) => total + pick(run), 0);
+  const worst = (pick) => Math.max(...runs.map(pick));
+  console.log(
+    JSON.stringify(
+      {
+        calls: sum((r) => r.calls),
+        processes,
+        packetsSent: sum((r) => r.packetsSent),
+        packetsReceived: sum((r) => r.packetsReceived),
+        lost: sum((r) => r.lost),
+        srtpSessions: sum((r) => r.srtpSessions),
+        srtpUnauthenticated: sum((r) => r.srtpUnauthenticated),
+        skippedTicks: sum((r) => r.clockLatenessMs.skippedTicks),
+        clockLatenessMs: {
+          p50: worst((r) => r.clockLatenessMs.p50),
+          p99: worst((r) => r.clockLatenessMs.p99),
+          max: worst((r) => r.clockLatenessMs.max),
+        },
+        cpu: {
+          processCores: Number(sum((r) => r.cpu.processCores).toFixed(3)),
+          echoPeerCores: Number(sum((r) => r.cpu.echoPeerCores).toFixed(3)),
+        },
+      },
+      null,
+      2,
+    ),
+  );
+  process.exit(0);
+}
 const calls = Number(values.calls);
 const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
@@ -118,7 +174,8 @@ try {
   if (echo.exitCode !== null) throw new Error(`echo peer (${values.echo}) exited early: ${echo.exitCode}`);
   prepareG711();
   const clock = new MediaClock({ logger });
-  const ports = new PortAllocator({ minPort: 20000, maxPort: 29998 });
+  const [minPort, maxPort] = values['rtp-ports'].split('-').map(Number);
+  const ports = new PortAllocator({ minPort, maxPort });
   const remote = {
     address: '127.0.0.1',
     port: mediaPort,
