@@ -9,6 +9,7 @@ import {
   srtpPolicies,
   type TrunkSettings,
   type TrunkTransport,
+  type TrunkUri,
   trunkPort,
   trunkSrtpPolicy,
 } from '../domain/trunkSettings.js';
@@ -29,6 +30,15 @@ export function trunkAddress(uri: string): { host: string; port: number; transpo
   try {
     const parsed = parseTrunkUri(uri);
     return { host: parsed.host, port: trunkPort(parsed), transport: parsed.transport };
+  } catch {
+    return null;
+  }
+}
+
+/** A trunk URI taken apart, or null when it cannot be honoured (a row stored before a check). */
+export function parsedTrunkUri(uri: string): TrunkUri | null {
+  try {
+    return parseTrunkUri(uri);
   } catch {
     return null;
   }

@@ -1,8 +1,15 @@
 import { isIP } from 'node:net';
-import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri, trunkSrtpOf } from '../admin/trunks.js';
+import {
+  parsedTrunkUri,
+  trunkAddress,
+  trunkHostGuard,
+  trunkNaming,
+  trunkNextHopUri,
+  trunkSrtpOf,
+} from '../admin/trunks.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord, TrunkRecord } from '../domain/records.js';
-import { parseTrunkUri, type SrtpPolicy, type TrunkUri } from '../domain/trunkSettings.js';
+import type { SrtpPolicy } from '../domain/trunkSettings.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
@@ -139,14 +146,6 @@ export async function inviteForCall(
     srtp: trunkSrtpOf(trunk),
     mediaPublicAddress: trunk.settings.publicAddress ?? null,
   };
-}
-
-function parsedTrunkUri(uri: string): TrunkUri | null {
-  try {
-    return parseTrunkUri(uri);
-  } catch {
-    return null;
-  }
 }
 
 /**

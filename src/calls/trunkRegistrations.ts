@@ -1,11 +1,17 @@
-import { trunkAddress, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
+import { parsedTrunkUri, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
 import type { TrunkRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import { type HostnameLookup, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import type { RegistrationState, SipRegistration, SipUserAgent } from '../telephony/sip/index.js';
+import type {
+  NetworkTarget,
+  RegistrationState,
+  SipRegistration,
+  SipUserAgent,
+} from '../telephony/sip/index.js';
 import { trunkTarget } from './callRoute.js';
+import { type TrunkDns, trunkServers } from './trunkServers.js';
 
 export interface TrunkRegistrationsOptions {
   store: Store;
@@ -16,6 +22,8 @@ export interface TrunkRegistrationsOptions {
   /** How often the list of registering trunks is read again. Default 30 s. */
   syncIntervalMs?: number;
   lookup?: HostnameLookup;
+  /** NAPTR and SRV of trunk domains (the system's resolver by default). */
+  dns?: TrunkDns;
 }
 
 /** What a registration depends on: a change (new URI, password, transport) starts it afresh. */
@@ -89,16 +97,24 @@ export class TrunkRegistrations {
 
   private async begin(trunk: TrunkRecord): Promise<void> {
     const log = this.options.logger.child({ trunkId: trunk.id });
-    const address = trunkAddress(trunkNextHopUri(trunk));
+    const nextHop = parsedTrunkUri(trunkNextHopUri(trunk));
     const naming = trunkNaming(trunk);
-    if (!address || !naming || !trunk.username || !trunk.passwordCiphertext) return;
-    let vettedAddress: string;
+    if (!nextHop || !naming || !trunk.username || !trunk.passwordCiphertext) return;
+    let registrar: NetworkTarget;
     try {
-      const vetted = await resolveVettedHost(address.host, {
-        ...trunkHostGuard(this.options.trunkAllowPrivate),
-        ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+      // The registrar is the trunk's first server, found as its calls find theirs (NAPTR, SRV).
+      const [first] = await trunkServers(nextHop, {
+        vet: async (host) =>
+          (
+            await resolveVettedHost(host, {
+              ...trunkHostGuard(this.options.trunkAllowPrivate),
+              ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+            })
+          ).address,
+        ...(this.options.dns ? { dns: this.options.dns } : {}),
       });
-      vettedAddress = vetted.address;
+      if (!first) throw new Error('the domain offers no SIP service');
+      registrar = trunkTarget(trunk, first.address, first.port);
     } catch (error) {
       log.warn({ err: error }, 'trunk registrar refused');
       await this.save(trunk.id, {
@@ -111,7 +127,7 @@ export class TrunkRegistrations {
     }
     const { scheme, hostPart, domain } = naming;
     const registration = this.options.ua.register({
-      registrar: trunkTarget(trunk, vettedAddress),
+      registrar,
       registrarUri: `${scheme}:${hostPart.split(';')[0]}`,
       aor: `${scheme}:${trunk.username}@${domain}`,
       credentials: {
