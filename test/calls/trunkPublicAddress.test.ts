@@ -1,13 +1,9 @@
 import { createSocket } from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { addTrunk } from '../../src/admin/trunks.js';
 import { loadSecretBox } from '../../src/secrets/secretBox.js';
 import { headerValue, headerValues, parseSipMessage } from '../../src/telephony/sip/message.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { callThroughTrunk, startFullService } from '../helpers/fullService.js';
 
 /**
  * A trunk with its own public address (callwright behind a NAT toward that carrier only): its
@@ -46,35 +42,11 @@ async function inviteSeenThrough(publicAddress: string | undefined): Promise<str
     carrier.send(reply, remote.port, remote.address);
   });
   try {
-    const account = await service.store.accounts.create({ name: `nat ${publicAddress ?? 'none'}` });
-    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
-    await addTrunk(
-      service.store,
-      secretBox,
-      account.id,
-      {
-        name: 'carrier',
-        uri: `sip:127.0.0.1:${carrier.address().port}`,
-        ...(publicAddress ? { publicAddress } : {}),
-      },
-      { allowPrivate: true },
+    const call = await callThroughTrunk(
+      service,
+      { uri: `sip:127.0.0.1:${carrier.address().port}`, ...(publicAddress ? { publicAddress } : {}) },
+      { maxDurationS: 5, timeoutMs: 15_000 },
     );
-    const from = publicAddress ? '+15550004001' : '+15550004002';
-    await addPhoneNumber(service.store, account.id, from, 'carrier');
-    const { key } = await createApiKey(service.store, account.id, 'nat');
-    const agent = await createAgent(service.store, account.id, {
-      name: 'N',
-      prompt: 'p',
-      firstMessage: 'Hello.',
-      maxDurationS: 5,
-    });
-    const placed = await postCall(service.url, key, {
-      agent_id: agent.id,
-      from_number: from,
-      to_number: '+14155550199',
-    });
-    expect(placed.status).toBe(200);
-    const call = await waitForTerminal(service, (placed.body as { call_id: string }).call_id, 15_000);
     expect(call).toMatchObject({ status: 'busy' });
     expect(invites.length).toBeGreaterThan(0);
     return invites[0]!;

@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { addTrunk, type TrunkInput } from '../../src/admin/trunks.js';
 import { loadConfig } from '../../src/config.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
+import { loadSecretBox } from '../../src/secrets/secretBox.js';
 import { type RunningService, type StartServiceOptions, startService } from '../../src/server.js';
 import { listenOnlyScript } from './agentScripts.js';
+import { postCall } from './http.js';
 import { LogCapture } from './service.js';
 
 let nextRtpBase = 20_000 + (process.pid % 200) * 100;
@@ -86,4 +89,38 @@ export async function waitForTerminal(
     if (Date.now() > deadline) throw new Error(`call ${callId} still ${call?.status} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+let trunkCallSeq = 0;
+
+/**
+ * A call through a SIP trunk as a user makes one: a fresh account with the trunk (`trunk`, private
+ * addresses allowed), a caller ID routed to it, an API key and an agent that greets and listens
+ * (at most `maxDurationS`), then `POST /v1/calls/outbound` and the record once the call has ended.
+ */
+export async function callThroughTrunk(
+  service: Awaited<ReturnType<typeof startFullService>>,
+  trunk: Omit<TrunkInput, 'name'>,
+  options: { maxDurationS?: number; firstMessage?: string; timeoutMs?: number; toNumber?: string } = {},
+): Promise<CallRecord> {
+  trunkCallSeq++;
+  const account = await service.store.accounts.create({ name: `trunk call ${trunkCallSeq}` });
+  const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
+  await addTrunk(service.store, secretBox, account.id, { name: 'carrier', ...trunk }, { allowPrivate: true });
+  const from = `+1555008${String(trunkCallSeq).padStart(4, '0')}`;
+  await addPhoneNumber(service.store, account.id, from, 'carrier');
+  const { key } = await createApiKey(service.store, account.id, 'trunk call');
+  const agent = await createAgent(service.store, account.id, {
+    name: 'Line check',
+    prompt: 'You check a line.',
+    firstMessage: options.firstMessage ?? 'Hello, this is a line check.',
+    maxDurationS: options.maxDurationS ?? 20,
+  });
+  const placed = await postCall(service.url, key, {
+    agent_id: agent.id,
+    from_number: from,
+    to_number: options.toNumber ?? '+14155550123',
+  });
+  if (placed.status !== 200) throw new Error(`the call was refused: ${JSON.stringify(placed.body)}`);
+  return waitForTerminal(service, (placed.body as { call_id: string }).call_id, options.timeoutMs ?? 30_000);
 }

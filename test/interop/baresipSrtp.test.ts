@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { addTrunk } from '../../src/admin/trunks.js';
-import { loadSecretBox } from '../../src/secrets/secretBox.js';
 import { goertzelCoefficient, goertzelPower } from '../../src/telephony/rtp/goertzel.js';
 import { startBaresipCallee } from '../helpers/baresip.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { callThroughTrunk, startFullService } from '../helpers/fullService.js';
 import { calleeChannel, loudFrames } from '../helpers/recordings.js';
 import { freeUdpPort } from '../sipp/harness.js';
 
@@ -55,8 +49,6 @@ function toneFrames(samples: Int16Array): number {
   return frames;
 }
 
-let accountSeq = 0;
-
 async function callBaresip(srtp: 'required' | 'optional', mediaEncryption: 'srtp' | 'srtp-mand' | undefined) {
   const sipPort = await freeUdpPort();
   const baresip = await startBaresipCallee({
@@ -67,32 +59,15 @@ async function callBaresip(srtp: 'required' | 'optional', mediaEncryption: 'srtp
     lifetimeMs: 40_000,
   });
   try {
-    accountSeq++;
-    const account = await service.store.accounts.create({ name: `srtp ${accountSeq}` });
-    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
-    await addTrunk(
-      service.store,
-      secretBox,
-      account.id,
-      { name: 'phone', uri: `sip:127.0.0.1:${sipPort}`, srtp },
-      { allowPrivate: true },
+    const call = await callThroughTrunk(
+      service,
+      { uri: `sip:127.0.0.1:${sipPort}`, srtp },
+      {
+        firstMessage: 'Hello, this is a line check from the support team. Can you hear me clearly?',
+        maxDurationS: 15,
+        toNumber: '+14155550188',
+      },
     );
-    const from = `+1555000${2000 + accountSeq}`;
-    await addPhoneNumber(service.store, account.id, from, 'phone');
-    const { key } = await createApiKey(service.store, account.id, 'interop');
-    const agent = await createAgent(service.store, account.id, {
-      name: 'Line check',
-      prompt: 'You check a line.',
-      firstMessage: 'Hello, this is a line check from the support team. Can you hear me clearly?',
-      maxDurationS: 15,
-    });
-    const placed = await postCall(service.url, key, {
-      agent_id: agent.id,
-      from_number: from,
-      to_number: '+14155550188',
-    });
-    expect(placed.status).toBe(200);
-    const call = await waitForTerminal(service, (placed.body as { call_id: string }).call_id, 30_000);
     return { call, heard: baresip.heard(), output: baresip.output() };
   } finally {
     await baresip.stop();

@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { addTrunk } from '../../src/admin/trunks.js';
-import { loadSecretBox } from '../../src/secrets/secretBox.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { callThroughTrunk, startFullService } from '../helpers/fullService.js';
 import { freeUdpPort, startSippCallee } from '../sipp/harness.js';
 
 /**
@@ -31,32 +25,7 @@ describe('a far end renegotiating a live call', () => {
     const scenario = new URL('uas_hold_move_refresh.xml', import.meta.url).pathname;
     const { mediaPort, exited } = await startSippCallee(scenario, sipPort);
 
-    const account = await service.store.accounts.create({ name: 'renegotiation' });
-    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
-    await addTrunk(
-      service.store,
-      secretBox,
-      account.id,
-      { name: 'sipp', uri: `sip:127.0.0.1:${sipPort}` },
-      {
-        allowPrivate: true,
-      },
-    );
-    await addPhoneNumber(service.store, account.id, '+15550007777', 'sipp');
-    const { key } = await createApiKey(service.store, account.id, 'interop');
-    const agent = await createAgent(service.store, account.id, {
-      name: 'Renegotiation',
-      prompt: 'You check a line.',
-      firstMessage: 'Hello, this is a line check.',
-      maxDurationS: 20,
-    });
-    const placed = await postCall(service.url, key, {
-      agent_id: agent.id,
-      from_number: '+15550007777',
-      to_number: '+14155550123',
-    });
-    expect(placed.status).toBe(200);
-    const call = await waitForTerminal(service, (placed.body as { call_id: string }).call_id, 22_000);
+    const call = await callThroughTrunk(service, { uri: `sip:127.0.0.1:${sipPort}` }, { timeoutMs: 22_000 });
     const sipp = await exited;
     expect(sipp.code, sipp.output).toBe(0);
     expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });

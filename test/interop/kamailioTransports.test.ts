@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
-import { addTrunk, type TrunkInput } from '../../src/admin/trunks.js';
-import { loadSecretBox } from '../../src/secrets/secretBox.js';
-import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import type { TrunkInput } from '../../src/admin/trunks.js';
+import { callThroughTrunk, startFullService } from '../helpers/fullService.js';
 import { type RunningKamailio, startKamailio } from '../helpers/kamailio.js';
 import { testCertificates } from '../helpers/testCertificates.js';
 import { freeUdpPort, startSippCallee } from '../sipp/harness.js';
@@ -40,37 +35,11 @@ function startCallee() {
   return startSippCallee(new URL('uas_proxied_hangup.xml', import.meta.url).pathname, calleePort, 25);
 }
 
-let accountSeq = 0;
-
-/** An account whose caller ID leaves through a trunk to the proxy; places one call through it. */
-async function callThrough(trunk: Omit<TrunkInput, 'name'>) {
-  accountSeq++;
-  const account = await service.store.accounts.create({ name: `carrier ${accountSeq}` });
-  const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
-  await addTrunk(service.store, secretBox, account.id, { name: 'carrier', ...trunk }, { allowPrivate: true });
-  const from = `+1555000${1000 + accountSeq}`;
-  await addPhoneNumber(service.store, account.id, from, 'carrier');
-  const { key } = await createApiKey(service.store, account.id, 'interop');
-  const agent = await createAgent(service.store, account.id, {
-    name: 'Interop',
-    prompt: 'You check a line.',
-    firstMessage: 'Hello, this is a line check.',
-    maxDurationS: 20,
-  });
-  const placed = await postCall(service.url, key, {
-    agent_id: agent.id,
-    from_number: from,
-    to_number: '+14155550123',
-  });
-  expect(placed.status).toBe(200);
-  return waitForTerminal(service, (placed.body as { call_id: string }).call_id, 30_000);
-}
-
 /** One call through the proxy to the SIPp callee, which hangs up; the proxy's request lines of it. */
 async function proxiedCall(trunk: Omit<TrunkInput, 'name'>): Promise<string[]> {
   const before = kamailio.requests().length;
   const callee = await startCallee();
-  const call = await callThrough(trunk);
+  const call = await callThroughTrunk(service, trunk);
   const sipp = await callee.exited;
   expect(sipp.code, sipp.output).toBe(0);
   expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup' });
@@ -118,7 +87,11 @@ describe('kamailio as the carrier: TCP and TLS trunks with digest', () => {
 
   it('refuses a TLS proxy whose certificate no trusted CA signed: the call fails, nothing is sent in clear', async () => {
     const before = kamailio.requests().length;
-    const call = await callThrough({ uri: `sips:127.0.0.1:${kamailio.tlsPort}`, username, password });
+    const call = await callThroughTrunk(service, {
+      uri: `sips:127.0.0.1:${kamailio.tlsPort}`,
+      username,
+      password,
+    });
     expect(call.status).toBe('failed');
     expect(kamailio.requests().slice(before)).toEqual([]);
   }, 45_000);

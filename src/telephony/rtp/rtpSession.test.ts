@@ -1,36 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { rtpTestBench } from '../../../test/helpers/rtpBench.js';
 import { decodeG711, encodeG711 } from './g711.js';
-import { MediaClock } from './mediaClock.js';
-import { PortAllocator } from './portAllocator.js';
 import { encodeRtpPacket, parseRtpPacket, type RtpPacket } from './rtpPacket.js';
-import { RtpSession, type RtpSessionOptions } from './rtpSession.js';
 import { createAnswer, createOffer, parseAnswer, type RemoteMedia } from './sdp.js';
 
-const logger = pino({ level: 'silent' });
-const clock = new MediaClock({ logger });
-const ports = new PortAllocator({ minPort: 41000, maxPort: 41998 });
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-const opened: RtpSession[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((s) => s.close()));
-  for (const s of sockets.splice(0)) s.close();
-});
-
-async function openSession(extra: Partial<RtpSessionOptions> = {}): Promise<RtpSession> {
-  const session = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1', ...extra });
-  opened.push(session);
-  return session;
-}
+const { ports, openSession, closeLater, sleep } = rtpTestBench(41000);
 
 /** A plain UDP socket that records the RTP packets it receives. */
 async function rawPeer(): Promise<{ socket: Socket; port: number; packets: (RtpPacket & { at: number })[] }> {
   const socket = createSocket('udp4');
-  sockets.push(socket);
+  closeLater(socket);
   const packets: (RtpPacket & { at: number })[] = [];
   socket.on('message', (message) => {
     const packet = parseRtpPacket(message);
@@ -170,7 +151,7 @@ describe('RtpSession', () => {
   it('never latches on to a third party at another address, even one that speaks first', async () => {
     const advertised = await rawPeer();
     const stranger = createSocket('udp4');
-    sockets.push(stranger);
+    closeLater(stranger);
     await new Promise<void>((resolve) => stranger.bind(0, '127.0.0.77', resolve));
     const strangerPackets: number[] = [];
     stranger.on('message', (message) => strangerPackets.push(message.length));
