@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
  *   ── far (the SIP peer, 10.202.0.2)
  *
  * `far` has no route back to 10.201.0.0/24: only what the NAT translated reaches back. The test
- * process (the root namespace) reaches `app` on its own link (10.203.0.1 ↔ 10.203.0.2) to drive
+ * process (the root namespace) reaches `app` on its own link (10.203.N.1 ↔ 10.203.N.2, N from the
+ * process id, so a link left by a killed run of another process does not shadow it) to drive
  * callwright's API. Everything is removed by `destroy()`, namespaces by name, nothing else touched.
  */
 export interface NatTopology {
@@ -28,6 +29,7 @@ function ip(...args: string[]): void {
 
 export function createNatTopology(): NatTopology {
   const id = String(process.pid % 1_000_000);
+  const rootNet = `10.203.${process.pid % 250}`;
   const app = `cw-app-${id}`;
   const nat = `cw-nat-${id}`;
   const far = `cw-far-${id}`;
@@ -76,8 +78,8 @@ export function createNatTopology(): NatTopology {
     up(nat, names.natApp, '10.201.0.1/24');
     up(nat, names.natFar, '10.202.0.1/24');
     up(far, names.farNat, '10.202.0.2/24');
-    up(null, names.root, '10.203.0.1/24');
-    up(app, names.appRoot, '10.203.0.2/24');
+    up(null, names.root, `${rootNet}.1/24`);
+    up(app, names.appRoot, `${rootNet}.2/24`);
     ip('-n', app, 'route', 'add', 'default', 'via', '10.201.0.1');
     execFileSync('ip', ['netns', 'exec', nat, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     const ruleset = `table ip callwright_nat {
@@ -96,7 +98,7 @@ export function createNatTopology(): NatTopology {
     app,
     far,
     appAddress: '10.201.0.2',
-    appApiAddress: '10.203.0.2',
+    appApiAddress: `${rootNet}.2`,
     farAddress: '10.202.0.2',
     natOutsideAddress: '10.202.0.1',
     translatedPackets() {
