@@ -96,21 +96,14 @@ export async function inviteForCall(
   if (!trunk)
     throw new AppError('validation_error', `the trunk ${number.route} of the caller ID no longer exists`);
   // The first hop is the outbound proxy when the trunk has one; it is resolved and vetted alike.
-  const nextHop = parsedTrunkUri(trunkNextHopUri(trunk));
   const naming = trunkNaming(trunk);
-  if (!nextHop || !naming)
+  const servers = naming
+    ? await trunkServerTargets(trunk, options, (address) =>
+        checkAddressFamily(trunk.name, address, options.sipBindAddress),
+      )
+    : null;
+  if (!naming || !servers)
     throw new AppError('validation_error', `the trunk ${trunk.name} has a URI that cannot be honoured`);
-  const servers = await trunkServers(nextHop, {
-    vet: async (host) => {
-      const vetted = await resolveVettedHost(host, {
-        ...trunkHostGuard(options.trunkAllowPrivate),
-        ...(options.lookup ? { lookup: options.lookup } : {}),
-      });
-      checkAddressFamily(trunk.name, vetted.address, options.sipBindAddress);
-      return vetted.address;
-    },
-    ...(options.dns ? { dns: options.dns } : {}),
-  });
   if (servers.length === 0)
     throw new AppError(
       'unavailable',
@@ -118,7 +111,7 @@ export async function inviteForCall(
     );
   const { scheme, hostPart, domain: fromDomain } = naming;
   const allowPrivate = options.trunkAllowPrivate;
-  const [firstHop, ...otherHops] = servers.map((server) => trunkTarget(trunk, server.address, server.port));
+  const [firstHop, ...otherHops] = servers;
   const invite: Omit<InviteOptions, 'sdpOffer'> = {
     requestUri: `${scheme}:${call.toNumber}@${hostPart}`,
     from: { uri: `${scheme}:${call.fromNumber}@${fromDomain}` },
@@ -178,6 +171,33 @@ function identityHeaders(trunk: TrunkRecord, callerUri: string): Pick<InviteOpti
     ...(trunk.settings.privacy ? [{ name: 'Privacy', value: 'id' }] : []),
   ];
   return headers.length === 0 ? {} : { extraHeaders: headers };
+}
+
+/**
+ * The servers a trunk's requests go to, in the order to try them: its outbound proxy's or its
+ * own, through NAPTR/SRV (trunkServers), each resolved and vetted like the trunk's name and then
+ * passed to `check`; null when the stored URI cannot be honoured, [] when its domain says it
+ * offers no SIP service.
+ */
+export async function trunkServerTargets(
+  trunk: TrunkRecord,
+  options: Pick<CallRouteOptions, 'trunkAllowPrivate' | 'lookup' | 'dns'>,
+  check: (address: string) => void = () => {},
+): Promise<NetworkTarget[] | null> {
+  const nextHop = parsedTrunkUri(trunkNextHopUri(trunk));
+  if (!nextHop) return null;
+  const servers = await trunkServers(nextHop, {
+    vet: async (host) => {
+      const vetted = await resolveVettedHost(host, {
+        ...trunkHostGuard(options.trunkAllowPrivate),
+        ...(options.lookup ? { lookup: options.lookup } : {}),
+      });
+      check(vetted.address);
+      return vetted.address;
+    },
+    ...(options.dns ? { dns: options.dns } : {}),
+  });
+  return servers.map((server) => trunkTarget(trunk, server.address, server.port));
 }
 
 /**

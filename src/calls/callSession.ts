@@ -26,7 +26,8 @@ import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddre
 import { CallStatusEvents } from './callStatusEvents.js';
 import { transferCall } from './callTransfers.js';
 import type { DialRateGate } from './dialRateGate.js';
-import { MediaRenegotiation, mediaMetrics } from './mediaRenegotiation.js';
+import { mediaMetrics } from './mediaMetrics.js';
+import { MediaRenegotiation } from './mediaRenegotiation.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import type { TransferLeg } from './transferLeg.js';
@@ -222,7 +223,7 @@ export class CallSession {
         analysis: result.analysis,
         metrics: {
           ...(await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs)),
-          ...(this.rtp ? { media: mediaMetrics(this.rtp) } : this.media ? { media: this.media } : {}),
+          ...this.mediaFigures(),
         },
         recordingPath,
       };
@@ -483,10 +484,15 @@ export class CallSession {
       );
   }
 
+  /** The media's figures for the metrics: live, or as taken when the RTP session closed. */
+  private mediaFigures(): { media?: Record<string, unknown> } {
+    const media = this.rtp ? mediaMetrics(this.rtp) : this.media;
+    return media ? { media } : {};
+  }
+
   private releaseMedia(): void {
     if (this.maxDurationTimer) clearTimeout(this.maxDurationTimer);
     this.maxDurationTimer = null;
-    // The media's figures are kept for the call's metrics, which are gathered after this.
     if (this.rtp) this.media = mediaMetrics(this.rtp);
     this.rtp?.close();
     this.rtp = null;

@@ -1,7 +1,7 @@
-import { parsedTrunkUri, trunkHostGuard, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
+import { parsedTrunkUri, trunkNaming, trunkNextHopUri } from '../admin/trunks.js';
 import type { TrunkRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
-import { type HostnameLookup, resolveVettedHost } from '../net/hostGuard.js';
+import type { HostnameLookup } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type {
@@ -10,8 +10,8 @@ import type {
   SipRegistration,
   SipUserAgent,
 } from '../telephony/sip/index.js';
-import { trunkTarget } from './callRoute.js';
-import { type TrunkDns, trunkServers } from './trunkServers.js';
+import { trunkServerTargets } from './callRoute.js';
+import type { TrunkDns } from './trunkServers.js';
 
 export interface TrunkRegistrationsOptions {
   store: Store;
@@ -97,24 +97,15 @@ export class TrunkRegistrations {
 
   private async begin(trunk: TrunkRecord): Promise<void> {
     const log = this.options.logger.child({ trunkId: trunk.id });
-    const nextHop = parsedTrunkUri(trunkNextHopUri(trunk));
     const naming = trunkNaming(trunk);
-    if (!nextHop || !naming || !trunk.username || !trunk.passwordCiphertext) return;
+    if (!parsedTrunkUri(trunkNextHopUri(trunk)) || !naming || !trunk.username || !trunk.passwordCiphertext)
+      return;
     let registrar: NetworkTarget;
     try {
       // The registrar is the trunk's first server, found as its calls find theirs (NAPTR, SRV).
-      const [first] = await trunkServers(nextHop, {
-        vet: async (host) =>
-          (
-            await resolveVettedHost(host, {
-              ...trunkHostGuard(this.options.trunkAllowPrivate),
-              ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
-            })
-          ).address,
-        ...(this.options.dns ? { dns: this.options.dns } : {}),
-      });
+      const [first] = (await trunkServerTargets(trunk, this.options)) ?? [];
       if (!first) throw new Error('the domain offers no SIP service');
-      registrar = trunkTarget(trunk, first.address, first.port);
+      registrar = first;
     } catch (error) {
       log.warn({ err: error }, 'trunk registrar refused');
       await this.save(trunk.id, {

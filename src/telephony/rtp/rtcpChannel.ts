@@ -2,9 +2,8 @@ import type { Socket } from 'node:dgram';
 import type { Logger } from '../../logger.js';
 import type { ReceiveStats } from './receiveStats.js';
 import { buildRtcpReport, ntpMiddle, ntpTime, parseRtcpReports, type ReportBlock } from './rtcp.js';
-import type { SrtpKeying } from './sdes.js';
-import { SrtcpReceiver, SrtcpSender } from './srtp.js';
-import { bindUdpSocket } from './udpBind.js';
+import type { SrtpStreams } from './srtpStreams.js';
+import { bindUdpSocket, sameAddress } from './udpSockets.js';
 
 /** What the session tells its RTCP about itself when a report is due. */
 export interface RtcpSource {
@@ -38,36 +37,45 @@ const defaultReportIntervalMs = 5_000;
 export class RtcpChannel {
   private remote: { address: string; port: number } | null = null;
   private latched = false;
-  private sender: SrtcpSender | null = null;
-  private receiver: SrtcpReceiver | null = null;
-  private keying: SrtpKeying | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastSrMiddle = 0;
   private lastSrArrivedMs = 0;
   private report: RemoteReport | null = null;
+  /** Our stream's SSRC, which the far end's report blocks about us carry. */
+  private readonly ssrc: number;
   reportsSent = 0;
   reportsReceived = 0;
 
   private constructor(
     private readonly socket: Socket,
-    private readonly ssrc: number,
+    private readonly source: () => RtcpSource,
+    private readonly srtp: SrtpStreams,
     private readonly logger: Logger,
     private readonly intervalMs: number,
   ) {
+    this.ssrc = source().ssrc;
     socket.on('message', (message, remote) => this.onMessage(message, remote.address, remote.port));
     socket.on('error', (error) => logger.debug({ err: error }, 'RTCP socket error'));
   }
 
-  /** Binds `port`; null (and the call goes on without RTCP) when it is taken. */
+  /**
+   * Binds `port`; null (and the call goes on without RTCP) when it is taken. `source` is asked
+   * for the session's figures when a report is due; `srtp` protects reports as it does the media.
+   */
   static async open(
     bindAddress: string,
     port: number,
-    ssrc: number,
-    logger: Logger,
-    intervalMs = defaultReportIntervalMs,
+    session: { source: () => RtcpSource; srtp: SrtpStreams; logger: Logger; intervalMs?: number },
   ): Promise<RtcpChannel | null> {
     try {
-      return new RtcpChannel(await bindUdpSocket(bindAddress, port), ssrc, logger, intervalMs);
+      const socket = await bindUdpSocket(bindAddress, port);
+      return new RtcpChannel(
+        socket,
+        session.source,
+        session.srtp,
+        session.logger,
+        session.intervalMs ?? defaultReportIntervalMs,
+      );
     } catch {
       return null;
     }
@@ -77,18 +85,13 @@ export class RtcpChannel {
     return this.report;
   }
 
-  /** The far end's media (RTCP on the port above its RTP) and the stream's SRTP keys. */
-  setRemote(address: string, rtpPort: number, keying: SrtpKeying | null, source: () => RtcpSource): void {
+  /** The far end's media: its RTCP is expected on the port above its RTP. Starts the reports. */
+  setRemote(address: string, rtpPort: number): void {
     if (!this.remote || this.remote.address !== address || !this.latched) {
       this.remote = { address, port: rtpPort + 1 };
       this.latched = false;
     }
-    if (keying?.localKey !== this.keying?.localKey || keying?.remoteKey !== this.keying?.remoteKey) {
-      this.keying = keying;
-      this.sender = keying ? new SrtcpSender(keying.localKey) : null;
-      this.receiver = keying ? new SrtcpReceiver(keying.remoteKey) : null;
-    }
-    if (this.timer === null) this.schedule(source);
+    if (this.timer === null) this.schedule();
   }
 
   close(): void {
@@ -97,11 +100,11 @@ export class RtcpChannel {
     this.socket.close();
   }
 
-  private schedule(source: () => RtcpSource): void {
+  private schedule(): void {
     const delayMs = this.intervalMs * (0.5 + Math.random());
     this.timer = setTimeout(() => {
-      this.send(source());
-      this.schedule(source);
+      this.send(this.source());
+      this.schedule();
     }, delayMs);
     this.timer.unref();
   }
@@ -139,16 +142,15 @@ export class RtcpChannel {
       block,
       cname: `callwright-${source.ssrc.toString(16)}`,
     });
-    const wire = this.sender ? this.sender.protect(packet) : packet;
-    this.socket.send(wire, remote.port, remote.address, (error) => {
+    this.socket.send(this.srtp.protectRtcp(packet), remote.port, remote.address, (error) => {
       if (!error) this.reportsSent++;
     });
   }
 
   private onMessage(message: Buffer, address: string, port: number): void {
     const remote = this.remote;
-    if (!remote || stripMapped(address) !== stripMapped(remote.address)) return;
-    const packet = this.receiver ? this.receiver.unprotect(message) : message;
+    if (!remote || !sameAddress(address, remote.address)) return;
+    const packet = this.srtp.unprotectRtcp(message);
     if (packet === null) return;
     const reports = parseRtcpReports(packet);
     if (reports.length === 0) return;
@@ -182,8 +184,4 @@ export class RtcpChannel {
     };
     this.logger.debug({ report: this.report }, 'RTCP report from the far end');
   }
-}
-
-function stripMapped(address: string): string {
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }

@@ -18,7 +18,7 @@ import { canSendTo, type RemoteMedia } from './sdp.js';
 import { SendRing, type SendSlot } from './sendRing.js';
 import { srtpMaxTagBytes } from './srtp.js';
 import { SrtpStreams } from './srtpStreams.js';
-import { bindUdpSocket } from './udpBind.js';
+import { bindUdpSocket, sameAddress } from './udpSockets.js';
 
 export type { PlaybackResult } from './outgoingAudio.js';
 
@@ -182,13 +182,19 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
         continue;
       }
       const session = new RtpSession(options, socket, port);
-      session.rtcp = await RtcpChannel.open(
-        bindAddress,
-        port + 1,
-        session.ssrc,
-        options.logger,
-        options.rtcpIntervalMs,
-      );
+      session.rtcp = await RtcpChannel.open(bindAddress, port + 1, {
+        source: () => ({
+          ssrc: session.ssrc,
+          packetsSent: session.counts.packetsSent,
+          octetsSent: session.octetsSent,
+          rtpTimestamp: session.timestamp,
+          remoteSsrc: session.remoteSsrc,
+          receive: session.receiveStats,
+        }),
+        srtp: session.srtp,
+        logger: options.logger,
+        ...(options.rtcpIntervalMs !== undefined ? { intervalMs: options.rtcpIntervalMs } : {}),
+      });
       return session;
     }
     throw new MediaError('ports_exhausted', `no bindable RTP port after ${attempts} attempts`);
@@ -208,14 +214,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
     if (previous && previous.codec !== remote.codec) this.jitter.restart();
     this.srtp.apply(remote.srtp);
-    this.rtcp?.setRemote(remote.address, remote.port, remote.srtp, () => ({
-      ssrc: this.ssrc,
-      packetsSent: this.counts.packetsSent,
-      octetsSent: this.octetsSent,
-      rtpTimestamp: this.timestamp,
-      remoteSsrc: this.remoteSsrc,
-      receive: this.receiveStats,
-    }));
+    this.rtcp?.setRemote(remote.address, remote.port);
     if (!this.registration) this.registration = this.options.clock.register(this);
   }
 
@@ -468,9 +467,4 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.emit('latched', { address, port });
     return true;
   }
-}
-
-function sameAddress(a: string, b: string): boolean {
-  const strip = (value: string): string => (value.startsWith('::ffff:') ? value.slice(7) : value);
-  return strip(a) === strip(b);
 }

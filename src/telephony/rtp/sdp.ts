@@ -242,16 +242,17 @@ function chooseAudio(
   if (live.length === 0) throw new MediaError('media_rejected', `the ${role} rejected audio (port 0)`);
   const usable = live.filter(({ media }) => /^RTP\/S?AVPF?$/i.test(media.protocol ?? ''));
   // Several audio lines (an SBC offering SRTP and plain side by side): the one the policy prefers.
-  const plain = usable.find(({ media }) => isSecureProfile(media.protocol) === (srtp !== 'off')) ?? usable[0];
-  if (!plain) {
+  const chosen =
+    usable.find(({ media }) => isSecureProfile(media.protocol) === (srtp !== 'off')) ?? usable[0];
+  if (!chosen) {
     const protocols = live.map(({ media }) => media.protocol).join(', ');
     throw new MediaError(
       'no_common_codec',
       `the ${role} offers audio only over ${protocols}; we need RTP/AVP or RTP/SAVP`,
     );
   }
-  if (plain.media.port > 65535) throw new MediaError('invalid_sdp', `the ${role} has an invalid audio port`);
-  return plain;
+  if (chosen.media.port > 65535) throw new MediaError('invalid_sdp', `the ${role} has an invalid audio port`);
+  return chosen;
 }
 
 function readFormats(media: MediaDescription): Format[] {

@@ -179,12 +179,25 @@ export class SrtpSender {
   }
 }
 
-interface ReceiveState {
-  roc: number;
-  /** Highest sequence number received (s_l of RFC 3711 Appendix A). */
-  highestSeq: number;
-  /** The replay window: slot (index mod 64) holds the last index received there. */
-  seen: Float64Array;
+/**
+ * The replay protection of one stream (RFC 3711 §3.3.2): the highest index received, and which of
+ * the 64 before it were — slot (index mod 64) holds the last index received there.
+ */
+class ReplayWindow {
+  highest = -1;
+  private readonly seen = new Float64Array(replayWindow).fill(-1);
+
+  /** Whether `index` was neither received before nor is older than the window. */
+  isFresh(index: number): boolean {
+    if (index > this.highest) return true;
+    return this.highest - index < replayWindow && this.seen[index % replayWindow] !== index;
+  }
+
+  /** Records an authenticated index (call only after its tag verified). */
+  record(index: number): void {
+    this.seen[index % replayWindow] = index;
+    if (index > this.highest) this.highest = index;
+  }
 }
 
 export type UnprotectResult = { length: number } | { refused: 'malformed' | 'authentication' | 'replay' };
@@ -196,7 +209,8 @@ export type UnprotectResult = { length: number } | { refused: 'malformed' | 'aut
  */
 export class SrtpReceiver {
   private readonly crypto: SrtpCrypto;
-  private readonly states = new Map<number, ReceiveState>();
+  /** Per SSRC: its highest index (and so its rollover counter) and replay window. */
+  private readonly windows = new Map<number, ReplayWindow>();
 
   constructor(suite: SrtpSuite, masterKeySalt: Uint8Array) {
     this.crypto = new SrtpCrypto(srtpTagBytes(suite), masterKeySalt);
@@ -210,44 +224,35 @@ export class SrtpReceiver {
     if (offset < 0) return { refused: 'malformed' };
     const seq = packet.readUInt16BE(2);
     const ssrc = packet.readUInt32BE(8);
-    const state = this.states.get(ssrc);
-    const roc = state ? estimateRoc(state, seq) : 0;
+    const window = this.windows.get(ssrc);
+    const roc = window ? estimateRoc(window.highest, seq) : 0;
     const expected = this.crypto.tag(packet, length, roc);
     if (!timingSafeEqual(expected, packet.subarray(length, length + tagBytes))) {
       return { refused: 'authentication' };
     }
     const index = roc * 65536 + seq;
-    const slot = index % replayWindow;
-    if (state) {
-      const highest = state.roc * 65536 + state.highestSeq;
-      if (index <= highest && (highest - index >= replayWindow || state.seen[slot] === index)) {
-        return { refused: 'replay' };
-      }
-      if (index > highest) {
-        state.roc = roc;
-        state.highestSeq = seq;
-      }
-      state.seen[slot] = index;
-    } else {
-      if (this.states.size >= 16) this.states.clear();
-      const seen = new Float64Array(replayWindow).fill(-1);
-      seen[slot] = index;
-      this.states.set(ssrc, { roc, highestSeq: seq, seen });
+    if (window && !window.isFresh(index)) return { refused: 'replay' };
+    if (window) window.record(index);
+    else {
+      if (this.windows.size >= 16) this.windows.clear();
+      const fresh = new ReplayWindow();
+      fresh.record(index);
+      this.windows.set(ssrc, fresh);
     }
     this.crypto.transform(packet, offset, length, ssrc, roc, seq);
     return { length };
   }
 }
 
-/** RFC 3711 Appendix A: the rollover counter a sequence number most likely belongs to. */
-function estimateRoc(state: ReceiveState, seq: number): number {
-  const { roc, highestSeq } = state;
-  if (highestSeq < 0x8000) {
-    if (seq - highestSeq > 0x8000 && roc > 0) return roc - 1;
-    return roc;
-  }
-  if (highestSeq - 0x8000 > seq) return (roc + 1) >>> 0;
-  return roc;
+/**
+ * RFC 3711 Appendix A: the rollover counter a sequence number most likely belongs to, given the
+ * highest index received so far (its ROC and sequence number s_l).
+ */
+function estimateRoc(highestIndex: number, seq: number): number {
+  const roc = Math.floor(highestIndex / 65536);
+  const highestSeq = highestIndex % 65536;
+  if (highestSeq < 0x8000) return seq - highestSeq > 0x8000 && roc > 0 ? roc - 1 : roc;
+  return highestSeq - 0x8000 > seq ? (roc + 1) >>> 0 : roc;
 }
 
 /**
@@ -279,8 +284,7 @@ export class SrtcpSender {
 
 export class SrtcpReceiver {
   private readonly crypto: SrtpCrypto;
-  private readonly seen = new Set<number>();
-  private highest = -1;
+  private readonly window = new ReplayWindow();
 
   constructor(masterKeySalt: Uint8Array) {
     this.crypto = new SrtpCrypto(srtcpTagBytes, masterKeySalt, srtcpLabels);
@@ -294,10 +298,8 @@ export class SrtcpReceiver {
     if (!timingSafeEqual(expected, packet.subarray(length + 4))) return null;
     const word = packet.readUInt32BE(length);
     const index = word & 0x7fffffff;
-    if (this.seen.has(index) || index < this.highest - replayWindow) return null;
-    this.seen.add(index);
-    if (index > this.highest) this.highest = index;
-    for (const old of this.seen) if (old < this.highest - replayWindow) this.seen.delete(old);
+    if (!this.window.isFresh(index)) return null;
+    this.window.record(index);
     const out = Buffer.from(packet.subarray(0, length));
     if ((word & 0x80000000) !== 0)
       this.crypto.transform(out, 8, length, out.readUInt32BE(4), index >>> 16, index & 0xffff);

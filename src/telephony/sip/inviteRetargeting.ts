@@ -48,7 +48,7 @@ export class InviteRetargeting {
 
   /** The next server of the trunk for the same Request-URI, or null when none is left. */
   nextServer(): InviteRetarget | null {
-    if (this.options.proxied || this.serverIndex + 1 >= this.options.targets.length) return null;
+    if (!this.hasNextServer) return null;
     this.serverIndex++;
     this.current = { requestUri: this.current.requestUri, target: this.options.targets[this.serverIndex]! };
     return this.current;

@@ -17,3 +17,9 @@ export async function bindUdpSocket(address: string, port: number): Promise<Sock
     throw error;
   }
 }
+
+/** Whether two socket addresses are the same host (an IPv4-mapped IPv6 address equals its IPv4). */
+export function sameAddress(a: string, b: string): boolean {
+  const strip = (value: string): string => (value.startsWith('::ffff:') ? value.slice(7) : value);
+  return strip(a) === strip(b);
+}
