@@ -78,7 +78,8 @@ export async function hangUpOrphanedDialog(
   const trunkStillTls = trunk !== null && trunkAddress(trunkNextHopUri(trunk))?.transport === 'tls';
   let destination: NetworkTarget | null = dialog.destination;
   if (dialog.destination.transport === 'tls')
-    destination = trunk && trunkStillTls ? trunkTarget(trunk, dialog.destination.host) : null;
+    destination =
+      trunk && trunkStillTls ? trunkTarget(trunk, dialog.destination.host, dialog.destination.port) : null;
   if (destination === null) {
     log.warn('stored SIP dialog over TLS without its trunk: no BYE');
     return null;
