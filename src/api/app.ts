@@ -12,6 +12,7 @@ import type { Store } from '../store/types.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { registerAgentRoutes } from './agentRoutes.js';
+import { registerAgentTestRoutes } from './agentTestRoutes.js';
 import { createAuthenticator } from './auth.js';
 import {
   type AuthorizedCreateOptions,
@@ -192,6 +193,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store);
+      registerAgentTestRoutes(api, store);
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,
       });

@@ -13,7 +13,7 @@ import type { SrtpPolicy } from '../domain/trunkSettings.js';
 import { type HostnameLookup, isAllowedAddress, resolveVettedHost } from '../net/hostGuard.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import { sandboxVariablesHeader } from '../telephony/sandbox/index.js';
+import { sandboxCallIdHeader, sandboxVariablesHeader } from '../telephony/sandbox/index.js';
 import { type InviteOptions, type NetworkTarget, parseSipUri } from '../telephony/sip/index.js';
 import { type TrunkDns, trunkServers } from './trunkServers.js';
 
@@ -82,6 +82,8 @@ export async function inviteForCall(
           name: sandboxVariablesHeader,
           value: Buffer.from(JSON.stringify(call.variables ?? {})).toString('base64url'),
         },
+        // A test call's scenario plays its callee (src/agentTests/calleeScripts.ts).
+        { name: sandboxCallIdHeader, value: call.id },
       ],
     };
     return {

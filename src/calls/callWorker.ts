@@ -1,3 +1,4 @@
+import { calleeScriptLoader } from '../agentTests/calleeScripts.js';
 import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/campaignScheduler.js';
 import type { Config } from '../config.js';
@@ -79,6 +80,7 @@ export async function startCallWorker(options: {
     sipPort: 0,
     inviteLog: options.store.sandboxInvites,
     ...(options.voice ? { voice: createSpeakingSandboxVoice(options.voice.offlineTts) } : {}),
+    scriptedCallees: calleeScriptLoader(options.store, options.recordings),
   });
   const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
   const workerId = newWorkerId();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
+import { agentWithOverrides } from '../domain/agentOverrides.js';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CallRecord } from '../domain/records.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -350,7 +351,12 @@ export class CallDispatcher {
     // The call is already claimed: whatever happens to this read, a session must own it (a failed
     // read, after a few tries, leaves the agent unknown and the session ends the call with
     // internal_error).
-    const agentRead = retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId));
+    const { store } = this.context;
+    // A test call runs with its run's agent overrides (src/agentTests/testRuns.ts).
+    const agentRead = Promise.all([
+      retryBriefly(() => store.agents.get(call.accountId, call.agentId)),
+      retryBriefly(() => store.agentTests.forCall(call.id)),
+    ]).then(([agent, test]) => (agent ? agentWithOverrides(agent, test?.agentOverrides ?? null) : null));
     const agentOrNull = agentRead.catch((error: unknown) => {
       this.context.logger.error(
         { err: error, callId: call.id },

@@ -70,6 +70,7 @@ const idPrefixes = {
   campaign: 'cmp_',
   campaignContact: 'cct_',
   audit: 'aud_',
+  testRun: 'trn_',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

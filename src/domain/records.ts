@@ -342,3 +342,29 @@ export interface CallsPerDay {
   status: CallStatus;
   count: number;
 }
+
+/** A sandbox call placed by an agent test run (src/domain/scenarios.ts, docs/testing.md). */
+export interface AgentTestCallRecord {
+  callId: string;
+  runId: string;
+  accountId: string;
+  agentId: string;
+  /** The call's place in its run (scenario order, then repeat). */
+  position: number;
+  /** 1-based: which of the scenario's repeats this call is. */
+  repeatIndex: number;
+  /** The scenario as checked (JSON), which the sandbox plays and the call is judged against. */
+  scenario: unknown;
+  /** What this call alone runs with instead of the agent's own (`settings`, `prompt`); null: none. */
+  agentOverrides: AgentOverrides | null;
+  /** The call a replay run replays (its diff is against that call); null otherwise. */
+  replayOf: string | null;
+  createdAt: string;
+}
+
+/** Agent fields a test run may change for its own calls (merged over the stored agent). */
+export interface AgentOverrides {
+  prompt?: string;
+  /** Merged into the agent's settings, object by object. */
+  settings?: Record<string, unknown>;
+}

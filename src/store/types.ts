@@ -30,6 +30,7 @@ import type {
 import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents.js';
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
+import type { AgentTestRepository } from './agentTestRepository.js';
 import type { CampaignRepository } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 
@@ -186,6 +187,7 @@ export interface Store {
   readonly campaigns: CampaignRepository;
   readonly privacy: PrivacyRepository;
   readonly dialRates: DialRateRepository;
+  readonly agentTests: AgentTestRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;
@@ -437,6 +439,7 @@ export interface CallRepository {
   createAuthorized?(attempt: AuthorizedCallAttempt): Promise<AuthorizedCallOutcome>;
 }
 
+export type { AgentTestRepository, AgentTestRunSummary } from './agentTestRepository.js';
 export type {
   CampaignAttempt,
   CampaignProgress,

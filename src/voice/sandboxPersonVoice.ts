@@ -33,6 +33,9 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
           'Hi, you have reached Sam. I cannot take your call right now. Please leave a message after the tone.',
       );
     },
+    say(text) {
+      return speak(text);
+    },
     personGreeting(length, variables) {
       return speak(greetingOf(variables) ?? (length === 'brief' ? 'Hello?' : 'Hello, Sam speaking.'));
     },

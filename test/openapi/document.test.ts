@@ -112,6 +112,11 @@ describe('GET /v1/openapi.json', () => {
         'getRetention',
         'listAuditLog',
         'setRetention',
+        // Agent tests and replays (issue 19).
+        'getAgentTestRun',
+        'getCallScenario',
+        'listAgentTestRuns',
+        'runAgentTests',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

@@ -207,6 +207,19 @@ export interface AuditLogTable {
   created_at: TimeColumn;
 }
 
+export interface AgentTestCallsTable {
+  call_id: string;
+  run_id: string;
+  account_id: string;
+  agent_id: string;
+  position: number;
+  repeat_index: number;
+  scenario: JsonColumn;
+  agent_overrides: NullableJsonColumn;
+  replay_of: string | null;
+  created_at: TimeColumn;
+}
+
 export interface SandboxInvitesTable {
   id: Generated<number>;
   sip_call_id: string;
@@ -302,6 +315,7 @@ export interface Database {
   retention_rules: RetentionRulesTable;
   event_attempts: EventAttemptsTable;
   sandbox_invites: SandboxInvitesTable;
+  agent_test_calls: AgentTestCallsTable;
   users: UsersTable;
   sessions: SessionsTable;
   calls: CallsTable;

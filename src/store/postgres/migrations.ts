@@ -421,4 +421,26 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       ALTER TABLE trunks ADD COLUMN registration text;
     `,
   },
+  {
+    version: 14,
+    name: 'agent tests',
+    sql: `
+      -- A sandbox call placed by an agent test run (docs/testing.md): the scenario its callee
+      -- plays and is checked against, and the agent settings this call alone runs with.
+      CREATE TABLE agent_test_calls (
+        call_id text COLLATE "C" PRIMARY KEY,
+        run_id text COLLATE "C" NOT NULL,
+        account_id text COLLATE "C" NOT NULL REFERENCES accounts (id),
+        agent_id text COLLATE "C" NOT NULL,
+        position integer NOT NULL,
+        repeat_index integer NOT NULL,
+        scenario jsonb NOT NULL,
+        agent_overrides jsonb,
+        replay_of text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX agent_test_calls_by_run ON agent_test_calls (account_id, run_id, position);
+      CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyAgentTests } from '../kysely/agentTests.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
@@ -72,6 +73,7 @@ export class PostgresStore implements Store {
   readonly campaigns: KyselyCampaigns;
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
+  readonly agentTests: KyselyAgentTests;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -100,6 +102,7 @@ export class PostgresStore implements Store {
     this.campaigns = new KyselyCampaigns(queries);
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
+    this.agentTests = new KyselyAgentTests(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

@@ -417,4 +417,26 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       ALTER TABLE trunks ADD COLUMN registration TEXT;
     `,
   },
+  {
+    version: 14,
+    name: 'agent tests',
+    sql: `
+      -- A sandbox call placed by an agent test run (docs/testing.md): the scenario its callee
+      -- plays and is checked against, and the agent settings this call alone runs with.
+      CREATE TABLE agent_test_calls (
+        call_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        agent_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        repeat_index INTEGER NOT NULL,
+        scenario TEXT NOT NULL,
+        agent_overrides TEXT,
+        replay_of TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX agent_test_calls_by_run ON agent_test_calls (account_id, run_id, position);
+      CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
+    `,
+  },
 ];

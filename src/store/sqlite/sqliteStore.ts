@@ -2,6 +2,7 @@ import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
+import { KyselyAgentTests } from '../kysely/agentTests.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
@@ -74,6 +75,7 @@ export class SqliteStore implements Store {
   readonly campaigns: KyselyCampaigns;
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
+  readonly agentTests: KyselyAgentTests;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
     this.campaigns = new KyselyCampaigns(queries);
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
+    this.agentTests = new KyselyAgentTests(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -11,8 +11,9 @@ export {
 } from './personas.js';
 export type { SandboxVoice } from './sandboxAudio.js';
 export { beepTone, createToneVoice, frameRms, replyTone, speechLikeTone } from './sandboxAudio.js';
-export { sandboxVariablesHeader } from './sandboxCall.js';
+export { sandboxCallIdHeader, sandboxVariablesHeader } from './sandboxCall.js';
 export type { SandboxCarrierOptions } from './sandboxCarrier.js';
 export { SandboxCarrier } from './sandboxCarrier.js';
+export type { CalleeScript, CalleeScriptTurn, CalleeSpeech } from './scriptedCallee.js';
 export type { SpeechPauseDetectorOptions } from './speechPauseDetector.js';
 export { SpeechPauseDetector } from './speechPauseDetector.js';

@@ -30,6 +30,8 @@ export interface SandboxVoice {
   ivrMenu(): Promise<Int16Array>;
   /** What the menu says once the caller chose support, before it hangs up. */
   ivrChosen(): Promise<Int16Array>;
+  /** Any line of a test scenario's callee (src/telephony/sandbox/scriptedCallee.ts). */
+  say(text: string): Promise<Int16Array>;
 }
 
 /** The stand-in voice: tone bursts for replies, a modulated hum for the greeting. */
@@ -41,6 +43,8 @@ export function createToneVoice(timing: Pick<PersonaTiming, 'replyMs' | 'greetin
     ivrMenu: async () => speechLikeTone(timing.greetingMs),
     ivrChosen: async () => replyTone(timing.replyMs),
     personGreeting: async (length) => speechLikeTone(length === 'brief' ? 560 : 1_400),
+    // About as long as the words would take to say (60 ms a character), within 0.3–6 s.
+    say: async (text) => speechLikeTone(Math.min(6_000, Math.max(300, text.length * 60))),
   };
 }
 

@@ -24,6 +24,8 @@ export interface SandboxCallServices {
  */
 /** The INVITE header that carries a sandbox call's variables. */
 export const sandboxVariablesHeader = 'X-Sandbox-Variables';
+/** The INVITE header that carries the id of the call (a test call's scenario is found by it). */
+export const sandboxCallIdHeader = 'X-Sandbox-Call-Id';
 
 export class SandboxCall {
   readonly incoming: IncomingCall;

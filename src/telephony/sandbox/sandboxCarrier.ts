@@ -2,13 +2,20 @@ import { isIP } from 'node:net';
 import { maskPhone } from '../../domain/phone.js';
 import type { Logger } from '../../logger.js';
 import type { MediaClock, PortAllocator } from '../rtp/index.js';
-import { type IncomingCall, parseSipUri, type SipTimerSettings, SipUserAgent } from '../sip/index.js';
+import {
+  headerValue,
+  type IncomingCall,
+  parseSipUri,
+  type SipTimerSettings,
+  SipUserAgent,
+} from '../sip/index.js';
 import type { InviteLog } from './inviteLog.js';
 import { runPersona } from './personaScripts.js';
 import { type PersonaTiming, resolvePersonaTiming, sandboxPersonaFor } from './personas.js';
 import { createToneVoice, type SandboxVoice } from './sandboxAudio.js';
-import { SandboxCall } from './sandboxCall.js';
+import { SandboxCall, sandboxCallIdHeader } from './sandboxCall.js';
 import { handleSandboxTransfers } from './sandboxTransfers.js';
+import { type CalleeScript, runScriptedCallee } from './scriptedCallee.js';
 
 export interface SandboxCarrierOptions {
   readonly logger: Logger;
@@ -30,6 +37,12 @@ export interface SandboxCarrierOptions {
   readonly sipTimers?: Partial<SipTimerSettings>;
   /** How long close() waits for each live call's BYE to be answered. Default 2 s. */
   readonly closeTimeoutMs?: number;
+  /**
+   * The test scenario's callee of a call, by the call's id (the `X-Sandbox-Call-Id` header) and
+   * its SIP Call-ID (which the owner checks against the call, so a forged INVITE gets nothing);
+   * null: the number's persona answers.
+   */
+  readonly scriptedCallees?: (callId: string, sipCallId: string) => Promise<CalleeScript | null>;
 }
 
 /** Call-IDs stay remembered this long after their call, so late INVITE copies are not new calls. */
@@ -182,10 +195,21 @@ export class SandboxCarrier {
       call.reject(484);
       return;
     }
-    call.logger.info('sandbox call received');
+    const script = await this.scriptOf(call);
+    if (call.isFinished) return;
+    call.logger.info({ scripted: script !== null }, 'sandbox call received');
     call.after(this.timing.maxCallMs, () => call.hangUp('sandbox maximum call length'));
-    handleSandboxTransfers(call, persona);
-    await runPersona(persona, call, { timing: this.timing, voice: this.voice });
+    handleSandboxTransfers(call, script === null ? persona : 'person');
+    const context = { timing: this.timing, voice: this.voice };
+    if (script !== null) await runScriptedCallee(call, script, context);
+    else await runPersona(persona, call, context);
+  }
+
+  /** The call's test scenario callee, when it has one (a failed read fails the call: 500). */
+  private async scriptOf(call: SandboxCall): Promise<CalleeScript | null> {
+    const callId = headerValue(call.incoming.request, sandboxCallIdHeader);
+    if (!callId || !this.options.scriptedCallees || callId.length > 100) return null;
+    return this.options.scriptedCallees(callId, call.incoming.callId);
   }
 
   private forgetOldCallIds(): void {

@@ -35,9 +35,10 @@ export function encodeWav(samples: Int16Array, sampleRateHz: number): Uint8Array
 
 /**
  * Reads a 16-bit PCM WAV. Streamed WAVs whose data size is unknown (0 or 0xFFFFFFFF, as some
- * servers send) are read to the end of the bytes.
+ * servers send) are read to the end of the bytes. `channel` picks one channel (0: the left of a
+ * stereo file, a call recording's callee) instead of averaging them.
  */
-export function decodeWav(bytes: Uint8Array): PcmAudio {
+export function decodeWav(bytes: Uint8Array, options: { channel?: number } = {}): PcmAudio {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const readAscii = (offset: number): string =>
     String.fromCharCode(
@@ -71,6 +72,13 @@ export function decodeWav(bytes: Uint8Array): PcmAudio {
       const dataByteLength = unknownSize ? available : Math.min(declaredSize, available);
       const frameCount = Math.floor(dataByteLength / (2 * channelCount));
       const samples = new Int16Array(frameCount);
+      const picked = options.channel;
+      if (picked !== undefined) {
+        if (picked >= channelCount) throw new Error(`WAV file has no channel ${picked}`);
+        for (let frame = 0; frame < frameCount; frame += 1)
+          samples[frame] = view.getInt16(bodyOffset + (frame * channelCount + picked) * 2, true);
+        return { samples, sampleRateHz };
+      }
       for (let frame = 0; frame < frameCount; frame += 1) {
         let sum = 0;
         for (let channel = 0; channel < channelCount; channel += 1) {
