@@ -31,6 +31,8 @@ export interface DashboardOptions {
   trunkAllowPrivate?: boolean;
   /** Allow vendor base URLs at private addresses (CALLWRIGHT_PROVIDER_ALLOW_PRIVATE). */
   providerAllowPrivate?: boolean;
+  /** A language model is configured: test scenarios may have a persona callee. */
+  personasPlayable?: boolean;
 }
 
 /** The process's key for the secrets the dashboard seals and opens; a clear 503 without one. */

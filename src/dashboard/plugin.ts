@@ -5,6 +5,7 @@ import { type DashboardOptions, formOf, sendPage, setViewer, viewerOf } from './
 import { html } from './html.js';
 import { barePage, page } from './layout.js';
 import { registerAgentPages } from './pages/agents.js';
+import { registerAgentTestPages } from './pages/agentTests.js';
 import { registerAuthPages, registerSignOut } from './pages/auth.js';
 import { registerCallPages } from './pages/calls.js';
 import { registerCampaignPages } from './pages/campaigns.js';
@@ -122,6 +123,7 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerProviderPages(signedIn, options);
     registerCallPages(signedIn, options);
     registerAgentPages(signedIn, options);
+    registerAgentTestPages(signedIn, options);
     registerTelephonyPages(signedIn, options);
     registerWebhookPages(signedIn, options);
     registerDoNotCallPages(signedIn, options);

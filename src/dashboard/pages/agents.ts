@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { agentFormText, createAgentFromForm, updateAgentFromForm } from '../../admin/agentSettings.js';
 import { setAgentActive } from '../../admin/agents.js';
-import { AppError, isAppError } from '../../domain/errors.js';
-import { isIdOf } from '../../domain/ids.js';
+import { isAppError } from '../../domain/errors.js';
 import type { AgentRecord } from '../../domain/records.js';
 import { sandboxPersonas } from '../../telephony/sandbox/personas.js';
 import {
@@ -18,6 +17,7 @@ import { type Html, html } from '../html.js';
 import { csrfField, errorBox, formatTime, page } from '../layout.js';
 import { placeTestCall, testCallVariables } from '../testCall.js';
 import { agentForm, agentFormFrom, emptyAgentForm } from './agentForm.js';
+import { agentOf, agentTabs } from './agentTabs.js';
 
 const notices: Record<string, string> = {
   created: 'Agent created.',
@@ -25,12 +25,6 @@ const notices: Record<string, string> = {
   activated: 'Agent activated: calls may use it.',
   deactivated: 'Agent deactivated: new calls that name it get 404.',
 };
-
-async function agentOf(options: DashboardOptions, viewer: Viewer, id: string): Promise<AgentRecord> {
-  const agent = isIdOf('agent', id) ? await options.store.agents.get(viewer.account.id, id) : null;
-  if (!agent) throw new AppError('not_found', 'No such agent in this account.');
-  return agent;
-}
 
 async function testCallForm(options: DashboardOptions, viewer: Viewer, agent: AgentRecord): Promise<Html> {
   const numbers = (await options.store.numbers.list(viewer.account.id)).filter(
@@ -67,7 +61,8 @@ async function agentPage(
     viewer,
     '/agents',
     `Agent ${agent.name}`,
-    html`<p><code>${agent.id}</code> · ${agent.active ? html`<span class="badge status-completed">active</span>` : html`<span class="badge">inactive</span>`} · updated ${formatTime(agent.updatedAt)}</p>
+    html`${agentTabs(agent, 'settings')}
+<p><code>${agent.id}</code> · ${agent.active ? html`<span class="badge status-completed">active</span>` : html`<span class="badge">inactive</span>`} · updated ${formatTime(agent.updatedAt)}</p>
 <form method="post" action="/agents/${agent.id}/active" class="inline">
   ${csrfField(viewer.session.csrfToken)}
   <input type="hidden" name="active" value="${agent.active ? '0' : '1'}">

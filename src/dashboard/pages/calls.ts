@@ -2,15 +2,26 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type CallStatus, callStatuses, isTerminal } from '../../domain/callStatus.js';
-import { AppError } from '../../domain/errors.js';
+import { AppError, isAppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
-import type { CallRecord, EventAttemptRecord, EventRecord, TranscriptEvent } from '../../domain/records.js';
+import type { AgentRecord, CallRecord, EventAttemptRecord, EventRecord } from '../../domain/records.js';
+import { turnTakingLimits } from '../../domain/turnTakingSettings.js';
 import { toCallResource } from '../../presentation/callResource.js';
 import type { CallFilter } from '../../store/types.js';
+import { currentTurnTaking, replayOverrides, startDashboardTestRun } from '../agentTestRuns.js';
 import { formatDuration, metricsTable, plainOutcome } from '../callText.js';
-import { type DashboardOptions, redirectTo, sendPage, type Viewer, viewerOf } from '../context.js';
+import {
+  type DashboardOptions,
+  field,
+  formOf,
+  redirectTo,
+  sendPage,
+  type Viewer,
+  viewerOf,
+} from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import { transcriptList } from '../transcript.js';
 import { turnsOf, turnWaterfall } from '../turnWaterfall.js';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
@@ -55,16 +66,6 @@ async function webhookAttempts(
   return event ? { event, attempts: await options.store.events.attempts(event.id) } : null;
 }
 
-/** How a transcript event (not speech) is labelled on the call page. */
-const transcriptEventLabels: Record<TranscriptEvent, string> = {
-  dtmf: 'pressed keys',
-  tool_call: 'called a tool',
-  tool_result: 'tool answered',
-  transfer: 'transfer',
-  end_call: 'hung up because',
-  do_not_call: 'put on the do-not-call list',
-};
-
 export function attemptsTable(attempts: EventAttemptRecord[]): Html {
   if (attempts.length === 0) return html`<p class="muted">No delivery attempt yet.</p>`;
   return html`<div class="table-wrap"><table class="responsive">
@@ -108,7 +109,45 @@ function analysisFacts(call: CallRecord): Html | string {
   ]);
 }
 
-async function callDetail(options: DashboardOptions, viewer: Viewer, call: CallRecord): Promise<Html> {
+interface ReplayFormText {
+  error?: string;
+  waitMs: string;
+  overrides: string;
+}
+
+/**
+ * A completed call answered by a person, with its recording, can be replayed: its callee's
+ * recorded words played to the agent again (with other settings, say) as a test run.
+ */
+function replaySection(
+  viewer: Viewer,
+  call: CallRecord,
+  agent: AgentRecord | null,
+  form: ReplayFormText = { waitMs: '', overrides: '' },
+): Html | string {
+  if (call.status !== 'completed' || call.answeredBy !== 'human' || !call.recordingPath || !agent) return '';
+  const turnTaking = currentTurnTaking(agent.settings);
+  return html`<section class="panel" aria-labelledby="replay-title">
+<h2 id="replay-title">Replay</h2>
+<p>Plays this call's callee back to the agent from the recording, as a test call to the sandbox, and compares the two conversations turn by turn. The agent itself is not changed.</p>
+${form.error ? html`<p class="error" role="alert" data-testid="replay-error">Nothing was started: ${form.error}</p>` : ''}
+<form method="post" action="/calls/${call.id}/replay" class="stack">
+  ${csrfField(viewer.session.csrfToken)}
+  <div><label for="replay-wait">End-of-turn wait in ms (optional) <span class="hint">the silence the agent waits for after every callee turn in the replay (all three <code>end_of_turn</code> waits), ${turnTakingLimits.waitMinMs} to ${turnTakingLimits.waitMaxMs}; the agent now waits ${turnTaking.minWaitMs} ms after a complete answer, ${turnTaking.waitMs} ms otherwise, ${turnTaking.maxWaitMs} ms after an unfinished one</span></label>
+    <input id="replay-wait" name="wait_ms" type="number" min="${turnTakingLimits.waitMinMs}" max="${turnTakingLimits.waitMaxMs}" step="1" value="${form.waitMs}"></div>
+  <div><label for="replay-overrides">Agent overrides (JSON, optional) <span class="hint">a prompt or settings the replay runs with, e.g. <code>{"settings":{"turn_taking":{"interruptions":{"min_words":3}}}}</code></span></label>
+    <textarea id="replay-overrides" name="agent_overrides" rows="3">${form.overrides}</textarea></div>
+  <div><button type="submit">Replay this call</button></div>
+</form>
+</section>`;
+}
+
+async function callDetail(
+  options: DashboardOptions,
+  viewer: Viewer,
+  call: CallRecord,
+  replayForm?: ReplayFormText,
+): Promise<Html> {
   const resource = toCallResource(call);
   const agent = await options.store.agents.get(viewer.account.id, call.agentId);
   const webhook = await webhookAttempts(options, viewer, call);
@@ -153,13 +192,7 @@ ${
 ${
   call.transcript.length === 0
     ? html`<p class="muted">${live ? 'The transcript appears as the call goes on.' : 'No words were transcribed on this call.'}</p>`
-    : html`<ol class="transcript">${call.transcript.map(
-        (
-          entry,
-        ) => html`<li class="${entry.role}"><strong>${entry.role === 'agent' ? 'Agent' : 'Callee'}</strong>
-          ${entry.event ? html`<em>${transcriptEventLabels[entry.event]}</em>` : ''}
-          <span class="muted">${(entry.start_ms / 1000).toFixed(1)} s</span><br>${entry.event ? html`<code>${entry.text}</code>` : entry.text}</li>`,
-      )}</ol>`
+    : transcriptList(call.transcript)
 }
 </section>
 <section class="panel" aria-labelledby="recording-title">
@@ -171,6 +204,7 @@ ${
     : html`<p class="muted">No recording.</p>`
 }
 </section>
+${replaySection(viewer, call, agent, replayForm)}
 <section class="panel" aria-labelledby="extracted-title">
 <h2 id="extracted-title">Extracted data</h2>
 ${analysisFacts(call)}
@@ -197,6 +231,12 @@ ${
 }
 </section>
 </div>`;
+}
+
+async function callOf(options: DashboardOptions, viewer: Viewer, id: string): Promise<CallRecord> {
+  const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
+  if (!call) throw new AppError('not_found', 'No such call in this account.');
+  return call;
 }
 
 function dayStartIso(day: string, plusDays = 0): string {
@@ -240,21 +280,43 @@ ${callsTable(calls, agentNames)}
 
   app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
     const viewer = viewerOf(request);
-    const id = request.params.id;
-    const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
-    if (!call) throw new AppError('not_found', 'No such call in this account.');
+    const call = await callOf(options, viewer, request.params.id);
     return sendPage(
       reply,
       page(viewer, '/calls', `Call ${call.id}`, await callDetail(options, viewer, call)),
     );
   });
 
+  // Starts a test run that replays the call's callee (src/agentTests/testRuns.ts), then shows it.
+  app.post<{ Params: { id: string } }>('/calls/:id/replay', async (request, reply) => {
+    const viewer = viewerOf(request);
+    const call = await callOf(options, viewer, request.params.id);
+    const agent = await options.store.agents.get(viewer.account.id, call.agentId);
+    if (!agent) throw new AppError('not_found', 'The agent of this call no longer exists.');
+    const form = formOf(request);
+    const text: ReplayFormText = {
+      waitMs: field(form, 'wait_ms'),
+      overrides: field(form, 'agent_overrides'),
+    };
+    try {
+      const overrides = replayOverrides(text.waitMs, text.overrides);
+      const report = await startDashboardTestRun(options, viewer.account, agent.id, {
+        replay_of: call.id,
+        agent_overrides: overrides,
+      });
+      request.log.info({ runId: report.id, callId: call.id }, 'dashboard started a replay');
+      return redirectTo(reply, `/agents/${agent.id}/tests/${report.id}`);
+    } catch (error) {
+      if (!isAppError(error) || error.status >= 500) throw error;
+      const detail = await callDetail(options, viewer, call, { ...text, error: error.message });
+      return sendPage(reply, page(viewer, '/calls', `Call ${call.id}`, detail), 400);
+    }
+  });
+
   // Hangs up a live call (or cancels a queued one) through the same path as the API's cancel.
   app.post<{ Params: { id: string } }>('/calls/:id/hang-up', async (request, reply) => {
     const viewer = viewerOf(request);
-    const id = request.params.id;
-    const call = isIdOf('call', id) ? await options.store.calls.get(viewer.account.id, id) : null;
-    if (!call) throw new AppError('not_found', 'No such call in this account.');
+    const call = await callOf(options, viewer, request.params.id);
     if (!isTerminal(call.status)) {
       if (!options.callControl) throw new AppError('unavailable', 'This process does not place calls.');
       await options.callControl.cancel(call);
