@@ -13,6 +13,8 @@ import { decodeWav } from '../voice/providers/audio/wav.js';
 const samplesPerMs = 8;
 /** How long a turn's backchannel waits into the agent's speech when the scenario does not say. */
 const backchannelAfterMsDefault = 1_500;
+/** A persona hangs up after this many lines unless its scenario says otherwise. */
+const personaRepliesDefault = 8;
 
 async function streamBytes(body: Buffer | NodeJS.ReadableStream): Promise<Buffer> {
   if (Buffer.isBuffer(body)) return body;
@@ -76,6 +78,12 @@ export function calleeScriptLoader(store: Store, storage: RecordingStorage | nul
       beep: scenario.callee.beep ?? true,
       turns,
       afterLastTurn: scenario.callee.after_last_turn ?? 'hang_up',
+      persona: scenario.callee.persona
+        ? {
+            goal: scenario.callee.persona.goal,
+            maxReplies: scenario.callee.persona.max_replies ?? personaRepliesDefault,
+          }
+        : null,
     };
   };
 }

@@ -134,10 +134,16 @@ export async function startTestRun(
   caller: { account: AccountRecord; apiKeyId: string },
   agentId: string,
   body: unknown,
-  now: () => Date = () => new Date(),
+  options: { personasPlayable: boolean; now?: () => Date } = { personasPlayable: false },
 ): Promise<TestRunReport> {
+  const now = options.now ?? (() => new Date());
   const accountId = caller.account.id;
   const request = parseRequest(body);
+  const persona = request.scenarios.find((scenario) => scenario.callee.persona !== undefined);
+  if (persona && !options.personasPlayable)
+    refuse(
+      `${persona.name}: a persona callee is played by a language model, and none is configured (CALLWRIGHT_OPENAI_BASE_URL)`,
+    );
   const agent = await store.agents.get(accountId, agentId);
   if (!agent?.active) throw agentNotFound(agentId);
   if (request.overrides) {

@@ -160,7 +160,11 @@ const agentIdParams = {
  * Agent tests (extension, docs/testing.md): run scenarios against an agent, each a real sandbox
  * call; read a run's results; turn a completed call into a scenario that replays it.
  */
-export function registerAgentTestRoutes(app: FastifyInstance, store: Store): void {
+export function registerAgentTestRoutes(
+  app: FastifyInstance,
+  store: Store,
+  options: { personasPlayable: boolean },
+): void {
   const tags = ['agent tests'];
   app.post<{ Params: { agent_id: string } }>(
     '/agents/:agent_id/tests',
@@ -184,6 +188,7 @@ export function registerAgentTestRoutes(app: FastifyInstance, store: Store): voi
         { account: caller.account, apiKeyId: caller.apiKeyId },
         request.params.agent_id,
         readJsonBody(request),
+        { personasPlayable: options.personasPlayable },
       );
       request.log.info({ runId: report.id, calls: report.summary.total }, 'agent test run started');
       return reply.code(201).send(report);

@@ -1,4 +1,5 @@
 import { calleeScriptLoader } from '../agentTests/calleeScripts.js';
+import { llmPersonaMind } from '../agentTests/llmPersona.js';
 import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/campaignScheduler.js';
 import type { Config } from '../config.js';
@@ -34,7 +35,7 @@ export interface CallWorker {
  * loopback, and the dispatcher that places queued calls through them.
  */
 export async function startCallWorker(options: {
-  config: Pick<Config, 'telephony' | 'webhookAllowPrivate'>;
+  config: Pick<Config, 'telephony' | 'webhookAllowPrivate' | 'voice'>;
   store: Store;
   queue: JobQueue;
   logger: Logger;
@@ -81,6 +82,7 @@ export async function startCallWorker(options: {
     inviteLog: options.store.sandboxInvites,
     ...(options.voice ? { voice: createSpeakingSandboxVoice(options.voice.offlineTts) } : {}),
     scriptedCallees: calleeScriptLoader(options.store, options.recordings),
+    personaMind: llmPersonaMind(options.config.voice, options.logger.child({ component: 'sandbox-persona' })),
   });
   const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
   const workerId = newWorkerId();

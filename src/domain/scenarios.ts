@@ -84,6 +84,8 @@ export interface Scenario {
     beep?: boolean;
     /** human: the turns, each given once the agent has spoken and paused (or over it). */
     turns?: ScenarioTurn[];
+    /** human, instead of turns: a person with a goal, played by the service's language model. */
+    persona?: { goal: string; max_replies?: number };
     /** After the last turn: hang up once the agent has answered it (default), or stay on the line. */
     after_last_turn?: 'hang_up' | 'stay';
   };
@@ -166,6 +168,15 @@ export const scenarioJsonSchema = {
           },
         },
         after_last_turn: { enum: ['hang_up', 'stay'] },
+        persona: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['goal'],
+          properties: {
+            goal: { type: 'string', minLength: 1, maxLength: 2_000 },
+            max_replies: { type: 'integer', minimum: 1, maximum: 20 },
+          },
+        },
       },
     },
     expect: {
@@ -260,6 +271,10 @@ export function parseScenario(raw: unknown, where = 'scenario'): Scenario {
   const callee = scenario.callee;
   if (callee.answers !== 'human' && callee.turns !== undefined && callee.turns.length > 0)
     refuse(`${where}: callee.turns are for a callee who answers as "human", not "${callee.answers}"`);
+  if (callee.persona !== undefined && callee.answers !== 'human')
+    refuse(`${where}: callee.persona is a person: it needs "answers": "human"`);
+  if (callee.persona !== undefined && (callee.turns?.length ?? 0) > 0)
+    refuse(`${where}: callee.persona and callee.turns are alternatives (a goal, or lines); give one`);
   if (callee.greeting !== undefined && callee.greeting_audio !== undefined)
     refuse(`${where}: callee.greeting and callee.greeting_audio are alternatives; give one`);
   for (const [index, turn] of (callee.turns ?? []).entries())

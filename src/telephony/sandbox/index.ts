@@ -1,6 +1,7 @@
 /** The sandbox carrier: personas on loopback, reached over real SIP and RTP. */
 export type { InviteLog, InviteLogEntry } from './inviteLog.js';
 export { MemoryInviteLog } from './inviteLog.js';
+export type { CalleePersona, PersonaMind } from './personaCallee.js';
 export type { PersonaTiming, SandboxPersona, SandboxPersonaName } from './personas.js';
 export {
   defaultPersonaTiming,

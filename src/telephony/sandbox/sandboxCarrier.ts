@@ -10,6 +10,7 @@ import {
   SipUserAgent,
 } from '../sip/index.js';
 import type { InviteLog } from './inviteLog.js';
+import type { PersonaMind } from './personaCallee.js';
 import { runPersona } from './personaScripts.js';
 import { type PersonaTiming, resolvePersonaTiming, sandboxPersonaFor } from './personas.js';
 import { createToneVoice, type SandboxVoice } from './sandboxAudio.js';
@@ -43,6 +44,8 @@ export interface SandboxCarrierOptions {
    * null: the number's persona answers.
    */
   readonly scriptedCallees?: (callId: string, sipCallId: string) => Promise<CalleeScript | null>;
+  /** Plays scenario callees that have a goal instead of lines; without it they are refused (503). */
+  readonly personaMind?: PersonaMind | null;
 }
 
 /** Call-IDs stay remembered this long after their call, so late INVITE copies are not new calls. */
@@ -201,7 +204,7 @@ export class SandboxCarrier {
     call.after(this.timing.maxCallMs, () => call.hangUp('sandbox maximum call length'));
     handleSandboxTransfers(call, script === null ? persona : 'person');
     const context = { timing: this.timing, voice: this.voice };
-    if (script !== null) await runScriptedCallee(call, script, context);
+    if (script !== null) await runScriptedCallee(call, script, context, this.options.personaMind ?? null);
     else await runPersona(persona, call, context);
   }
 

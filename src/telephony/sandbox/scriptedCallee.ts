@@ -1,4 +1,5 @@
 import type { RtpSession } from '../rtp/index.js';
+import { type CalleePersona, type PersonaMind, personaConversation } from './personaCallee.js';
 import type { PersonaContext } from './personaScripts.js';
 import { beepTone, silence } from './sandboxAudio.js';
 import type { SandboxCall } from './sandboxCall.js';
@@ -35,6 +36,8 @@ export interface CalleeScript {
   turns: CalleeScriptTurn[];
   /** After the last turn: hang up once the agent has answered it, or stay on the line. */
   afterLastTurn: 'hang_up' | 'stay';
+  /** A person with a goal instead of `turns`, played by the carrier's persona mind. */
+  persona: CalleePersona | null;
 }
 
 async function audioOf(speech: CalleeSpeech, { voice }: PersonaContext): Promise<Int16Array> {
@@ -65,14 +68,25 @@ export async function runScriptedCallee(
   call: SandboxCall,
   script: CalleeScript,
   context: PersonaContext,
+  mind: PersonaMind | null,
 ): Promise<void> {
+  if (script.persona !== null && mind === null) {
+    call.logger.warn('a persona callee without a persona mind (no language model): 503');
+    call.reject(503);
+    return;
+  }
   if (!(await call.prepareMedia())) return;
   call.ring();
   call.after(script.answerAfterMs, async () => {
     const rtp = await call.answer();
     if (rtp === null || call.isFinished) return;
     if (script.answers === 'voicemail') answeringMachine(call, rtp, script, context);
-    else scriptedPerson(call, rtp, script, context);
+    else if (script.persona !== null && mind !== null) {
+      const persona = script.persona;
+      void greet(call, rtp, script, context).then(() =>
+        personaConversation(call, rtp, persona, mind, context),
+      );
+    } else scriptedPerson(call, rtp, script, context);
   });
 }
 
@@ -167,12 +181,18 @@ function scriptedPerson(
     if (turn.interruptAfterMs !== null ? detector.spokenMs >= turn.interruptAfterMs : paused) startTurn();
   });
 
-  void (async () => {
-    if (script.greeting) {
-      const greeting = await audioOf(script.greeting, context);
-      if (call.isFinished) return;
-      await rtp.play(greeting);
-    }
+  void greet(call, rtp, script, context).then(() => {
     listening = true;
-  })().catch(logFailure(call, 'sandbox scripted greeting failed'));
+  });
+}
+
+/** Says the script's greeting, if any; resolves once it has been played (or failed, logged). */
+async function greet(call: SandboxCall, rtp: RtpSession, script: CalleeScript, context: PersonaContext) {
+  try {
+    if (!script.greeting) return;
+    const greeting = await audioOf(script.greeting, context);
+    if (!call.isFinished) await rtp.play(greeting);
+  } catch (error) {
+    logFailure(call, 'sandbox scripted greeting failed')(error);
+  }
 }
