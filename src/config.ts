@@ -407,6 +407,21 @@ export function loadConfig(env: Environment = process.env): Config {
   };
 }
 
+/** What `callwright test` reads: where the running service is, and the API key to use there. */
+export interface TestRunnerConfig {
+  /** CALLWRIGHT_URL: the service's address (default http://127.0.0.1:3000, where `serve` listens by default). */
+  url: string;
+  /** CALLWRIGHT_API_KEY; null when unset. */
+  apiKey: string | null;
+}
+
+export function loadTestRunnerConfig(env: Environment = process.env): TestRunnerConfig {
+  return {
+    url: readPublicUrl(env, 'CALLWRIGHT_URL', 'http://127.0.0.1:3000'),
+    apiKey: readValue(env, 'CALLWRIGHT_API_KEY') ?? null,
+  };
+}
+
 function readQuietHours(env: Environment): QuietHours | null {
   const raw = readValue(env, 'CALLWRIGHT_QUIET_HOURS');
   if (raw === undefined) return null;

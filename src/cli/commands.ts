@@ -339,7 +339,7 @@ export async function runCommand(
 ) {
   const verbs = commandGroups[group];
   if (!verbs) {
-    const nearest = nearestName(group, [...Object.keys(commandGroups), 'serve']);
+    const nearest = nearestName(group, [...Object.keys(commandGroups), 'serve', 'test']);
     throw new UsageError(
       `unknown command "${group.slice(0, 40)}"${nearest ? ` (did you mean ${nearest}?)` : ''}`,
     );

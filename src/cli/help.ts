@@ -233,6 +233,32 @@ export const commandHelp: Record<string, GroupHelp> = {
       resend: { synopsis: 'EVENT_ID', summary: 'deliver an event once more' },
     },
   },
+  test: {
+    summary: 'agent tests: run scenario files against an agent of a running service, as sandbox calls',
+    verbs: {
+      '': {
+        synopsis:
+          '[FILE|FOLDER]... --agent AGENT_ID [--repeat N] [--junit FILE] [--timeout S] [--replay CALL_ID] [--agent-overrides JSON|FILE] [--from NUMBER] [--url URL] [--api-key KEY]',
+        summary:
+          'check each scenario file, run them all in parallel over the HTTP API and report: a table, each failure with its reasons and transcript, a summary; exit 0 when all pass, 1 when any fails or the run times out, 2 for bad input',
+        details: [
+          'FILE|FOLDER             scenario JSON files (docs/testing.md); a folder: every *.json in it, by name',
+          '--agent AGENT_ID        the agent to test (required)',
+          '--repeat N              run each scenario N times (1-20); the summary gives a pass rate per scenario',
+          '--junit FILE            also write the results as JUnit XML, for CI',
+          '--timeout S             stop waiting after S seconds (default 300): exit 1, the calls still running named',
+          '--replay CALL_ID        instead of files: replay a completed call from its recording and show the diff turn by turn',
+          '--agent-overrides JSON|FILE   {"prompt": …, "settings": {…}} for this run only (the agent is not changed)',
+          '--from NUMBER           a sandbox number of the account to call from (default: its first)',
+          '--url URL               the service (default: CALLWRIGHT_URL, else http://127.0.0.1:3000)',
+          '--api-key KEY           an API key of the account (default: CALLWRIGHT_API_KEY; prefer the variable)',
+          '--json                  print the final report as JSON',
+        ],
+        example:
+          'CALLWRIGHT_API_KEY=cw_live_… callwright test examples/scenarios/appointment --agent agt_… --junit results.xml',
+      },
+    },
+  },
   users: {
     summary: 'people who sign in to the dashboard',
     verbs: {

@@ -72,7 +72,7 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       return 2;
     }
     if (help) {
-      const text = commandUsage(group, group === 'serve' ? '' : verb);
+      const text = commandUsage(group, group === 'serve' || group === 'test' ? '' : verb);
       if (text === null) {
         const nearest = nearestName(group, Object.keys(commandHelp));
         throw new UsageError(
@@ -81,6 +81,12 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       }
       out.stdout(text);
       return 0;
+    }
+    if (group === 'test') {
+      // A client of a running service over HTTP: no database, no service configuration.
+      const { runTestCommand } = await import('./testCommand.js');
+      const testArgs = [verb, ...args].filter((arg): arg is string => arg !== undefined);
+      return await runTestCommand(testArgs, { json, accountId, out });
     }
     const loaded = loadConfig();
     config = loaded;

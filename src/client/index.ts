@@ -8,6 +8,7 @@
  * for await (const page of client.calls.list({ status: 'completed' })) console.log(page.data.length);
  * ```
  */
+import { AgentTestsResource, type Scenario } from './agentTests.js';
 import { CampaignsResource } from './campaigns.js';
 import {
   AgentsResource,
@@ -31,6 +32,23 @@ import type {
   WebhookEventSummary,
 } from './types.js';
 
+export type {
+  AgentOverrides,
+  AgentTestResult,
+  AgentTestRun,
+  AgentTestRunEntry,
+  AgentTestRunRequest,
+  RecordedAudio,
+  ReplayDiff,
+  ReplayTurnDiff,
+  ReplayTurnSide,
+  Scenario,
+  ScenarioDataExpectation,
+  ScenarioExpectations,
+  ScenarioTurn,
+  WaitForTestRunOptions,
+} from './agentTests.js';
+export { AgentTestsResource } from './agentTests.js';
 export type {
   CallingWindow,
   Campaign,
@@ -150,6 +168,17 @@ export class CallsResource {
     const path = `/v1/calls/${pathId(callId)}/recording`;
     return this.transport.request({ method: 'GET', path, retry: 'idempotent', binary: true }, options);
   }
+
+  /**
+   * A scenario that replays a completed call's callee from its recording
+   * (`GET /v1/calls/{call_id}/scenario`): save it as a file to keep the conversation as a test, or
+   * run it with `agentTests.run(agentId, { replay_of: callId })`. `ValidationError` when the call
+   * cannot be replayed (not completed, answered by a machine, no recording).
+   */
+  scenario(callId: string, options?: RequestOptions): Promise<Scenario> {
+    const path = `/v1/calls/${pathId(callId)}/scenario`;
+    return this.transport.request({ method: 'GET', path, retry: 'idempotent' }, options);
+  }
 }
 
 export class EventsResource {
@@ -238,6 +267,7 @@ export class CallwrightClient {
   readonly callingRules: CallingRulesResource;
   readonly numbers: NumbersResource;
   readonly webhook: WebhookResource;
+  readonly agentTests: AgentTestsResource;
 
   constructor(options: CallwrightClientOptions) {
     if (!options.apiKey) throw new TypeError('apiKey is required');
@@ -266,5 +296,6 @@ export class CallwrightClient {
     this.callingRules = new CallingRulesResource(transport);
     this.numbers = new NumbersResource(transport);
     this.webhook = new WebhookResource(transport);
+    this.agentTests = new AgentTestsResource(transport);
   }
 }
