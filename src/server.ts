@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { personaModelAvailable } from './agentTests/llmPersona.js';
+import { serviceVendorConfigured } from './agentTests/llmPersona.js';
 import { buildApp } from './api/app.js';
 import { installErrorHandlers } from './api/errors.js';
 import { registerHealthRoutes } from './api/health.js';
@@ -316,7 +316,7 @@ async function startServiceOnce(
             secretBox,
             providerAllowPrivate: config.voice.providerAllowPrivate,
             webhookAllowPrivate: config.webhookAllowPrivate,
-            personasPlayable: personaModelAvailable(config.voice),
+            vendorConfigured: (provider) => serviceVendorConfigured(config.voice, provider),
           });
     const url = await app.listen({ port: config.port, host: config.host });
     const metricsListener = await startMetricsListener(config, logger, metrics.registry);

@@ -1,8 +1,13 @@
+import type { VoiceConfig } from '../config.js';
+import type { TtsChoice } from '../domain/agentVoiceSettings.js';
 import type { Scenario, ScenarioTurn } from '../domain/scenarios.js';
+import type { Logger } from '../logger.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { Store } from '../store/types.js';
 import type { CalleeScript, CalleeScriptTurn, CalleeSpeech } from '../telephony/sandbox/index.js';
+import { concatSamples } from '../voice/providers/audio/samples.js';
 import { decodeWav } from '../voice/providers/audio/wav.js';
+import { credentialFor, vendorTextToSpeech } from '../voice/vendorAdapters.js';
 
 /**
  * What the sandbox plays for a test call: the scenario stored with the call, with recorded lines
@@ -31,7 +36,27 @@ async function calleeChannel(storage: RecordingStorage, location: string): Promi
   return audio.sampleRateHz === 8_000 ? audio.samples : null;
 }
 
-export function calleeScriptLoader(store: Store, storage: RecordingStorage | null) {
+/** The scenario's own callee voice (a vendor's text-to-speech with the service's key), or null. */
+function vendorVoice(scenario: Scenario, config: VoiceConfig, logger: Logger) {
+  const choice = scenario.callee.voice;
+  if (!choice || choice.provider === 'flite') return null;
+  const credential = credentialFor(choice.provider, config, new Map());
+  if (!credential) throw new Error(`no service-wide ${choice.provider} key for the callee's voice`);
+  const tts = vendorTextToSpeech(choice as TtsChoice, credential, logger);
+  return async (text: string): Promise<Int16Array> => {
+    const chunks: Int16Array[] = [];
+    for await (const chunk of tts.synthesize(text, choice.voice ? { voice: choice.voice } : {}))
+      chunks.push(chunk.samples);
+    return concatSamples(chunks);
+  };
+}
+
+export function calleeScriptLoader(
+  store: Store,
+  storage: RecordingStorage | null,
+  voiceConfig: VoiceConfig,
+  logger: Logger,
+) {
   return async (callId: string, sipCallId: string): Promise<CalleeScript | null> => {
     const test = await store.agentTests.forCall(callId);
     if (!test) return null;
@@ -78,6 +103,7 @@ export function calleeScriptLoader(store: Store, storage: RecordingStorage | nul
       beep: scenario.callee.beep ?? true,
       turns,
       afterLastTurn: scenario.callee.after_last_turn ?? 'hang_up',
+      say: vendorVoice(scenario, voiceConfig, logger),
       persona: scenario.callee.persona
         ? {
             goal: scenario.callee.persona.goal,

@@ -17,9 +17,9 @@ import { credentialFor, openAiEndpoint } from '../voice/vendorAdapters.js';
 const hangUpMarker = '[hang up]';
 const replyMaxChars = 400;
 
-/** Whether this deployment can play personas (the API checks before dialling). */
-export function personaModelAvailable(config: VoiceConfig): boolean {
-  return credentialFor('openai', config, new Map()) !== null;
+/** Whether a vendor has a service-wide key here (flite needs none): personas need `openai`. */
+export function serviceVendorConfigured(config: VoiceConfig, provider: string): boolean {
+  return provider === 'flite' || credentialFor(provider, config, new Map()) !== null;
 }
 
 export function llmPersonaMind(config: VoiceConfig, logger: Logger): PersonaMind | null {

@@ -134,16 +134,20 @@ export async function startTestRun(
   caller: { account: AccountRecord; apiKeyId: string },
   agentId: string,
   body: unknown,
-  options: { personasPlayable: boolean; now?: () => Date } = { personasPlayable: false },
+  options: { vendorConfigured: (provider: string) => boolean; now?: () => Date },
 ): Promise<TestRunReport> {
   const now = options.now ?? (() => new Date());
   const accountId = caller.account.id;
   const request = parseRequest(body);
-  const persona = request.scenarios.find((scenario) => scenario.callee.persona !== undefined);
-  if (persona && !options.personasPlayable)
-    refuse(
-      `${persona.name}: a persona callee is played by a language model, and none is configured (CALLWRIGHT_OPENAI_BASE_URL)`,
-    );
+  for (const scenario of request.scenarios) {
+    if (scenario.callee.persona !== undefined && !options.vendorConfigured('openai'))
+      refuse(
+        `${scenario.name}: a persona callee is played by a language model, and none is configured (CALLWRIGHT_OPENAI_BASE_URL)`,
+      );
+    const voice = scenario.callee.voice?.provider;
+    if (voice !== undefined && !options.vendorConfigured(voice))
+      refuse(`${scenario.name}: callee.voice ${voice} has no service-wide key in this deployment`);
+  }
   const agent = await store.agents.get(accountId, agentId);
   if (!agent?.active) throw agentNotFound(agentId);
   if (request.overrides) {

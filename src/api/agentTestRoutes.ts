@@ -163,7 +163,7 @@ const agentIdParams = {
 export function registerAgentTestRoutes(
   app: FastifyInstance,
   store: Store,
-  options: { personasPlayable: boolean },
+  options: { vendorConfigured: (provider: string) => boolean },
 ): void {
   const tags = ['agent tests'];
   app.post<{ Params: { agent_id: string } }>(
@@ -188,7 +188,7 @@ export function registerAgentTestRoutes(
         { account: caller.account, apiKeyId: caller.apiKeyId },
         request.params.agent_id,
         readJsonBody(request),
-        { personasPlayable: options.personasPlayable },
+        { vendorConfigured: options.vendorConfigured },
       );
       request.log.info({ runId: report.id, calls: report.summary.total }, 'agent test run started');
       return reply.code(201).send(report);

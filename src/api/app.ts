@@ -66,8 +66,8 @@ export interface AppDependencies {
   providerAllowPrivate?: boolean;
   /** CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: PUT /v1/webhook may name a private address. */
   webhookAllowPrivate?: boolean;
-  /** A language model is configured: test scenarios may have a persona callee (docs/testing.md). */
-  personasPlayable?: boolean;
+  /** Whether a voice vendor has a service-wide key (test scenarios' persona and callee voice). */
+  vendorConfigured?: (provider: string) => boolean;
 }
 
 /**
@@ -195,7 +195,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store);
-      registerAgentTestRoutes(api, store, { personasPlayable: deps.personasPlayable === true });
+      registerAgentTestRoutes(api, store, { vendorConfigured: deps.vendorConfigured ?? (() => false) });
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,
       });

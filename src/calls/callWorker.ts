@@ -73,16 +73,22 @@ export async function startCallWorker(options: {
     // Children of the service's logger, not of `logger`: a child's component would repeat the key.
     logger: options.logger.child({ component: 'sip' }),
   });
+  const sandboxLogger = options.logger.child({ component: 'sandbox' });
   const sandbox = await SandboxCarrier.start({
-    logger: options.logger.child({ component: 'sandbox' }),
+    logger: sandboxLogger,
     clock,
     ports: sandboxPorts,
     bindAddress: '127.0.0.1',
     sipPort: 0,
     inviteLog: options.store.sandboxInvites,
     ...(options.voice ? { voice: createSpeakingSandboxVoice(options.voice.offlineTts) } : {}),
-    scriptedCallees: calleeScriptLoader(options.store, options.recordings),
-    personaMind: llmPersonaMind(options.config.voice, options.logger.child({ component: 'sandbox-persona' })),
+    scriptedCallees: calleeScriptLoader(
+      options.store,
+      options.recordings,
+      options.config.voice,
+      sandboxLogger,
+    ),
+    personaMind: llmPersonaMind(options.config.voice, sandboxLogger),
   });
   const sandboxAddress = /^sip:(.+):(\d+)$/.exec(sandbox.sipUri);
   const workerId = newWorkerId();

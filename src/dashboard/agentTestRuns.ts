@@ -21,7 +21,7 @@ export async function startDashboardTestRun(
 ): Promise<TestRunReport> {
   const key = await keyForCallsPlacedBy(options.store, account.id, testCallKeyName);
   const report = await startTestRun(options.store, { account, apiKeyId: key.id }, agentId, body, {
-    personasPlayable: options.personasPlayable === true,
+    vendorConfigured: options.vendorConfigured ?? (() => false),
   });
   options.callControl?.wake();
   return report;

@@ -31,8 +31,8 @@ export interface DashboardOptions {
   trunkAllowPrivate?: boolean;
   /** Allow vendor base URLs at private addresses (CALLWRIGHT_PROVIDER_ALLOW_PRIVATE). */
   providerAllowPrivate?: boolean;
-  /** A language model is configured: test scenarios may have a persona callee. */
-  personasPlayable?: boolean;
+  /** Whether a voice vendor has a service-wide key (test scenarios' persona and callee voice). */
+  vendorConfigured?: (provider: string) => boolean;
 }
 
 /** The process's key for the secrets the dashboard seals and opens; a clear 503 without one. */

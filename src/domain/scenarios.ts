@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import { ttsProviders } from './agentVoiceSettings.js';
 import { callStatuses, endReasons } from './callStatus.js';
 import { isObject, refuse } from './settingsParsing.js';
 
@@ -86,6 +87,8 @@ export interface Scenario {
     turns?: ScenarioTurn[];
     /** human, instead of turns: a person with a goal, played by the service's language model. */
     persona?: { goal: string; max_replies?: number };
+    /** Who speaks the callee's lines: a text-to-speech vendor of the service (default: offline flite). */
+    voice?: { provider: string; voice?: string; model?: string };
     /** After the last turn: hang up once the agent has answered it (default), or stay on the line. */
     after_last_turn?: 'hang_up' | 'stay';
   };
@@ -168,6 +171,16 @@ export const scenarioJsonSchema = {
           },
         },
         after_last_turn: { enum: ['hang_up', 'stay'] },
+        voice: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['provider'],
+          properties: {
+            provider: { enum: ttsProviders },
+            voice: { type: 'string', minLength: 1, maxLength: 100 },
+            model: { type: 'string', minLength: 1, maxLength: 100 },
+          },
+        },
         persona: {
           type: 'object',
           additionalProperties: false,

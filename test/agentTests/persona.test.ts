@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe('a persona callee', () => {
-  it('hears the agent, answers toward its goal through the model, and the agent hears the answer', async () => {
+  it.concurrent('hears the agent, answers toward its goal through the model, and the agent hears the answer', async () => {
     const started = await api(`/agents/${agentId}/tests`, {
       method: 'POST',
       body: {
@@ -105,6 +105,48 @@ describe('a persona callee', () => {
     expect(call?.transcript.find((entry) => entry.role === 'callee')?.text).toMatch(/yes/);
   }, 90_000);
 
+  it.concurrent("speaks the callee's lines in a vendor's voice when the scenario names one", async () => {
+    // 1.2 s of a loud two-tone burst at 24 kHz stands in for the vendor's speech.
+    setup.fake.script.speechSamples = Int16Array.from({ length: 28_800 }, (_, index) =>
+      Math.round(6_000 * (Math.sin(index / 9) + Math.sin(index / 5))),
+    );
+    const started = await api(`/agents/${agentId}/tests`, {
+      method: 'POST',
+      body: {
+        scenarios: [
+          {
+            name: 'a vendor voice',
+            call: { variables: { customer_name: 'Ann' } },
+            callee: {
+              answers: 'human',
+              voice: { provider: 'openai', voice: 'alloy' },
+              turns: [{ say: 'Yes, that works.' }],
+            },
+            expect: { status: 'completed' },
+          },
+        ],
+      },
+    });
+    expect(started.status, started.text).toBe(201);
+    const runId = (started.body as { id: string }).id;
+    let report = { status: '', results: [] as { status: string; call_id: string }[] };
+    const deadline = Date.now() + 60_000;
+    while (report.status !== 'completed' && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 400));
+      report = (await api(`/agents/${agentId}/tests/${runId}`)).body as typeof report;
+    }
+    expect(report.results[0]?.status).toBe('passed');
+    const spoken = setup.fake.requests.filter((request) => request.path.endsWith('/audio/speech'));
+    expect(spoken.map((request) => request.json)).toContainEqual(
+      expect.objectContaining({ input: 'Yes, that works.', voice: 'alloy' }),
+    );
+    const call = await setup.service.store.calls.get(setup.accountId, report.results[0]?.call_id as string);
+    // What the vendor returned is what the agent heard: the recording's callee channel carries it.
+    const recording = decodeWav(readFileSync(call?.recordingPath as string), { channel: 0 });
+    const loudest = recording.samples.reduce((most, sample) => Math.max(most, Math.abs(sample)), 0);
+    expect(loudest).toBeGreaterThan(5_000);
+  }, 90_000);
+
   it('is refused where no language model is configured', async () => {
     const { startFullService } = await import('../helpers/fullService.js');
     const bare = await startFullService();
@@ -136,6 +178,24 @@ describe('a persona callee', () => {
       });
       expect(refused.status).toBe(400);
       expect((refused.body as { error: { message: string } }).error.message).toMatch(/language model/);
+      const noVoice = await jsonApi(
+        () => bare.url,
+        () => key,
+      )(`/agents/${agent.id}/tests`, {
+        method: 'POST',
+        body: {
+          scenarios: [
+            {
+              name: 'v',
+              call: { variables: { customer_name: 'A' } },
+              callee: { answers: 'human', voice: { provider: 'elevenlabs' }, turns: [{ say: 'hi' }] },
+            },
+          ],
+        },
+      });
+      expect((noVoice.body as { error: { message: string } }).error.message).toMatch(
+        /elevenlabs has no service-wide key/,
+      );
       expect(await bare.store.calls.list(account.id, { limit: 10 })).toEqual([]);
     } finally {
       await bare.dispose();

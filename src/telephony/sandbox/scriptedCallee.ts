@@ -38,6 +38,8 @@ export interface CalleeScript {
   afterLastTurn: 'hang_up' | 'stay';
   /** A person with a goal instead of `turns`, played by the carrier's persona mind. */
   persona: CalleePersona | null;
+  /** Says the callee's text lines in another voice than the carrier's (a vendor's); null: the carrier's. */
+  say: ((text: string) => Promise<Int16Array>) | null;
 }
 
 async function audioOf(speech: CalleeSpeech, { voice }: PersonaContext): Promise<Int16Array> {
@@ -67,9 +69,12 @@ function logFailure(call: SandboxCall, what: string) {
 export async function runScriptedCallee(
   call: SandboxCall,
   script: CalleeScript,
-  context: PersonaContext,
+  carrierContext: PersonaContext,
   mind: PersonaMind | null,
 ): Promise<void> {
+  const context = script.say
+    ? { ...carrierContext, voice: { ...carrierContext.voice, say: script.say } }
+    : carrierContext;
   if (script.persona !== null && mind === null) {
     call.logger.warn('a persona callee without a persona mind (no language model): 503');
     call.reject(503);
