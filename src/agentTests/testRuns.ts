@@ -196,9 +196,16 @@ export async function startTestRun(
   }
   await store.agentTests.add(planned.map((entry) => entry.test));
   for (const [index, entry] of planned.entries()) {
-    const created = await store.calls.createQueued({ ...entry.fields, accountId, apiKeyId: caller.apiKeyId });
+    // A call not written (a revoked key, a failed write) leaves no scenario behind waiting for it.
+    const forgetTheRest = () => store.agentTests.remove(planned.slice(index).map((rest) => rest.test.callId));
+    const created = await store.calls
+      .createQueued({ ...entry.fields, accountId, apiKeyId: caller.apiKeyId })
+      .catch(async (error: unknown) => {
+        await forgetTheRest();
+        throw error;
+      });
     if (!created) {
-      await store.agentTests.remove(planned.slice(index).map((rest) => rest.test.callId));
+      await forgetTheRest();
       throw new AppError('unauthorized', invalidApiKeyMessage);
     }
   }

@@ -18,8 +18,8 @@ export type ErasureResult = {
 
 /**
  * Erases everything stored about one phone number in an account (a data-protection request): its
- * calls with their transcripts, recordings, events and delivery attempts, and its campaign
- * contacts. Refused (409) while a call to it is queued or live. Leaves an audit entry that names
+ * calls with their transcripts, recordings, events and delivery attempts, the agent-test replays of
+ * those calls (the callee's recorded voice), and its campaign contacts. Refused (409) while a call to it is queued or live. Leaves an audit entry that names
  * the number masked. The do-not-call entry, if any, stays: it is what keeps the number uncalled.
  */
 export async function eraseNumber(

@@ -47,7 +47,10 @@ export interface AuditEntry {
 }
 
 export interface PrivacyRepository {
-  /** The account's calls to a number (any status), with their recording locations. */
+  /**
+   * The account's calls to a number (any status), and the agent-test replays of those calls (they
+   * played the callee's recorded voice), with their recording locations.
+   */
   callsOfNumber(
     accountId: string,
     number: string,

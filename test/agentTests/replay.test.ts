@@ -1,10 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { RunDiff } from '../../src/domain/callReplay.js';
+import { appointmentTestAccount, testFromNumber, testRunner } from '../helpers/agentTests.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { jsonApi, postCall } from '../helpers/http.js';
 
@@ -14,57 +10,38 @@ import { jsonApi, postCall } from '../helpers/http.js';
  * at each turn — measured on the new call's audio, not assumed.
  */
 
-const script = JSON.parse(
-  readFileSync(resolve(import.meta.dirname, '../../examples/agents/appointment-confirmation.json'), 'utf8'),
-);
-
 let service: Awaited<ReturnType<typeof startFullService>>;
+let accountId = '';
 let key = '';
 let agentId = '';
 let recordedCallId = '';
+const recordedNumber = '+155501000010042';
+const replayRunIds: string[] = [];
 const api = jsonApi(
   () => service.url,
   () => key,
 );
 
-interface Report {
-  id: string;
-  status: string;
-  replay_of: string | null;
-  results: { status: string; failures: string[]; call_id: string; diff?: RunDiff }[];
-}
+const runTests = testRunner(api);
 
-async function runToEnd(body: unknown): Promise<Report> {
-  const started = await api(`/agents/${agentId}/tests`, { method: 'POST', body });
-  expect(started.status, started.text).toBe(201);
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const read = await api(`/agents/${agentId}/tests/${(started.body as Report).id}`);
-    const report = read.body as Report;
-    if (report.status === 'completed' || Date.now() > deadline) return report;
-    await new Promise((done) => setTimeout(done, 400));
-  }
+async function runToEnd(body: unknown) {
+  const report = await runTests(agentId, body, 60_000);
+  replayRunIds.push(report.id);
+  return report;
 }
 
 beforeAll(async () => {
   service = await startFullService();
-  const account = await service.store.accounts.create({ name: 'replay' });
-  key = (await createApiKey(service.store, account.id, 'replay')).key;
-  agentId = (
-    await createAgent(service.store, account.id, {
-      name: 'Appointment confirmation',
-      prompt: 'Confirm the appointment.',
-      variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
-      script,
-      maxDurationS: 45,
-    })
-  ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009999');
+  ({ accountId, key, agentId } = await appointmentTestAccount(service, {
+    name: 'replay',
+    extraVariables: ['reschedule_to='],
+  }));
   // A real call: the sandbox person asks to reschedule, then names Wednesday.
   const placed = await postCall(service.url, key, {
     agent_id: agentId,
-    from_number: '+15550009999',
-    to_number: '+15550100001',
+    from_number: testFromNumber,
+    // The sandbox person, at a number of its own (the replays call +15550100001).
+    to_number: recordedNumber,
     variables: { customer_name: 'Ann', reschedule_to: 'Wednesday' },
   });
   recordedCallId = (placed.body as { call_id: string }).call_id;
@@ -145,5 +122,21 @@ describe('replaying a recorded call', () => {
       body: { replay_of: 'call_nope' },
     });
     expect(unknown.status).toBe(404);
+  });
+
+  it("erasing the recorded callee's number erases the replays of its calls too (they played its voice)", async () => {
+    const replays = (
+      await Promise.all(replayRunIds.map((runId) => service.store.agentTests.run(accountId, runId)))
+    )
+      .flat()
+      .map((test) => test.callId);
+    expect(replays.length).toBeGreaterThanOrEqual(2);
+    const erased = await api('/erasures', { method: 'POST', body: { number: recordedNumber } });
+    expect(erased.status).toBe(200);
+    expect((erased.body as { calls_erased: number }).calls_erased).toBe(1 + replays.length);
+    for (const callId of [recordedCallId, ...replays])
+      expect((await api(`/calls/${callId}`)).status).toBe(404);
+    for (const runId of replayRunIds)
+      expect((await api(`/agents/${agentId}/tests/${runId}`)).status).toBe(404);
   });
 });

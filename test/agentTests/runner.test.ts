@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { createAgent } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { appointmentTestAccount, exampleScenario, testRunner } from '../helpers/agentTests.js';
 import { startFullService } from '../helpers/fullService.js';
 import { jsonApi } from '../helpers/http.js';
 
@@ -13,9 +11,7 @@ import { jsonApi } from '../helpers/http.js';
  * dialled for a run that does not validate; runs are private to their account.
  */
 
-const examples = resolve(import.meta.dirname, '../../examples');
-const confirms = JSON.parse(readFileSync(resolve(examples, 'scenarios/appointment/confirms.json'), 'utf8'));
-const script = JSON.parse(readFileSync(resolve(examples, 'agents/appointment-confirmation.json'), 'utf8'));
+const confirms = exampleScenario('confirms.json');
 const menuScript = {
   start: 'menu',
   nodes: {
@@ -40,57 +36,19 @@ const api = jsonApi(
   () => key,
 );
 
-interface Result {
-  scenario: string;
-  repeat: number;
-  status: string;
-  failures: string[];
-  end_reason: string | null;
-  transcript?: unknown[];
-}
-interface Report {
-  id: string;
-  status: string;
-  summary: { total: number; passed: number; failed: number; running: number; pass_rate: number | null };
-  scenarios: { name: string; runs: number; passed: number; pass_rate: number | null }[];
-  results: Result[];
-}
-
-async function runToEnd(agent: string, body: unknown): Promise<Report> {
-  const started = await api(`/agents/${agent}/tests`, { method: 'POST', body });
-  expect(started.status, started.text).toBe(201);
-  expect((started.body as Report).status).toBe('running');
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const report = (await api(`/agents/${agent}/tests/${(started.body as Report).id}`)).body as Report;
-    if (report.status === 'completed' || Date.now() > deadline) return report;
-    await new Promise((done) => setTimeout(done, 400));
-  }
-}
+const runToEnd = testRunner(api);
 
 beforeAll(async () => {
   service = await startFullService();
-  const account = await service.store.accounts.create({ name: 'runner', maxLiveCalls: 20 });
-  accountId = account.id;
-  key = (await createApiKey(service.store, account.id, 'runner')).key;
-  agentId = (
-    await createAgent(service.store, account.id, {
-      name: 'Appointment confirmation',
-      prompt: 'Confirm the appointment.',
-      variables: ['customer_name', 'appointment_day=Tuesday'].map(parseVariableDeclaration),
-      script,
-      maxDurationS: 45,
-    })
-  ).id;
+  ({ accountId, key, agentId } = await appointmentTestAccount(service, { name: 'runner', maxLiveCalls: 20 }));
   menuAgentId = (
-    await createAgent(service.store, account.id, {
+    await createAgent(service.store, accountId, {
       name: 'Menu',
       prompt: 'Menu.',
       script: menuScript,
       maxDurationS: 30,
     })
   ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009999');
   const other = await service.store.accounts.create({ name: 'other' });
   otherKey = (await createApiKey(service.store, other.id, 'other')).key;
 });
@@ -184,7 +142,7 @@ describe('agent test runs', () => {
       method: 'POST',
       body: { scenarios: [{ name: 'busy', callee: { answers: 'busy' }, expect: { status: 'busy' } }] },
     });
-    const runId = (started.body as Report).id;
+    const runId = (started.body as { id: string }).id;
     const foreign = jsonApi(
       () => service.url,
       () => otherKey,

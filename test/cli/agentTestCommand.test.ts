@@ -3,10 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { type AgentTestRun, CallwrightClient } from '../../src/client/index.js';
+import { appointmentScript, appointmentTestAccount } from '../helpers/agentTests.js';
 import { type CliResult, mainScript } from '../helpers/cli.js';
 import { freePort } from '../helpers/freePort.js';
 import { startFullService } from '../helpers/fullService.js';
@@ -20,7 +18,7 @@ import { startFullService } from '../helpers/fullService.js';
 const examples = resolve(import.meta.dirname, '../../examples');
 const confirmsPath = resolve(examples, 'scenarios/appointment/confirms.json');
 const confirms = JSON.parse(readFileSync(confirmsPath, 'utf8'));
-const script = JSON.parse(readFileSync(resolve(examples, 'agents/appointment-confirmation.json'), 'utf8'));
+const script = appointmentScript as { nodes: Record<string, unknown> };
 
 let service: Awaited<ReturnType<typeof startFullService>>;
 let workDir = '';
@@ -58,18 +56,7 @@ function expectNoKey(result: CliResult): void {
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'callwright-test-command-'));
   service = await startFullService({ CALLWRIGHT_WORKER_MAX_CALLS: '20' });
-  const account = await service.store.accounts.create({ name: 'cli tests', maxLiveCalls: 20 });
-  key = (await createApiKey(service.store, account.id, 'cli tests')).key;
-  agentId = (
-    await createAgent(service.store, account.id, {
-      name: 'Appointment confirmation',
-      prompt: 'Confirm the appointment.',
-      variables: ['customer_name', 'appointment_day=Tuesday'].map(parseVariableDeclaration),
-      script,
-      maxDurationS: 45,
-    })
-  ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009999');
+  ({ key, agentId } = await appointmentTestAccount(service, { name: 'cli tests', maxLiveCalls: 20 }));
 });
 
 afterAll(async () => {

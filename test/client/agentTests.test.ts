@@ -1,9 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { addPhoneNumber } from '../../src/admin/numbers.js';
 import type { TestRunReport } from '../../src/agentTests/testRuns.js';
 import {
   type AgentTestRun,
@@ -13,6 +8,7 @@ import {
   ValidationError,
 } from '../../src/client/index.js';
 import type { Scenario as ServiceScenario } from '../../src/domain/scenarios.js';
+import { appointmentTestAccount, exampleScenario } from '../helpers/agentTests.js';
 import { startFullService } from '../helpers/fullService.js';
 import { type FetchRecord, recordingFetch } from './harness.js';
 
@@ -21,11 +17,7 @@ import { type FetchRecord, recordingFetch } from './harness.js';
  * scenario run as a sandbox call, every answer checked against the OpenAPI document.
  */
 
-const examples = resolve(import.meta.dirname, '../../examples');
-const confirms = JSON.parse(
-  readFileSync(resolve(examples, 'scenarios/appointment/confirms.json'), 'utf8'),
-) as Scenario;
-const script = JSON.parse(readFileSync(resolve(examples, 'agents/appointment-confirmation.json'), 'utf8'));
+const confirms = exampleScenario('confirms.json') as unknown as Scenario;
 
 let service: Awaited<ReturnType<typeof startFullService>>;
 let client: CallwrightClient;
@@ -34,18 +26,11 @@ const log: FetchRecord[] = [];
 
 beforeAll(async () => {
   service = await startFullService();
-  const account = await service.store.accounts.create({ name: 'client tests', maxLiveCalls: 10 });
-  const { key } = await createApiKey(service.store, account.id, 'client tests');
-  agentId = (
-    await createAgent(service.store, account.id, {
-      name: 'Appointment confirmation',
-      prompt: 'Confirm the appointment.',
-      variables: ['customer_name', 'appointment_day=Tuesday'].map(parseVariableDeclaration),
-      script,
-      maxDurationS: 45,
-    })
-  ).id;
-  await addPhoneNumber(service.store, account.id, '+15550009999');
+  const { key, agentId: id } = await appointmentTestAccount(service, {
+    name: 'client tests',
+    maxLiveCalls: 10,
+  });
+  agentId = id;
   client = new CallwrightClient({ apiKey: key, baseUrl: service.url, fetch: recordingFetch(log) });
 });
 

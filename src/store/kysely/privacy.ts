@@ -28,13 +28,31 @@ export class KyselyPrivacy implements PrivacyRepository {
     accountId: string,
     number: string,
   ): Promise<{ id: string; status: string; recordingPath: string | null }[]> {
-    const rows = await this.queries.db
+    const { db } = this.queries;
+    const rows = await db
       .selectFrom('calls')
       .select(['id', 'status', 'recording_path'])
       .where('account_id', '=', accountId)
       .where('to_number', '=', number)
       .execute();
-    return rows.map((row) => ({ id: row.id, status: row.status, recordingPath: row.recording_path }));
+    // Replays of those calls (agent tests) played the callee's recorded voice: theirs too.
+    const replays = [];
+    for (const ids of slices(rows.map((row) => row.id))) {
+      replays.push(
+        ...(await db
+          .selectFrom('calls')
+          .innerJoin('agent_test_calls', 'agent_test_calls.call_id', 'calls.id')
+          .select(['calls.id', 'calls.status', 'calls.recording_path'])
+          .where('calls.account_id', '=', accountId)
+          .where('agent_test_calls.replay_of', 'in', ids)
+          .execute()),
+      );
+    }
+    return [...rows, ...replays].map((row) => ({
+      id: row.id,
+      status: row.status,
+      recordingPath: row.recording_path,
+    }));
   }
 
   async eraseNumber(
@@ -49,6 +67,7 @@ export class KyselyPrivacy implements PrivacyRepository {
         await db.deleteFrom('event_attempts').where('event_id', 'in', events).execute();
         await db.deleteFrom('events').where('call_id', 'in', ids).execute();
         await db.deleteFrom('campaign_attempts').where('call_id', 'in', ids).execute();
+        await db.deleteFrom('agent_test_calls').where('call_id', 'in', ids).execute();
         const deleted = await db
           .deleteFrom('calls')
           .where('id', 'in', ids)
