@@ -204,6 +204,42 @@ describe.each(storeKinds)('Kysely repositories on %s', (kind) => {
     expect(await store.users.count()).toBe(1);
   });
 
+  it('agent test calls: JSON scenarios and overrides round-trip, runs list newest first, removal forgets', async () => {
+    const agent = await store.agents.create(agentInput(account.id));
+    const row = (runId: string, position: number, createdAt: string, replayOf: string | null = null) => ({
+      callId: newId('call'),
+      runId,
+      accountId: account.id,
+      agentId: agent.id,
+      position,
+      repeatIndex: position + 1,
+      scenario: { name: `s${position}`, callee: { answers: 'human', turns: [{ say: 'yes' }] } },
+      agentOverrides:
+        position === 0 ? { settings: { turn_taking: { end_of_turn: { wait_ms: 900 } } } } : null,
+      replayOf,
+      createdAt,
+    });
+    const first = [row('trn_a', 1, '2026-11-27T10:00:00.000Z'), row('trn_a', 0, '2026-11-27T10:00:00.000Z')];
+    const second = [row('trn_b', 0, '2026-11-27T11:00:00.000Z', 'call_original')];
+    await store.agentTests.add([...first, ...second]);
+    expect(await store.agentTests.forCall(first[1]?.callId as string)).toEqual(first[1]);
+    expect(await store.agentTests.forCall('call_unknown')).toBeNull();
+    expect((await store.agentTests.run(account.id, 'trn_a')).map((test) => test.position)).toEqual([0, 1]);
+    expect(await store.agentTests.run('acct_other', 'trn_a')).toEqual([]);
+    expect(await store.agentTests.listRuns(account.id, agent.id, 10)).toEqual([
+      {
+        runId: 'trn_b',
+        agentId: agent.id,
+        createdAt: '2026-11-27T11:00:00.000Z',
+        calls: 1,
+        replayOf: 'call_original',
+      },
+      { runId: 'trn_a', agentId: agent.id, createdAt: '2026-11-27T10:00:00.000Z', calls: 2, replayOf: null },
+    ]);
+    await store.agentTests.remove(first.map((test) => test.callId));
+    expect(await store.agentTests.run(account.id, 'trn_a')).toEqual([]);
+  });
+
   it('sandbox invites keep their timestamps as ISO text', async () => {
     await store.sandboxInvites.record({
       sipCallId: 's',
