@@ -103,7 +103,6 @@ describe('the Test tab of an agent', () => {
     expect(await page.getByRole('heading', { name: hostileName }).count()).toBe(1);
     expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
     expect(await page.locator('.transcript').first().textContent()).toContain('confirmed for Tuesday');
-    await page.screenshot({ path: `${screenshotDir}agent-tests.png`, fullPage: true });
 
     await page.getByRole('link', { name: 'All test runs of this agent' }).click();
     expect(await page.getByTestId('runs-table').textContent()).toContain('scenarios');
@@ -133,6 +132,7 @@ describe('the Test tab of an agent', () => {
     // Every turn now waits 1.5 s (the original answered in about 0.3 s): the diff says so.
     expect(await page.getByTestId('diff-summary').textContent()).toMatch(/1 of 1 turns changed/);
     expect(await diff.textContent()).toMatch(/waits \d+ ms longer/);
+    await page.screenshot({ path: `${screenshotDir}agent-tests.png`, fullPage: true });
     const replayed = await service.store.agentTests.listRuns(accountId, agentId, 1);
     expect(replayed[0]?.replayOf).toBe(callId);
     const settings = (await service.store.agentTests.run(accountId, replayed[0]?.runId ?? ''))[0]
