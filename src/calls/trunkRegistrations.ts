@@ -100,12 +100,11 @@ export class TrunkRegistrations {
     const naming = trunkNaming(trunk);
     if (!parsedTrunkUri(trunkNextHopUri(trunk)) || !naming || !trunk.username || !trunk.passwordCiphertext)
       return;
-    let registrar: NetworkTarget;
+    let registrars: NetworkTarget[];
     try {
-      // The registrar is the trunk's first server, found as its calls find theirs (NAPTR, SRV).
-      const [first] = (await trunkServerTargets(trunk, this.options)) ?? [];
-      if (!first) throw new Error('the domain offers no SIP service');
-      registrar = first;
+      // The registrars are the trunk's servers, found as its calls find theirs (NAPTR, SRV), in order.
+      registrars = (await trunkServerTargets(trunk, this.options)) ?? [];
+      if (registrars.length === 0) throw new Error('the domain offers no SIP service');
     } catch (error) {
       log.warn({ err: error }, 'trunk registrar refused');
       await this.save(trunk.id, {
@@ -118,7 +117,7 @@ export class TrunkRegistrations {
     }
     const { scheme, hostPart, domain } = naming;
     const registration = this.options.ua.register({
-      registrar,
+      registrars,
       registrarUri: `${scheme}:${hostPart.split(';')[0]}`,
       aor: `${scheme}:${trunk.username}@${domain}`,
       credentials: {

@@ -26,6 +26,31 @@ afterAll(async () => {
   await handle?.dispose();
 });
 
+/** A registrar on loopback answering every REGISTER with `status` (200 grants `expiresS`); records arrivals. */
+async function registrarAnswering(status: number, arrivals: string[], name: string, expiresS = 300) {
+  const registrar = await bindSocket('127.0.0.1');
+  registrar.on('message', (data, remote) => {
+    const parsed = parseSipMessage(data);
+    if (!parsed.ok || parsed.message.kind !== 'request') return;
+    const request = parsed.message;
+    arrivals.push(name);
+    const reply = [
+      status === 200 ? 'SIP/2.0 200 OK' : `SIP/2.0 ${status} Service Unavailable`,
+      ...headerValues(request, 'Via').map((via) => `Via: ${via}`),
+      `From: ${headerValue(request, 'From')}`,
+      `To: ${headerValue(request, 'To')};tag=reg`,
+      `Call-ID: ${request.callId}`,
+      `CSeq: ${request.cseq.seq} REGISTER`,
+      ...(status === 200 ? [`Contact: ${headerValue(request, 'Contact')};expires=${expiresS}`] : []),
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n');
+    registrar.send(reply, remote.port, remote.address);
+  });
+  return registrar.address().port;
+}
+
 describe('registration through DNS SRV', () => {
   it('sends REGISTER to the SRV target and stores the registered state', async () => {
     const registrar = await bindSocket('127.0.0.1');
@@ -84,6 +109,58 @@ describe('registration through DNS SRV', () => {
       }, 10_000);
       expect(requestUris[0]).toBe('sip:reg.test');
       expect(dns.queries).toContain('SRV _sip._udp.reg.test');
+    } finally {
+      await registrations.stop();
+      await dns.close();
+    }
+  });
+
+  it('fails over across the SRV targets: past a silent server and a 503 to the one that registers, which keeps the refreshes', async () => {
+    const arrivals: string[] = [];
+    const silent = await bindSocket('127.0.0.1');
+    silent.on('message', () => arrivals.push('silent'));
+    const overloaded = await registrarAnswering(503, arrivals, 'overloaded');
+    // A short grant, so the refresh (at half of it) comes within the test.
+    const working = await registrarAnswering(200, arrivals, 'working', 2);
+    const dns = await startDnsServer({
+      srv: {
+        '_sip._udp.fail.test': [
+          { priority: 1, weight: 1, port: silent.address().port, target: 'a.fail.test' },
+          { priority: 2, weight: 1, port: overloaded, target: 'b.fail.test' },
+          { priority: 3, weight: 1, port: working, target: 'c.fail.test' },
+        ],
+      },
+      a: { 'a.fail.test': ['127.0.0.1'], 'b.fail.test': ['127.0.0.1'], 'c.fail.test': ['127.0.0.1'] },
+    });
+    const store = handle.store;
+    const secretBox = new SecretBox(randomBytes(32));
+    const account = await store.accounts.create({ name: 'failover' });
+    const trunk = await addTrunk(
+      store,
+      secretBox,
+      account.id,
+      { name: 'pbx', uri: 'sip:fail.test', username: '1001', password: 'secret', register: true },
+      { allowPrivate: true },
+    );
+    const registrations = new TrunkRegistrations({
+      store,
+      ua: await startUserAgent(),
+      secretBox,
+      logger: pino({ level: 'silent' }),
+      trunkAllowPrivate: true,
+      lookup: dns.lookup,
+      dns: dns.dns,
+    });
+    try {
+      registrations.start();
+      await waitFor(async () => {
+        const stored = await store.trunks.get(account.id, trunk.id);
+        return stored?.registration?.includes('"registered"') ?? false;
+      }, 10_000);
+      // The refresh, a second later, goes to the server that registered us, not back to the first.
+      await waitFor(async () => arrivals.filter((name) => name === 'working').length >= 2, 5_000);
+      const order = arrivals.filter((name, index) => name !== arrivals[index - 1]);
+      expect(order).toEqual(['silent', 'overloaded', 'working']);
     } finally {
       await registrations.stop();
       await dns.close();

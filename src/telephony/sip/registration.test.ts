@@ -58,11 +58,11 @@ async function startRegistrar(decide: (request: ParsedSipRequest, index: number)
   return { port: socket.address().port, registers };
 }
 
-async function register(port: number, extra: { expiresS?: number; retryMinMs?: number } = {}) {
+async function register(port: number | number[], extra: { expiresS?: number; retryMinMs?: number } = {}) {
   const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger, timers: { t1Ms: 20 } });
   cleanups.push(() => agent.close());
   const registration = agent.register({
-    registrar: { host: '127.0.0.1', port },
+    registrars: (Array.isArray(port) ? port : [port]).map((each) => ({ host: '127.0.0.1', port: each })),
     registrarUri: 'sip:pbx.test',
     aor: 'sip:1001@pbx.test',
     credentials: { username: '1001', password: 'pw' },
@@ -120,5 +120,24 @@ describe('SIP registration', () => {
     expect(failures[0]).toMatchObject({ status: 403, retryInMs: 100 });
     expect(failures[1]).toMatchObject({ retryInMs: 200 });
     expect(failures[2]).toMatchObject({ retryInMs: 400 });
+  });
+
+  it('tries the next server on 503, and after all have failed starts again at the first; a refusal (403) is final for the round', async () => {
+    const first = await startRegistrar(() => ({ status: 503, headers: ['Retry-After: 1'] }));
+    const second = await startRegistrar(() => ({ status: 503 }));
+    const { states } = await register([first.port, second.port], { retryMinMs: 100 });
+    await until(() => states.filter((state) => state.state === 'failed').length >= 2);
+    const authorized = (registrar: { registers: ParsedSipRequest[] }) =>
+      registrar.registers.filter((request) => headerValue(request, 'Authorization') !== undefined).length;
+    // Each round: the first server, then the second; then the back-off; then the first again.
+    expect(authorized(first)).toBeGreaterThanOrEqual(2);
+    expect(authorized(second)).toBeGreaterThanOrEqual(1);
+    expect(states.find((state) => state.state === 'failed')).toMatchObject({ status: 503 });
+    const refusing = await startRegistrar(() => ({ status: 403 }));
+    const never = await startRegistrar(() => ({ status: 200 }));
+    const refused = await register([refusing.port, never.port], { retryMinMs: 5_000 });
+    await until(() => refused.states.some((state) => state.state === 'failed'));
+    expect(refused.states.find((state) => state.state === 'failed')).toMatchObject({ status: 403 });
+    expect(never.registers).toHaveLength(0);
   });
 });

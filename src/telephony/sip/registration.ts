@@ -20,8 +20,13 @@ import type { NetworkTarget } from './transport.js';
  */
 
 export interface RegistrationOptions {
-  /** Where REGISTERs go (already resolved and vetted), and over which transport. */
-  readonly registrar: NetworkTarget;
+  /**
+   * Where REGISTERs go (already resolved and vetted), and over which transport, in order of
+   * preference (a domain's SRV targets): a server that does not answer, answers 503 or 408 hands
+   * the attempt to the next one at once; the one that registers us keeps our refreshes; when all
+   * have failed, the back-off starts and the next attempt begins again at the first.
+   */
+  readonly registrars: readonly NetworkTarget[];
   /** The Request-URI: the registrar's domain, e.g. `sip:pbx.example.com`. */
   readonly registrarUri: string;
   /** The address of record registered, e.g. `sip:1001@pbx.example.com`. */
@@ -52,6 +57,8 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
   private seq = 0;
   private expiresS: number;
   private failures = 0;
+  /** Which of `registrars` the REGISTERs go to now. */
+  private registrarIndex = 0;
   private current: RegistrationState = { state: 'registering' };
   private stopped = false;
 
@@ -89,7 +96,19 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
   private async attempt(): Promise<void> {
     if (this.stopped) return;
     if (this.current.state !== 'registered') this.set({ state: 'registering' });
-    const response = await this.exchange(this.expiresS);
+    let response = await this.exchange(this.expiresS);
+    while (
+      !this.stopped &&
+      movesToNextServer(response) &&
+      this.registrarIndex + 1 < this.options.registrars.length
+    ) {
+      this.registrarIndex++;
+      this.services.logger.info(
+        { status: response?.status ?? null, registrar: this.registrarIndex },
+        'SIP registration tries the next server',
+      );
+      response = await this.exchange(this.expiresS);
+    }
     if (this.stopped) return;
     if (response === null) return this.fail(null, 'no answer from the registrar');
     if (response.status === 423) {
@@ -120,6 +139,8 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
     const maxMs = this.options.retryMaxMs ?? 30 * 60_000;
     const backoffMs = Math.min(maxMs, minMs * 2 ** this.failures);
     this.failures++;
+    // The next attempt starts again from the most preferred server.
+    this.registrarIndex = 0;
     const retryInMs = Math.max(backoffMs, Math.min(maxMs, retryAfterMs ?? 0));
     this.services.logger.warn({ status, reason: reason.slice(0, 80), retryInMs }, 'SIP registration failed');
     this.set({ state: 'failed', status, reason: reason.slice(0, 200), retryInMs });
@@ -158,7 +179,8 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
       body: '',
     };
     return new Promise((resolve) => {
-      this.services.layer.sendRequest(request, this.options.registrar, {
+      const registrar = this.options.registrars[this.registrarIndex] as NetworkTarget;
+      this.services.layer.sendRequest(request, registrar, {
         onResponse: (response) => {
           if (response.status >= 200) resolve(response);
         },
@@ -167,6 +189,11 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
       });
     });
   }
+}
+
+/** No answer, 503 (overloaded or down) or 408: another server of the domain may do better. */
+function movesToNextServer(response: ParsedSipResponse | null): boolean {
+  return response === null || response.status === 503 || response.status === 408;
 }
 
 /** The lifetime the registrar granted: our Contact's `expires`, else Expires, else what we asked. */
