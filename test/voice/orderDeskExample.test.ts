@@ -12,8 +12,9 @@ import {
   fakeToolCallDelta,
   startFakeOpenAiServer,
 } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
+import { testRunner } from '../helpers/agentTests.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { jsonApi, postCall } from '../helpers/http.js';
 
 /**
  * The example order desk (examples/agents/order-desk.settings.json) with the example tool server
@@ -140,4 +141,48 @@ describe('the example order desk agent', () => {
       'human: transferred (200)',
     ]);
   }, 45_000);
+
+  it('passes scenarios that expect its tool call with its arguments and its transfer, and fails one that expects other arguments', async () => {
+    const runToEnd = testRunner(
+      jsonApi(
+        () => service.url,
+        () => key,
+      ),
+    );
+    const lookup = {
+      name: 'looks the order up',
+      callee: { answers: 'human', after_last_turn: 'stay' },
+      expect: {
+        end_reason: 'agent_hangup',
+        tool_calls: [{ name: 'lookup_order', arguments: { order_id: 'A-1001' } }],
+        says: ['your order is shipped'],
+      },
+    };
+    const report = await runToEnd(agentId, {
+      from_number: '+15550009996',
+      scenarios: [
+        lookup,
+        {
+          name: 'asks for a person',
+          call: { context: 'The caller wants a person.' },
+          callee: { answers: 'human', turns: [{ dtmf: '1' }], after_last_turn: 'stay' },
+          expect: { end_reason: 'transferred', transfer_to: 'human' },
+        },
+        {
+          ...lookup,
+          name: 'expects another order',
+          expect: { tool_calls: [{ name: 'lookup_order', arguments: { order_id: 'B-2' } }] },
+        },
+      ],
+    });
+    expect(report.results.map((result) => [result.scenario, result.status, result.failures])).toEqual([
+      ['looks the order up', 'passed', []],
+      ['asks for a person', 'passed', []],
+      [
+        'expects another order',
+        'failed',
+        ['tool lookup_order was called with {"order_id":"A-1001"}, not {"order_id":"B-2"}'],
+      ],
+    ]);
+  }, 60_000);
 });
