@@ -143,18 +143,21 @@ export async function startFakeOpenAiServer(
       }
     }
     requests.push(recorded);
+    // The failure is this request's, taken as it arrives: a slow request of an earlier test that
+    // wakes up later must not take the failure a later test set for its own.
+    const authorized = script.apiKey === undefined || recorded.authorization === `Bearer ${script.apiKey}`;
+    const failure = authorized ? script.nextFailure : undefined;
+    if (authorized) script.nextFailure = undefined;
 
     if (script.responseDelayMs) await new Promise((resolve) => setTimeout(resolve, script.responseDelayMs));
-    if (script.apiKey !== undefined && recorded.authorization !== `Bearer ${script.apiKey}`) {
+    if (!authorized) {
       response.writeHead(401, { 'content-type': 'application/json' });
       response.end(
         JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }),
       );
       return;
     }
-    if (script.nextFailure) {
-      const failure = script.nextFailure;
-      script.nextFailure = undefined;
+    if (failure) {
       response.writeHead(failure.status, { 'content-type': 'application/json' });
       response.end(failure.body);
       return;
