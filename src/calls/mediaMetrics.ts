@@ -16,6 +16,7 @@ export function mediaMetrics(rtp: RtpSession): Record<string, unknown> {
     jitter_ms: Math.round(stats.jitterMs * 10) / 10,
     packets_unauthenticated: stats.packetsUnauthenticated,
     rtcp_reports_received: stats.rtcpReportsReceived,
+    rtcp_mux: stats.rtcpMux,
     remote_report: report
       ? {
           fraction_lost: report.fractionLost,

@@ -19,6 +19,8 @@ export interface BaresipCalleeOptions {
   say: Int16Array;
   /** baresip's `mediaenc`: none, srtp (best effort), srtp-mand (RTP/SAVP). */
   mediaEncryption?: 'srtp' | 'srtp-mand';
+  /** baresip's `rtcp_mux`: RTCP on the RTP port when the offer allows (RFC 5761). Default off. */
+  rtcpMux?: boolean;
   lifetimeMs?: number;
 }
 
@@ -53,6 +55,7 @@ export async function startBaresipCallee(options: BaresipCalleeOptions): Promise
       'module srtp.so',
       'module_app account.so',
       `snd_path ${directory}`,
+      `rtcp_mux ${options.rtcpMux ? 'yes' : 'no'}`,
       '',
     ].join('\n'),
   );

@@ -49,12 +49,17 @@ function toneFrames(samples: Int16Array): number {
   return frames;
 }
 
-async function callBaresip(srtp: 'required' | 'optional', mediaEncryption: 'srtp' | 'srtp-mand' | undefined) {
+async function callBaresip(
+  srtp: 'required' | 'optional',
+  mediaEncryption: 'srtp' | 'srtp-mand' | undefined,
+  rtcpMux = false,
+) {
   const sipPort = await freeUdpPort();
   const baresip = await startBaresipCallee({
     sipPort,
     user: '+14155550188',
     say: toneThenSilence(),
+    rtcpMux,
     ...(mediaEncryption ? { mediaEncryption } : {}),
     lifetimeMs: 40_000,
   });
@@ -86,7 +91,18 @@ describe('SRTP with baresip', () => {
     expect(service.logs.text()).toContain('media is SRTP');
     // baresip's SRTCP reports reached us decrypted, and say it lost nothing of ours.
     const media = (call.metrics as { media: Record<string, unknown> }).media;
-    expect(media, output).toMatchObject({ srtp: true, packets_unauthenticated: 0 });
+    expect(media, output).toMatchObject({ srtp: true, packets_unauthenticated: 0, rtcp_mux: false });
+    expect(media.remote_report, output).toMatchObject({ fraction_lost: 0, packets_lost: 0 });
+  }, 60_000);
+
+  it('required with rtcp-mux (RFC 5761): SRTCP shares the RTP ports both ways, and nothing of it is taken for audio', async () => {
+    const { call, heard, output } = await callBaresip('required', 'srtp-mand', true);
+    expect(call.status, output).toBe('completed');
+    expect(toneFrames(calleeChannel(readFileSync(call.recordingPath as string))), output).toBeGreaterThan(75);
+    expect(loudFrames(heard), output).toBeGreaterThan(50);
+    const media = (call.metrics as { media: Record<string, unknown> }).media;
+    expect(media, output).toMatchObject({ srtp: true, packets_unauthenticated: 0, rtcp_mux: true });
+    // baresip's reports came multiplexed on our RTP port, were told from RTP and decrypted as SRTCP.
     expect(media.remote_report, output).toMatchObject({ fraction_lost: 0, packets_lost: 0 });
   }, 60_000);
 

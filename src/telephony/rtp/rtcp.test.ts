@@ -8,18 +8,23 @@ import { createAnswer, createOffer, parseAnswer } from './sdp.js';
 
 const { openSession, closeLater, sleep } = rtpTestBench(45000);
 
-async function pair(srtp: boolean): Promise<[RtpSession, RtpSession]> {
+async function pair(srtp: boolean, rtcpMux: boolean): Promise<[RtpSession, RtpSession]> {
   const [a, b] = [await openSession({ rtcpIntervalMs: 150 }), await openSession({ rtcpIntervalMs: 150 })];
   const lines = srtp ? createCryptoLines() : [];
   const answer = createAnswer(
     createOffer({
       address: a.publicAddress,
       port: a.localPort,
+      rtcpMux,
       ...(srtp ? { crypto: { lines, secureProfile: true } } : {}),
     }),
     { address: b.publicAddress, port: b.localPort, srtp: srtp ? 'required' : 'off' },
   );
-  a.start(parseAnswer(answer.sdp, srtp ? { srtp: { offered: lines, policy: 'required' } } : {}));
+  // RFC 5761: the answer multiplexes exactly when the offer asked.
+  expect(answer.sdp.includes('a=rtcp-mux')).toBe(rtcpMux);
+  const remote = parseAnswer(answer.sdp, srtp ? { srtp: { offered: lines, policy: 'required' } } : {});
+  expect(remote.rtcpMux).toBe(rtcpMux);
+  a.start(remote);
   b.start(answer.remote);
   return [a, b];
 }
@@ -55,10 +60,12 @@ describe('RTCP (RFC 3550 §6)', () => {
   });
 
   it.each([
-    ['plain RTP', false],
-    ['SRTP (SRTCP both ways)', true],
-  ])('two sessions over %s report to each other: no loss, a round trip, jitter', async (_, srtp) => {
-    const [a, b] = await pair(srtp);
+    ['plain RTP, RTCP on port + 1', false, false],
+    ['plain RTP, RTCP multiplexed on the RTP port (rtcp-mux)', false, true],
+    ['SRTP (SRTCP both ways), on port + 1', true, false],
+    ['SRTP (SRTCP both ways), multiplexed', true, true],
+  ])('two sessions over %s report to each other: no loss, a round trip, jitter', async (_, srtp, rtcpMux) => {
+    const [a, b] = await pair(srtp, rtcpMux);
     for (let i = 0; i < 100 && (a.stats().remoteReport?.roundTripMs ?? null) === null; i++) await sleep(20);
     for (const session of [a, b]) {
       const stats = session.stats();
@@ -66,6 +73,8 @@ describe('RTCP (RFC 3550 §6)', () => {
       expect(stats.remoteReport).toMatchObject({ fractionLost: 0, cumulativeLost: 0 });
       expect(stats.remoteReport!.jitterMs).toBeLessThan(50);
     }
+    // Reports multiplexed on the RTP port are told from RTP, never taken for media.
+    for (const session of [a, b]) expect(session.stats().packetsIgnored).toBe(0);
     const roundTrip = a.stats().remoteReport!.roundTripMs;
     expect(roundTrip).not.toBeNull();
     expect(roundTrip!).toBeGreaterThanOrEqual(0);
@@ -100,5 +109,35 @@ describe('RTCP (RFC 3550 §6)', () => {
     const packet = packets[0]!;
     expect(packet.includes(Buffer.from('callwright-'))).toBe(false);
     expect(packet.readUInt32BE(packet.length - 14) & 0x80000000).not.toBe(0);
+  });
+
+  it('multiplexed (rtcp-mux), the reports go to the RTP port of the far end, and none to the port above', async () => {
+    const rtpPeer = createSocket('udp4');
+    closeLater(rtpPeer);
+    await new Promise<void>((resolve) => rtpPeer.bind(0, '127.0.0.1', resolve));
+    const abovePeer = createSocket('udp4');
+    closeLater(abovePeer);
+    await new Promise<void>((resolve) => abovePeer.bind(rtpPeer.address().port + 1, '127.0.0.1', resolve));
+    const reportsOnRtpPort: Buffer[] = [];
+    const packetsAbove: Buffer[] = [];
+    rtpPeer.on('message', (m) => {
+      if (m[1]! >= 192 && m[1]! <= 223) reportsOnRtpPort.push(m);
+    });
+    abovePeer.on('message', (m) => packetsAbove.push(m));
+    const session = await openSession({ rtcpIntervalMs: 100 });
+    session.start({
+      address: '127.0.0.1',
+      port: rtpPeer.address().port,
+      codec: 'PCMU',
+      payloadType: 0,
+      telephoneEventPayloadType: null,
+      ptimeMs: 20,
+      direction: 'sendrecv',
+      srtp: null,
+      rtcpMux: true,
+    });
+    for (let i = 0; i < 50 && reportsOnRtpPort.length === 0; i++) await sleep(20);
+    expect(parseRtcpReports(reportsOnRtpPort[0] as Buffer)[0]?.ssrc).toBeDefined();
+    expect(packetsAbove).toEqual([]);
   });
 });

@@ -29,14 +29,18 @@ export interface RemoteReport {
 const defaultReportIntervalMs = 5_000;
 
 /**
- * The RTCP of one RTP session, on the port above it: a report every ~5 s (SR while we send, with
- * one block on the far end's stream), the far end's reports read for what it heard of us, both
- * SRTCP when the session is SRTP. Reports are taken only from the far end's media address, and
- * our reports go to where its RTCP comes from once it has sent any (symmetric RTCP).
+ * The RTCP of one RTP session, on the port above it — or, when both ends agreed to `a=rtcp-mux`
+ * (RFC 5761), on the RTP port itself, sent through `muxSend` and handed in by the session with
+ * `receive`: a report every ~5 s (SR while we send, with one block on the far end's stream), the
+ * far end's reports read for what it heard of us, both SRTCP when the session is SRTP. Reports are
+ * taken only from the far end's media address, and our reports go to where its RTCP comes from
+ * once it has sent any (symmetric RTCP).
  */
 export class RtcpChannel {
   private remote: { address: string; port: number } | null = null;
   private latched = false;
+  /** Multiplexed with RTP on the RTP port (RFC 5761). */
+  private muxed = false;
   private timer: NodeJS.Timeout | null = null;
   private lastSrMiddle = 0;
   private lastSrArrivedMs = 0;
@@ -52,6 +56,7 @@ export class RtcpChannel {
     private readonly srtp: SrtpStreams,
     private readonly logger: Logger,
     private readonly intervalMs: number,
+    private readonly muxSend: (packet: Buffer, port: number, address: string) => void,
   ) {
     this.ssrc = source().ssrc;
     socket.on('message', (message, remote) => this.onMessage(message, remote.address, remote.port));
@@ -65,7 +70,14 @@ export class RtcpChannel {
   static async open(
     bindAddress: string,
     port: number,
-    session: { source: () => RtcpSource; srtp: SrtpStreams; logger: Logger; intervalMs?: number },
+    session: {
+      source: () => RtcpSource;
+      srtp: SrtpStreams;
+      logger: Logger;
+      intervalMs?: number;
+      /** Sends on the RTP socket, for rtcp-mux. */
+      muxSend: (packet: Buffer, port: number, address: string) => void;
+    },
   ): Promise<RtcpChannel | null> {
     try {
       const socket = await bindUdpSocket(bindAddress, port);
@@ -75,6 +87,7 @@ export class RtcpChannel {
         session.srtp,
         session.logger,
         session.intervalMs ?? defaultReportIntervalMs,
+        session.muxSend,
       );
     } catch {
       return null;
@@ -85,12 +98,16 @@ export class RtcpChannel {
     return this.report;
   }
 
-  /** The far end's media: its RTCP is expected on the port above its RTP. Starts the reports. */
-  setRemote(address: string, rtpPort: number): void {
-    if (!this.remote || this.remote.address !== address || !this.latched) {
-      this.remote = { address, port: rtpPort + 1 };
+  /**
+   * The far end's media: its RTCP is expected on the port above its RTP, or on its RTP port when
+   * `muxed` (both ends said `a=rtcp-mux`). Starts the reports.
+   */
+  setRemote(address: string, rtpPort: number, muxed = false): void {
+    if (!this.remote || this.remote.address !== address || !this.latched || muxed !== this.muxed) {
+      this.remote = { address, port: muxed ? rtpPort : rtpPort + 1 };
       this.latched = false;
     }
+    this.muxed = muxed;
     if (this.timer === null) this.schedule();
   }
 
@@ -142,9 +159,20 @@ export class RtcpChannel {
       block,
       cname: `callwright-${source.ssrc.toString(16)}`,
     });
-    this.socket.send(this.srtp.protectRtcp(packet), remote.port, remote.address, (error) => {
+    const protectedPacket = this.srtp.protectRtcp(packet);
+    if (this.muxed) {
+      this.muxSend(protectedPacket, remote.port, remote.address);
+      this.reportsSent++;
+      return;
+    }
+    this.socket.send(protectedPacket, remote.port, remote.address, (error) => {
       if (!error) this.reportsSent++;
     });
+  }
+
+  /** An RTCP packet that arrived on the RTP port of a multiplexed session (ignored otherwise). */
+  receive(message: Buffer, address: string, port: number): void {
+    if (this.muxed) this.onMessage(message, address, port);
   }
 
   private onMessage(message: Buffer, address: string, port: number): void {

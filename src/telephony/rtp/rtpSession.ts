@@ -84,6 +84,8 @@ export interface RtpSessionStats {
   remoteReport: RemoteReport | null;
   rtcpReportsSent: number;
   rtcpReportsReceived: number;
+  /** RTCP shares the RTP port (both ends said `a=rtcp-mux`). */
+  rtcpMux: boolean;
 }
 
 /**
@@ -193,6 +195,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
         }),
         srtp: session.srtp,
         logger: options.logger,
+        muxSend: (packet, port, address) => socket.send(packet, port, address),
         ...(options.rtcpIntervalMs !== undefined ? { intervalMs: options.rtcpIntervalMs } : {}),
       });
       return session;
@@ -214,7 +217,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     }
     if (previous && previous.codec !== remote.codec) this.jitter.restart();
     this.srtp.apply(remote.srtp);
-    this.rtcp?.setRemote(remote.address, remote.port);
+    this.rtcp?.setRemote(remote.address, remote.port, remote.rtcpMux === true);
     if (!this.registration) this.registration = this.options.clock.register(this);
   }
 
@@ -295,6 +298,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       remoteReport: this.rtcp?.remoteReport ?? null,
       rtcpReportsSent: this.rtcp?.reportsSent ?? 0,
       rtcpReportsReceived: this.rtcp?.reportsReceived ?? 0,
+      rtcpMux: this.remote?.rtcpMux === true,
     };
   }
 
@@ -413,6 +417,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
 
   private onMessage(received: Buffer, address: string, port: number): void {
     const remote = this.remote;
+    // RFC 5761 §4: on a multiplexed port, a second byte of 192–223 is RTCP, not RTP.
+    if (remote?.rtcpMux && received.length >= 8 && received[1]! >= 192 && received[1]! <= 223) {
+      this.rtcp?.receive(received, address, port);
+      return;
+    }
     const header = this.header;
     const message = this.srtp.unprotect(received);
     if (message === null) return;

@@ -81,6 +81,9 @@ describe('createOffer', () => {
     expect(sdp).toContain('a=fmtp:101 0-16');
     expect(sdp).toContain('a=ptime:20');
     expect(sdp).toContain('a=sendrecv');
+    // RFC 5761: RTCP may share the RTP port; it stays on port + 1 unless the answer agrees.
+    expect(sdp).toContain('a=rtcp-mux');
+    expect(createOffer({ address: '203.0.113.5', port: 10000, rtcpMux: false })).not.toContain('rtcp-mux');
     expect(parse(sdp).media).toHaveLength(1);
   });
 
@@ -103,6 +106,7 @@ describe('parseAnswer', () => {
       ptimeMs: null,
       direction: 'sendrecv',
       srtp: null,
+      rtcpMux: false,
     });
   });
 

@@ -39,6 +39,8 @@ export interface RemoteMedia {
   direction: SdpDirection;
   /** SRTP keys when the stream is SRTP (SDES), null for plain RTP. */
   srtp: SrtpKeying | null;
+  /** Both ends said `a=rtcp-mux` (RFC 5761): RTCP travels on the RTP ports. */
+  rtcpMux?: boolean;
 }
 
 export interface OfferOptions {
@@ -59,6 +61,8 @@ export interface OfferOptions {
    * keys (best-effort SRTP, taken by devices that do SRTP and ignored by the rest).
    */
   crypto?: { lines: readonly CryptoLine[]; secureProfile: boolean };
+  /** Offer `a=rtcp-mux` (RFC 5761; default true). RTCP stays on port + 1 unless the answer takes it. */
+  rtcpMux?: boolean;
 }
 
 export interface AnswerOptions {
@@ -113,6 +117,7 @@ export function createOffer(options: OfferOptions): string {
     payloads: payloads.join(' '),
     ptime: options.ptimeMs ?? 20,
     direction: options.direction ?? 'sendrecv',
+    ...(options.rtcpMux === false ? {} : { rtcpMux: 'rtcp-mux' }),
     ...(crypto && crypto.lines.length > 0 ? { crypto: writeCryptoAttributes(crypto.lines) } : {}),
   });
 }
@@ -186,6 +191,8 @@ export function createAnswer(offerSdp: string, options: AnswerOptions): Answer {
     payloads: payloads.join(' '),
     ptime: options.ptimeMs ?? 20,
     direction: answerDirection(declaredDirection(offer, media)),
+    // RFC 5761 §5.1.1: an answerer that multiplexes says so only when the offer did.
+    ...(remote.rtcpMux ? { rtcpMux: 'rtcp-mux' } : {}),
     ...(srtp
       ? {
           crypto: writeCryptoAttributes([
@@ -329,6 +336,7 @@ function remoteMedia(
     ptimeMs: Number.isFinite(ptime) && ptime > 0 ? ptime : null,
     direction,
     srtp,
+    rtcpMux: media.rtcpMux !== undefined,
   };
 }
 
