@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { decodeWav } from '../../src/voice/providers/audio/wav.js';
+import { appointmentTestAccount } from '../helpers/agentTests.js';
+import { startFullService } from '../helpers/fullService.js';
 import { jsonApi } from '../helpers/http.js';
 import { startLlmTestService } from '../helpers/llmService.js';
 
@@ -147,56 +149,25 @@ describe('a persona callee', () => {
     expect(loudest).toBeGreaterThan(5_000);
   }, 90_000);
 
-  it('is refused where no language model is configured', async () => {
-    const { startFullService } = await import('../helpers/fullService.js');
+  it('is refused where no language model is configured, and so is a vendor voice without its key', async () => {
     const bare = await startFullService();
     try {
-      const { createApiKey } = await import('../../src/admin/apiKeys.js');
-      const account = await bare.store.accounts.create({ name: 'bare' });
-      const { key } = await createApiKey(bare.store, account.id, 'bare');
-      const agent = await createAgent(bare.store, account.id, {
-        name: 'a',
-        prompt: 'p',
-        script,
-        variables: ['customer_name', 'appointment_day=Tuesday'].map(parseVariableDeclaration),
-      });
-      await addPhoneNumber(bare.store, account.id, '+15550009999');
-      const refused = await jsonApi(
+      const { accountId, key, agentId: bareAgentId } = await appointmentTestAccount(bare, { name: 'bare' });
+      const bareApi = jsonApi(
         () => bare.url,
         () => key,
-      )(`/agents/${agent.id}/tests`, {
-        method: 'POST',
-        body: {
-          scenarios: [
-            {
-              name: 'p',
-              call: { variables: { customer_name: 'A' } },
-              callee: { answers: 'human', persona: { goal: 'g' } },
-            },
-          ],
-        },
-      });
-      expect(refused.status).toBe(400);
-      expect((refused.body as { error: { message: string } }).error.message).toMatch(/language model/);
-      const noVoice = await jsonApi(
-        () => bare.url,
-        () => key,
-      )(`/agents/${agent.id}/tests`, {
-        method: 'POST',
-        body: {
-          scenarios: [
-            {
-              name: 'v',
-              call: { variables: { customer_name: 'A' } },
-              callee: { answers: 'human', voice: { provider: 'elevenlabs' }, turns: [{ say: 'hi' }] },
-            },
-          ],
-        },
-      });
-      expect((noVoice.body as { error: { message: string } }).error.message).toMatch(
-        /elevenlabs has no service-wide key/,
       );
-      expect(await bare.store.calls.list(account.id, { limit: 10 })).toEqual([]);
+      const refusal = async (callee: Record<string, unknown>) => {
+        const body = { scenarios: [{ name: 'p', call: { variables: { customer_name: 'A' } }, callee }] };
+        const refused = await bareApi(`/agents/${bareAgentId}/tests`, { method: 'POST', body });
+        expect(refused.status).toBe(400);
+        return (refused.body as { error: { message: string } }).error.message;
+      };
+      expect(await refusal({ answers: 'human', persona: { goal: 'g' } })).toMatch(/language model/);
+      expect(
+        await refusal({ answers: 'human', voice: { provider: 'elevenlabs' }, turns: [{ say: 'hi' }] }),
+      ).toMatch(/elevenlabs has no service-wide key/);
+      expect(await bare.store.calls.list(accountId, { limit: 10 })).toEqual([]);
     } finally {
       await bare.dispose();
     }
