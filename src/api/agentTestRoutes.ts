@@ -30,6 +30,7 @@ const turnSideSchema = {
   properties: {
     callee_text: { type: 'string' },
     latency_ms: nullableInteger,
+    wait_ms: { ...nullableInteger, description: 'The end-of-turn wait the agent chose for this turn' },
     agent_text: { type: 'string' },
     agent_interrupted: { type: 'boolean' },
     dead_air_ms: { type: 'integer' },

@@ -106,6 +106,8 @@ export interface ReplayTurnSide {
   callee_text: string;
   /** End of the callee's speech to the agent's first audible sound; null: no reply timed. */
   latency_ms: number | null;
+  /** The silence the agent waited for before taking the turn (its end-of-turn wait); null: unknown. */
+  wait_ms: number | null;
   agent_text: string;
   agent_interrupted: boolean;
   dead_air_ms: number;

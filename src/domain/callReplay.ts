@@ -2,6 +2,7 @@ import { AppError } from './errors.js';
 import type { CallRecord, TranscriptEntry } from './records.js';
 import { turnLatenciesMs } from './scenarioChecks.js';
 import type { RecordedAudio, Scenario, ScenarioTurn } from './scenarios.js';
+import type { TurnTiming } from './turnTiming.js';
 
 /**
  * Replays (docs/testing.md): a completed call becomes a scenario whose callee plays its own
@@ -94,6 +95,8 @@ export interface TurnSide {
   callee_text: string;
   /** End of the callee's speech to the agent's first audible sound; null: no reply timed. */
   latency_ms: number | null;
+  /** The silence the agent waited for before it took the turn (its end-of-turn wait); null: unknown. */
+  wait_ms: number | null;
   /** What the agent said before the callee's next turn. */
   agent_text: string;
   /** The agent started talking while the callee was still speaking this turn. */
@@ -106,7 +109,7 @@ export interface TurnDiff {
   turn: number;
   before: TurnSide | null;
   after: TurnSide | null;
-  /** What changed, in words ("waits 620 ms longer"); empty when nothing did. */
+  /** What changed, in words ("waits 1550 ms longer for the end of the turn"); empty when nothing did. */
   changes: string[];
 }
 
@@ -124,6 +127,7 @@ function sidesOf(call: CallRecord): TurnSide[] {
   const firstAgentMs = agent[0]?.start_ms ?? Number.POSITIVE_INFINITY;
   const turns = callee.filter((entry) => entry.start_ms >= firstAgentMs);
   const latencies = turnLatenciesMs(call);
+  const timings = Array.isArray(call.metrics?.turns) ? (call.metrics.turns as Partial<TurnTiming>[]) : [];
   return turns.map((entry, index) => {
     const nextStart = turns[index + 1]?.start_ms ?? Number.POSITIVE_INFINITY;
     const replies = agent.filter((line) => line.start_ms >= entry.start_ms && line.start_ms < nextStart);
@@ -135,6 +139,8 @@ function sidesOf(call: CallRecord): TurnSide[] {
     return {
       callee_text: entry.text,
       latency_ms: latencies[index] === undefined ? null : Math.round(latencies[index] as number),
+      wait_ms:
+        typeof timings[index]?.end_of_turn_ms === 'number' ? Math.round(timings[index].end_of_turn_ms) : null,
       agent_text: replies.map((line) => line.text).join(' '),
       agent_interrupted: replies.some((line) => line.start_ms < entry.end_ms),
       dead_air_ms: gapMs > deadAirMs ? Math.round(gapMs) : 0,
@@ -150,13 +156,18 @@ function changesOf(before: TurnSide | null, after: TurnSide | null): string[] {
     changes.push('the agent now talks over the callee');
   if (before.agent_interrupted && !after.agent_interrupted)
     changes.push('the agent no longer talks over the callee');
-  if (before.latency_ms !== null && after.latency_ms !== null) {
-    const delta = after.latency_ms - before.latency_ms;
-    if (Math.abs(delta) >= latencyChangeMs)
-      changes.push(
-        `waits ${Math.abs(delta)} ms ${delta > 0 ? 'longer' : 'less'} (${before.latency_ms} → ${after.latency_ms} ms)`,
-      );
-  }
+  const change = (label: string, from: number | null, to: number | null, more: string, less: string) => {
+    if (from === null || to === null || Math.abs(to - from) < latencyChangeMs) return;
+    changes.push(`${label} ${Math.abs(to - from)} ms ${to > from ? more : less} (${from} → ${to} ms)`);
+  };
+  change(
+    'waits',
+    before.wait_ms,
+    after.wait_ms,
+    'longer for the end of the turn',
+    'less for the end of the turn',
+  );
+  change('answers', before.latency_ms, after.latency_ms, 'later', 'sooner');
   if (after.dead_air_ms > 0 && before.dead_air_ms === 0) changes.push(`${after.dead_air_ms} ms of dead air`);
   if (before.dead_air_ms > 0 && after.dead_air_ms === 0) changes.push('no more dead air');
   if (before.agent_text.trim().toLowerCase() !== after.agent_text.trim().toLowerCase())

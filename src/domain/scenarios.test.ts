@@ -215,7 +215,12 @@ describe('replays', () => {
         line('callee', 'wednesday', 4_500, 5_200),
         line('agent', 'Done.', 5_500, 6_000),
       ],
-      metrics: { turns: [{ voice_to_voice_ms: 300 }, { voice_to_voice_ms: 300 }] },
+      metrics: {
+        turns: [
+          { voice_to_voice_ms: 300, end_of_turn_ms: 250 },
+          { voice_to_voice_ms: 300, end_of_turn_ms: 250 },
+        ],
+      },
       extractedData: { new_day: 'Wednesday' },
     });
     const after = call({
@@ -227,13 +232,22 @@ describe('replays', () => {
         line('callee', 'wednesday', 4_500, 5_200),
         line('agent', 'Done.', 7_700, 8_000),
       ],
-      metrics: { turns: [{ voice_to_voice_ms: -200 }, { voice_to_voice_ms: 2_500 }] },
+      metrics: {
+        turns: [
+          { voice_to_voice_ms: -200, end_of_turn_ms: 300 },
+          { voice_to_voice_ms: 2_500, end_of_turn_ms: 1_800 },
+        ],
+      },
       extractedData: { new_day: 'Monday' },
     });
     const diff = diffRuns(before, after);
     expect(diff.turns.map((turn) => turn.changes)).toEqual([
-      ['the agent now talks over the callee', 'waits 500 ms less (300 → -200 ms)'],
-      ['waits 2200 ms longer (300 → 2500 ms)', '2500 ms of dead air'],
+      ['the agent now talks over the callee', 'answers 500 ms sooner (300 → -200 ms)'],
+      [
+        'waits 1550 ms longer for the end of the turn (250 → 1800 ms)',
+        'answers 2200 ms later (300 → 2500 ms)',
+        '2500 ms of dead air',
+      ],
     ]);
     expect(diff.data).toEqual([{ field: 'new_day', before: 'Wednesday', after: 'Monday' }]);
     expect(diff.summary).toEqual([

@@ -93,18 +93,19 @@ describe('replaying a recorded call', () => {
     expect(slowerDiff.data).toEqual([]);
     expect(slowerDiff.turns).toHaveLength(2);
     for (const turn of slowerDiff.turns) {
-      const before = turn.before?.latency_ms as number;
-      const after = turn.after?.latency_ms as number;
-      expect(after - before, JSON.stringify(turn)).toBeGreaterThan(700);
-      expect(turn.changes.join('; ')).toMatch(/waits \d+ ms longer/);
+      // The wait the agent chose is the setting (in audio time, whatever the machine's load), where
+      // the original waited by the shape of the words (at most 1.5 s); the reply comes after it.
+      expect(turn.after?.wait_ms, JSON.stringify(turn)).toBeGreaterThanOrEqual(waitMs);
+      expect(turn.before?.wait_ms, JSON.stringify(turn)).toBeLessThanOrEqual(1_500);
+      expect(turn.after?.latency_ms, JSON.stringify(turn)).toBeGreaterThanOrEqual(waitMs);
+      expect(turn.changes.join('; ')).toMatch(/waits \d+ ms longer for the end of the turn/);
     }
-    expect(slowerDiff.summary.join(' ')).toMatch(/replies slower by \d+ ms on average/);
-    // Without the change, no turn waits noticeably longer.
-    for (const turn of sameDiff.turns) {
-      expect(Math.abs((turn.after?.latency_ms as number) - (turn.before?.latency_ms as number))).toBeLessThan(
-        500,
-      );
-    }
+    // Without the change the replay runs the same turns to the same data (its timing varies with
+    // the recogniser's partial words, and with the machine's load).
+    expect(sameDiff.turns).toHaveLength(2);
+    expect(sameDiff.turns.map((turn) => turn.after?.agent_text)).toEqual(
+      sameDiff.turns.map((turn) => turn.before?.agent_text),
+    );
   }, 90_000);
 
   it('refuses to replay a call of another agent, an unknown call, or overrides that are not valid settings', async () => {
