@@ -125,7 +125,9 @@ describe('backchannels and interruptions', () => {
     pair.conversation.start();
     await pair.agentSpeaking();
     await sleep(1500);
-    const spokeAtMs = pair.nowMs();
+    // On the callee's media clock (frames heard so far), not the wall clock: a machine busy enough
+    // to deschedule the process delays frames and then catches up, which moves wall-clock times.
+    const spokeAtFrame = pair.heard.length;
     await pair.calleeRtp.play(question);
     await pair.hungUp();
     const result = await pair.conversation.finish();
@@ -142,9 +144,12 @@ describe('backchannels and interruptions', () => {
     // The callee heard the agent stop: no agent audio from the decision until the callee's reply,
     // beyond a frame and the two jitter buffers between the sides (the callee's speech reaches the
     // agent through one, the agent's audio the callee through the other).
-    const decidedAt = spokeAtMs + (metrics.barge_in_decision_ms[0] as number);
+    const frameMs = 20;
+    const decidedAtMs = spokeAtFrame * frameMs + (metrics.barge_in_decision_ms[0] as number);
+    const questionEndMs = spokeAtFrame * frameMs + question.length / 8;
     const talkedOver = pair.heard.filter(
-      (frame) => frame.loud && frame.atMs > decidedAt + 260 && frame.atMs < spokeAtMs + question.length / 8,
+      (frame) =>
+        frame.loud && frame.frame * frameMs > decidedAtMs + 260 && frame.frame * frameMs < questionEndMs,
     );
     expect(talkedOver).toEqual([]);
     expect(pair.hangUps).toEqual(['agent_hangup']);
