@@ -12,7 +12,7 @@ import {
   parseScenario,
   recordedAudioOf,
   type Scenario,
-  type ScenarioAnswerKind,
+  scenarioCalleeNumber,
   scenarioLimits,
 } from '../domain/scenarios.js';
 import { isObject, onlyKnownFields, refuse, wholeNumber } from '../domain/settingsParsing.js';
@@ -24,21 +24,6 @@ import type { Store } from '../store/types.js';
  * with the scenario stored beside it for the sandbox's callee to play. A run's report is computed
  * when read: the calls that have ended are judged against their scenario.
  */
-
-/** The sandbox number each kind of callee is reached at (src/telephony/sandbox/personas.ts). */
-const calleeNumbers: Record<ScenarioAnswerKind, string> = {
-  human: '+15550100001',
-  voicemail: '+15550100004',
-  busy: '+15550100002',
-  no_answer: '+15550100003',
-  unreachable: '+15550100005',
-  ivr: '+15550100013',
-};
-
-export function calleeNumberOf(scenario: Scenario): string {
-  if (scenario.callee.answers === 'voicemail' && scenario.callee.beep === false) return '+15550100014';
-  return calleeNumbers[scenario.callee.answers];
-}
 
 interface TestRunRequest {
   scenarios: Scenario[];
@@ -170,7 +155,7 @@ export async function startTestRun(
     const callRequest = {
       agent_id: agent.id,
       from_number: fromNumber,
-      to_number: calleeNumberOf(scenario),
+      to_number: scenarioCalleeNumber(scenario),
       ...scenario.call,
     };
     const problem = variablesProblem(agent.variables, callRequest.variables);

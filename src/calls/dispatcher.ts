@@ -3,6 +3,7 @@ import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { agentWithOverrides } from '../domain/agentOverrides.js';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CallRecord } from '../domain/records.js';
+import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
@@ -355,7 +356,8 @@ export class CallDispatcher {
     // A test call runs with its run's agent overrides (src/agentTests/testRuns.ts).
     const agentRead = Promise.all([
       retryBriefly(() => store.agents.get(call.accountId, call.agentId)),
-      retryBriefly(() => store.agentTests.forCall(call.id)),
+      // Only a call to one of the scenarios' numbers can be a test call: no read for the rest.
+      isScenarioCalleeNumber(call.toNumber) ? retryBriefly(() => store.agentTests.forCall(call.id)) : null,
     ]).then(([agent, test]) => (agent ? agentWithOverrides(agent, test?.agentOverrides ?? null) : null));
     const agentOrNull = agentRead.catch((error: unknown) => {
       this.context.logger.error(

@@ -363,3 +363,30 @@ export function recordedAudioOf(scenario: Scenario): RecordedAudio[] {
   for (const turn of scenario.callee.turns ?? []) if (turn.audio) found.push(turn.audio);
   return found;
 }
+
+/** The sandbox number each kind of callee is reached at (src/telephony/sandbox/personas.ts). */
+const calleeNumbers: Record<ScenarioAnswerKind, string> = {
+  human: '+15550100001',
+  voicemail: '+15550100004',
+  busy: '+15550100002',
+  no_answer: '+15550100003',
+  unreachable: '+15550100005',
+  ivr: '+15550100013',
+};
+const voicemailWithoutBeep = '+15550100014';
+
+/** The number a scenario's call dials. */
+export function scenarioCalleeNumber(scenario: Scenario): string {
+  if (scenario.callee.answers === 'voicemail' && scenario.callee.beep === false) return voicemailWithoutBeep;
+  return calleeNumbers[scenario.callee.answers];
+}
+
+const scenarioCalleeNumbers: ReadonlySet<string> = new Set([
+  ...Object.values(calleeNumbers),
+  voicemailWithoutBeep,
+]);
+
+/** Whether a call to `number` can be a test call (only those dial a scenario's numbers). */
+export function isScenarioCalleeNumber(number: string): boolean {
+  return scenarioCalleeNumbers.has(number);
+}

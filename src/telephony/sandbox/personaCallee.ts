@@ -30,11 +30,6 @@ const turnFramesMax = 3_000;
 /** Frames kept from before the agent's first loud one, so its first syllable is heard. */
 const leadInFrames = 10;
 
-function logFailure(call: SandboxCall, what: string) {
-  return (error: unknown) =>
-    call.logger.error({ err: error instanceof Error ? error.message : String(error) }, what);
-}
-
 export function personaConversation(
   call: SandboxCall,
   rtp: RtpSession,
@@ -82,7 +77,7 @@ export function personaConversation(
     heard = [];
     busy = true;
     answer(audio)
-      .catch(logFailure(call, 'sandbox persona failed'))
+      .catch(call.failureLogger('sandbox persona failed'))
       .finally(() => {
         busy = false;
       });

@@ -78,6 +78,12 @@ export class SandboxCall {
     return this.mediaStarted ? (this.media?.session ?? null) : null;
   }
 
+  /** A rejection handler that logs `what` with the error's message (for a persona's background steps). */
+  failureLogger(what: string): (error: unknown) => void {
+    return (error) =>
+      this.logger.error({ err: error instanceof Error ? error.message : String(error) }, what);
+  }
+
   /** Runs `action` after `delayMs` unless the call is over by then. */
   after(delayMs: number, action: () => void | Promise<void>): void {
     if (this.done) return;

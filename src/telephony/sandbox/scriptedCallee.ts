@@ -60,11 +60,6 @@ async function audioOf(speech: CalleeSpeech, { voice }: PersonaContext): Promise
   return joined;
 }
 
-function logFailure(call: SandboxCall, what: string) {
-  return (error: unknown) =>
-    call.logger.error({ err: error instanceof Error ? error.message : String(error) }, what);
-}
-
 /** Plays `script` on a received call: rings, answers after `answerAfterMs`, then runs it. */
 export async function runScriptedCallee(
   call: SandboxCall,
@@ -111,7 +106,7 @@ function answeringMachine(
       await rtp.play(silence(context.timing.beepGapMs));
       await rtp.play(beepTone(context.timing.beepMs));
     }
-  })().catch(logFailure(call, 'sandbox scripted greeting failed'));
+  })().catch(call.failureLogger('sandbox scripted greeting failed'));
 }
 
 /**
@@ -148,7 +143,7 @@ function scriptedPerson(
     }
     for (const digit of turn.dtmf ?? '') {
       if (call.isFinished) return;
-      await rtp.sendDtmf(digit).catch(logFailure(call, 'sandbox cannot send DTMF'));
+      await rtp.sendDtmf(digit).catch(call.failureLogger('sandbox cannot send DTMF'));
     }
     if (turn.hangUp !== null) {
       await call.hangUp('the scenario hangs up');
@@ -162,7 +157,7 @@ function scriptedPerson(
   const startTurn = (): void => {
     const turn = script.turns[next++];
     if (turn === undefined) return;
-    give(turn).catch(logFailure(call, 'sandbox scripted turn failed'));
+    give(turn).catch(call.failureLogger('sandbox scripted turn failed'));
   };
 
   rtp.on('audio', (samples) => {
@@ -181,7 +176,7 @@ function scriptedPerson(
       backchannelled = true;
       void audioOf({ text: turn.backchannel, wordGapMs: null }, context)
         .then((audio) => (call.isFinished ? undefined : rtp.play(audio)))
-        .catch(logFailure(call, 'sandbox backchannel failed'));
+        .catch(call.failureLogger('sandbox backchannel failed'));
     }
     if (turn.interruptAfterMs !== null ? detector.spokenMs >= turn.interruptAfterMs : paused) startTurn();
   });
@@ -198,6 +193,6 @@ async function greet(call: SandboxCall, rtp: RtpSession, script: CalleeScript, c
     const greeting = await audioOf(script.greeting, context);
     if (!call.isFinished) await rtp.play(greeting);
   } catch (error) {
-    logFailure(call, 'sandbox scripted greeting failed')(error);
+    call.failureLogger('sandbox scripted greeting failed')(error);
   }
 }
