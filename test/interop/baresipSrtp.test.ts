@@ -54,15 +54,24 @@ async function callBaresip(
   mediaEncryption: 'srtp' | 'srtp-mand' | undefined,
   rtcpMux = false,
 ) {
-  const sipPort = await freeUdpPort();
-  const baresip = await startBaresipCallee({
-    sipPort,
-    user: '+14155550188',
-    say: toneThenSilence(),
-    rtcpMux,
-    ...(mediaEncryption ? { mediaEncryption } : {}),
-    lifetimeMs: 40_000,
-  });
+  // baresip also binds TCP and TLS beside the UDP port picked: a port taken meanwhile by another
+  // suite fails its start, so a few free ports are tried.
+  let sipPort = 0;
+  let baresip: Awaited<ReturnType<typeof startBaresipCallee>> | undefined;
+  for (let attempt = 0; baresip === undefined; attempt++) {
+    sipPort = await freeUdpPort();
+    baresip = await startBaresipCallee({
+      sipPort,
+      user: '+14155550188',
+      say: toneThenSilence(),
+      rtcpMux,
+      ...(mediaEncryption ? { mediaEncryption } : {}),
+      lifetimeMs: 40_000,
+    }).catch((error: Error) => {
+      if (attempt >= 2 || !error.message.includes('Address already in use')) throw error;
+      return undefined;
+    });
+  }
   try {
     const call = await callThroughTrunk(
       service,
