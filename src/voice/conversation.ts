@@ -61,6 +61,8 @@ const lastWordsTimeoutMs = 3_000;
 /** With wait_for_callee: the agent speaks first after this much silence from a callee who says nothing. */
 const waitForCalleeMaxMs = 4_000;
 const silentFrame = new Int16Array(160);
+/** The transcript's text for an answer the recogniser heard but rejected (FinalTranscript.unclear). */
+const unclearSpeechText = '[unclear]';
 /** A barge-in's stop is measured over the agent frames sent this long after the decision. */
 const stopWatchMs = 200;
 /** Speech over the agent longer than this interrupts whatever its words (no backchannel is). */
@@ -417,11 +419,12 @@ export class Conversation {
         this.timeline.mark('stt_final', this.nowMs());
         const text = heard.text.trim();
         if (text) this.answering.noteWords(text, this.nowMs());
-        if (text) {
+        if (text || heard.unclear) {
           if (this.answeredBy === 'unknown') this.answeredBy = 'human';
           this.addTranscriptLine({
             role: 'callee',
-            text,
+            // Speech the recogniser rejected: an answer was given, its words are not known.
+            text: text || unclearSpeechText,
             start_ms: Math.round(utterance.speechStartMs),
             end_ms: Math.round(endMs),
           });
@@ -437,7 +440,7 @@ export class Conversation {
         // said is kept in the transcript but answers nothing (it would abort the message).
         if (this.answering.machine) return;
         const unheard = this.replies.takeUnheard();
-        if (!text && utterance.bargedIn && unheard) {
+        if (!text && !heard.unclear && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
           this.replies.resume(unheard);
           return;

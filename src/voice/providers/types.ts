@@ -64,6 +64,11 @@ export interface FinalTranscript {
   confidence?: number;
   /** The expected phrase the text is (ignoring case and punctuation), when it is one of them. */
   matchedPhrase?: string;
+  /**
+   * Speech was heard but not understood: an answer outside the expected phrases that the
+   * recognizer rejected (`text` is then empty). The turn is an answer, not a sound.
+   */
+  unclear?: true;
 }
 
 /** One utterance being recognized. Push audio, then `finish()` once; `close()` always. */

