@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { defaultHttpTimeouts, type HttpTimeouts, type TrustProxySetting } from '../config.js';
+import { pooledRandomBytes } from '../domain/ids.js';
 import { errorBody } from './errors.js';
 
 /**
@@ -35,7 +35,7 @@ export function closeWithoutReading(socket: Socket): void {
 }
 
 export function newRequestId(): string {
-  return `req_${randomBytes(8).toString('hex')}`;
+  return `req_${pooledRandomBytes(8).toString('hex')}`;
 }
 
 /** Node's words for why a request was refused, as a client can act on them. */
