@@ -6,6 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeG711, encodeG711 } from '../../src/telephony/rtp/index.js';
 import { resample } from '../../src/voice/providers/audio/resampler.js';
+import { concatSamples } from '../../src/voice/providers/audio/samples.js';
 import { decodeWav } from '../../src/voice/providers/audio/wav.js';
 import { FliteTextToSpeech, PocketsphinxSpeechToText } from '../../src/voice/providers/index.js';
 
@@ -63,13 +64,7 @@ async function narrowbandSpeech(text: string, voice: Voice): Promise<Int16Array>
     const chunks: Int16Array[] = [];
     for await (const chunk of flite.synthesize(text, { voice: voice.voice.slice('flite:'.length) }))
       chunks.push(chunk.samples);
-    const samples = new Int16Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-    let offset = 0;
-    for (const chunk of chunks) {
-      samples.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return samples;
+    return concatSamples(chunks);
   }
   const file = join(directory, 'utterance.wav');
   execFileSync('espeak-ng', ['-v', voice.voice, '-s', String(voice.speed), '-w', file, text]);
