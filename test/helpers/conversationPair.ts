@@ -40,8 +40,6 @@ async function sharedMedia() {
 export interface HeardFrame {
   /** ms since the callee's side started. */
   atMs: number;
-  /** The frame's place on the callee's media clock (0, 1, 2, … one per 20 ms tick), which a busy machine cannot stretch. */
-  frame: number;
   loud: boolean;
 }
 
@@ -95,7 +93,7 @@ export async function conversationPair(options: {
   calleeRtp.on('audio', (samples: Int16Array) => {
     let peak = 0;
     for (const sample of samples) peak = Math.max(peak, Math.abs(sample));
-    heard.push({ atMs: performance.now() - startedAt, frame: heard.length, loud: peak >= 500 });
+    heard.push({ atMs: performance.now() - startedAt, loud: peak >= 500 });
   });
   const nowMs = () => performance.now() - startedAt;
   return {

@@ -147,9 +147,9 @@ describe('backchannels and interruptions', () => {
     const frameMs = 20;
     const decidedAtMs = spokeAtFrame * frameMs + (metrics.barge_in_decision_ms[0] as number);
     const questionEndMs = spokeAtFrame * frameMs + question.length / 8;
+    // A frame's index in `heard` is its place on the callee's media clock (one per 20 ms tick).
     const talkedOver = pair.heard.filter(
-      (frame) =>
-        frame.loud && frame.frame * frameMs > decidedAtMs + 260 && frame.frame * frameMs < questionEndMs,
+      (frame, index) => frame.loud && index * frameMs > decidedAtMs + 260 && index * frameMs < questionEndMs,
     );
     expect(talkedOver).toEqual([]);
     expect(pair.hangUps).toEqual(['agent_hangup']);

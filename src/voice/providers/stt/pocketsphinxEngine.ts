@@ -18,13 +18,14 @@ export type PocketsphinxRequest =
   | { type: 'start'; searchId: number }
   /** 16 kHz mono PCM. Sent without waiting for a reply; a failure is reported by `stop`. */
   | { type: 'audio'; samples: Int16Array }
-  | { type: 'stop' };
+  /** `withWords`: also return the hypothesis's segmentation (for the coverage rule). */
+  | { type: 'stop'; withWords: boolean };
 
 export type PocketsphinxReply =
   | { type: 'knownWords'; words: string[] }
   | { type: 'grammarAdded'; searchId: number }
   | { type: 'started' }
-  /** `words`: the hypothesis's segmentation, fillers and silence included, in 10 ms frames. */
+  /** `words`: the hypothesis's segmentation, fillers and silence included, in 10 ms frames (when asked). */
   | { type: 'stopped'; text: string; words: WordSpan[] };
 
 export type PocketsphinxEvent = { type: 'partial'; text: string };
@@ -199,11 +200,11 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
 
     const audioBuffer = new AudioBuffer();
     /** The last utterance's words with their frames (empty when nothing was recognized). */
-    const segmentation = (): Array<{ word: string; startFrame: number; endFrame: number }> => {
+    const segmentation = (): WordSpan[] => {
       const segments = new Segmentation();
       try {
         if (!succeeded(recognizer.getHypseg(segments))) return [];
-        const words = [];
+        const words: WordSpan[] = [];
         for (let index = 0; index < segments.size(); index += 1) {
           const segment = segments.get(index);
           words.push({ word: segment.word, startFrame: segment.start, endFrame: segment.end });
@@ -280,7 +281,8 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
           const stopped = succeeded(recognizer.stop());
           if (audioFailure !== undefined) throw new RequestError(audioFailure);
           if (!stopped) throw new Error('could not end the utterance');
-          return { type: 'stopped', text: recognizer.getHyp(), words: segmentation() };
+          const words = request.withWords ? segmentation() : [];
+          return { type: 'stopped', text: recognizer.getHyp(), words };
         }
       }
     };

@@ -250,10 +250,12 @@ export class PocketsphinxSpeechToText implements SpeechToText {
 class PocketsphinxSession implements SpeechToTextSession {
   readonly #channel: Channel;
   readonly #phrases: string[];
-  readonly #minimumSpeechCoverage: number | null;
   readonly #release: () => void;
-  /** What the recognizer heard, as frame loudness: the rejection compares it with the words. */
-  readonly #energyMeter = new FrameEnergyMeter();
+  /**
+   * The coverage rule, when on: the share of the speech a phrase must hold, and what the recognizer
+   * heard as frame loudness, which the rule compares with the words.
+   */
+  readonly #coverageRule: { minimum: number; energyMeter: FrameEnergyMeter } | null;
   /**
    * Linear interpolation, deliberately not a clean low-pass resampler: the acoustic model was
    * trained on wideband speech (filterbank up to 6.8 kHz), and the mirror images linear
@@ -278,7 +280,10 @@ class PocketsphinxSession implements SpeechToTextSession {
   ) {
     this.#channel = channel;
     this.#phrases = phrases;
-    this.#minimumSpeechCoverage = minimumSpeechCoverage;
+    this.#coverageRule =
+      minimumSpeechCoverage === null
+        ? null
+        : { minimum: minimumSpeechCoverage, energyMeter: new FrameEnergyMeter() };
     this.#release = release;
     // Partials arrive after the audio that caused them, possibly once finish() was called.
     this.#stopListeningForPartials = channel.onEvent((event) => {
@@ -302,14 +307,14 @@ class PocketsphinxSession implements SpeechToTextSession {
     this.#state = 'finishing';
     this.#sendAudio(this.#resampler.flush());
     try {
-      const reply = await requestReply(this.#channel, { type: 'stop' }, 'stopped');
+      const rule = this.#coverageRule;
+      const reply = await requestReply(this.#channel, { type: 'stop', withWords: rule !== null }, 'stopped');
       const text = phraseWords(reply.text).join(' ');
       const matchedPhrase = matchPhrase(text, this.#phrases);
-      if (matchedPhrase === undefined || this.#minimumSpeechCoverage === null) {
-        return matchedPhrase === undefined ? { text } : { text, matchedPhrase };
-      }
-      const coverage = speechCoverage(this.#energyMeter.frames(), reply.words);
-      if (coverage < this.#minimumSpeechCoverage) return { text: '', unclear: true, confidence: coverage };
+      if (matchedPhrase === undefined) return { text };
+      if (rule === null) return { text, matchedPhrase };
+      const coverage = speechCoverage(rule.energyMeter.frames(), reply.words);
+      if (coverage < rule.minimum) return { text: '', unclear: true, confidence: coverage };
       return { text, matchedPhrase, confidence: coverage };
     } finally {
       this.#end();
@@ -320,14 +325,14 @@ class PocketsphinxSession implements SpeechToTextSession {
     if (this.#state !== 'listening') return;
     this.#state = 'finishing';
     // The recognizer must end its utterance before the recognizer can serve another session.
-    requestReply(this.#channel, { type: 'stop' }, 'stopped')
+    requestReply(this.#channel, { type: 'stop', withWords: false }, 'stopped')
       .catch(() => undefined)
       .finally(() => this.#end());
   }
 
   #sendAudio(samples: Int16Array): void {
     if (samples.length === 0) return;
-    this.#energyMeter.push(samples);
+    this.#coverageRule?.energyMeter.push(samples);
     this.#channel.send({ type: 'audio', samples });
   }
 
