@@ -94,7 +94,14 @@ function trimmed(samples) {
  */
 async function conversationPair({ tts, stt, speech, turns, interruptWith, prefetch }) {
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
-  const calleeRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
+  // The callee stands in for a phone with a fixed 60 ms jitter buffer (the agent's adapts).
+  const calleeRtp = await RtpSession.open({
+    logger,
+    clock,
+    ports,
+    bindAddress: '127.0.0.1',
+    jitterBuffer: { targetDepthFrames: 3, shrink: false },
+  });
   agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleeRtp.localPort })));
   calleeRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: agentRtp.localPort })));
   const brain = new ScriptBrain(loopScript, {}, null);

@@ -7,6 +7,7 @@ import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
 import { answeringMetrics } from './answeringMachineDetector.js';
+import { BargeInStopWatch } from './bargeInStopWatch.js';
 import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
@@ -22,7 +23,7 @@ import {
   type VoiceActivityDetector,
 } from './providers/index.js';
 import { backchannelPhrases, interruptingWords } from './turnShape.js';
-import { firstAudibleIndex, lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
+import { lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
 
 export {
   type AgentEnding,
@@ -63,8 +64,6 @@ const waitForCalleeMaxMs = 4_000;
 const silentFrame = new Int16Array(160);
 /** The transcript's text for an answer the recogniser heard but rejected (FinalTranscript.unclear). */
 const unclearSpeechText = '[unclear]';
-/** A barge-in's stop is measured over the agent frames sent this long after the decision. */
-const stopWatchMs = 200;
 /** Speech over the agent longer than this interrupts whatever its words (no backchannel is). */
 const backchannelMaxMs = 1_600;
 
@@ -100,8 +99,7 @@ export class Conversation {
   private backchannels = 0;
   private turnsEndedByRecognizer = 0;
   /** For each barge-in: from the decision to interrupt to the end of the agent's last audible frame. */
-  private readonly bargeInStopsMs: number[] = [];
-  private stopWatch: { decidedAtPerfMs: number; stoppedAtPerfMs: number } | null = null;
+  private readonly stopWatch = new BargeInStopWatch();
   /** For each barge-in: from the start of the callee's speech to the decision. */
   private readonly bargeInDecisionsMs: number[] = [];
   private greeted = false;
@@ -222,7 +220,7 @@ export class Conversation {
       }),
     ]);
     clearTimeout(timer);
-    this.closeStopWatch();
+    this.stopWatch.close();
     this.transcript.sort((a, b) => a.start_ms - b.start_ms);
     return conversationResult({
       brain,
@@ -232,7 +230,7 @@ export class Conversation {
       recorder: this.recorder,
       timeline: this.timeline,
       bargeIns: this.bargeIns,
-      bargeInStopsMs: this.bargeInStopsMs,
+      bargeInStopsMs: this.stopWatch.stopsMs,
       extraMetrics: {
         barge_in_decision_ms: this.bargeInDecisionsMs,
         backchannels_ignored: this.backchannels,
@@ -257,8 +255,7 @@ export class Conversation {
   private handleCalleeFrame(samples: Int16Array, kind: string): void {
     if (this.ended) return;
     this.lastFramePerfMs = performance.now();
-    if (this.stopWatch && this.lastFramePerfMs - this.stopWatch.decidedAtPerfMs >= stopWatchMs)
-      this.closeStopWatch();
+    this.stopWatch.closeAfterWindow(this.lastFramePerfMs);
     const frameStartMs = this.recorder.elapsedMs;
     this.recorder.addCalleeFrame(samples);
     // Concealed gaps reach VAD and STT as silence; the shared zero frame is never written to.
@@ -288,7 +285,7 @@ export class Conversation {
     if (!this.answering.decision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
     // A complete answer: its short wait counts from the last audible sample, not from the end of
-    // the VAD's hangover after it.
+    // the VAD's hangover after it. (Not between frames: the audio after the last frame is unheard.)
     if (
       current.shape === 'complete' &&
       !current.overlapped &&
@@ -333,28 +330,14 @@ export class Conversation {
     this.replies.cutByCallee();
     this.options.rtp.clear();
     this.speaker.releaseHold();
-    // Measured on the frames sent: the stop is the end of the last audible frame after the decision.
-    this.stopWatch = { decidedAtPerfMs: performance.now(), stoppedAtPerfMs: performance.now() };
+    this.stopWatch.decided(performance.now());
     this.timeline.interrupted(decidedAtMs);
   }
 
   private handleAgentFrame(samples: Int16Array): void {
     this.recorder.addAgentFrame(samples);
-    const watch = this.stopWatch;
-    if (watch) {
-      const nowPerfMs = performance.now();
-      if (firstAudibleIndex(samples) >= 0) watch.stoppedAtPerfMs = nowPerfMs + 20;
-      if (nowPerfMs - watch.decidedAtPerfMs >= stopWatchMs) this.closeStopWatch();
-    }
+    this.stopWatch.agentFrame(samples, performance.now());
     this.timeline.agentFrame(samples, Math.max(0, this.recorder.elapsedMs - 20));
-  }
-
-  /** Notes how long after the barge-in decision the agent's audio stopped. */
-  private closeStopWatch(): void {
-    const watch = this.stopWatch;
-    if (!watch) return;
-    this.stopWatch = null;
-    this.bargeInStopsMs.push(Math.max(0, Math.round(watch.stoppedAtPerfMs - watch.decidedAtPerfMs)));
   }
 
   private handleTurnEvent(event: TurnEvent): void {

@@ -22,6 +22,9 @@ import { bindUdpSocket, sameAddress } from './udpSockets.js';
 
 export type { PlaybackResult } from './outgoingAudio.js';
 
+/** Below this amplitude (about −36 dBFS) a received frame is quiet: the jitter buffer may skip it. */
+const quietSampleMax = 500;
+
 export interface RtpSessionOptions {
   logger: Logger;
   clock: MediaClock;
@@ -111,6 +114,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private readonly header = createRtpHeader();
   private readonly ring: SendRing;
   private readonly frameSamples: Int16Array;
+  private readonly quietScratch: Int16Array;
   private readonly samplesPerFrame: number;
   private registration: ClockRegistration | null = null;
   private remote: RemoteMedia | null = null;
@@ -157,7 +161,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.timestamp = randomInt(0, 2 ** 32 - 1);
     this.samplesPerFrame = Math.round(options.clock.frameMs * samplesPerMs);
     this.frameSamples = new Int16Array(this.samplesPerFrame);
-    this.jitter = new JitterBuffer(options.jitterBuffer);
+    this.quietScratch = new Int16Array(this.samplesPerFrame);
+    this.jitter = new JitterBuffer({ frameMs: options.clock.frameMs, ...options.jitterBuffer });
     this.dtmfSender = new DtmfSender(this.samplesPerFrame);
     this.ring = new SendRing(rtpHeaderBytes + this.samplesPerFrame + srtpMaxTagBytes, () => {
       this.counts.sendErrors++;
@@ -372,7 +377,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   private playOut(codec: G711Codec): void {
-    const frame = this.jitter.pop();
+    const frame = this.jitter.pop(performance.now(), (payload) => this.isQuiet(codec, payload));
     if (frame === 'waiting') {
       if (this.streamStarted) this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
       return;
@@ -400,6 +405,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     decodeG711Into(codec, frame, samples);
     this.lastFrame = samples;
     this.emit('audio', samples, 'received');
+  }
+
+  /** A frame the jitter buffer may skip to shrink: no sample reaches the audible level. */
+  private isQuiet(codec: G711Codec, payload: Uint8Array): boolean {
+    if (payload.length !== this.samplesPerFrame) return payload.length === 0;
+    const samples = this.quietScratch;
+    decodeG711Into(codec, payload, samples);
+    for (const sample of samples) if (sample >= quietSampleMax || sample <= -quietSampleMax) return false;
+    return true;
   }
 
   private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
@@ -448,7 +462,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.remoteSsrc = header.ssrc;
     }
     const payload = message.subarray(header.payloadOffset, header.payloadOffset + header.payloadLength);
-    const pushed = this.jitter.push(header.sequenceNumber, isDtmf ? this.emptyPayload : payload);
+    const pushed = this.jitter.push(
+      header.sequenceNumber,
+      isDtmf ? this.emptyPayload : payload,
+      performance.now(),
+    );
     if (pushed === 'duplicate') return;
     this.streamStarted = true;
     this.receiveStats.onPacket(header.sequenceNumber);
