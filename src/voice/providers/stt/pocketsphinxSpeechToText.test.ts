@@ -104,6 +104,24 @@ describe('PocketsphinxSpeechToText on flite speech', () => {
     expect(after.text).toContain('call me back');
   });
 
+  it('recognizes a 30 s monologue in pieces (one utterance that long exhausts the engine), then still works', async () => {
+    // Without pieces the engine aborted ("Cannot enlarge memory arrays") on this one at 30 s.
+    const sentence = await speak(
+      'hello this is a long sentence about the weather and the appointment on tuesday afternoon at three',
+    );
+    const repeats = Math.ceil((30 * telephoneSampleRateHz) / sentence.length);
+    const monologue = concatSamples(Array.from({ length: repeats }, () => sentence));
+    const partials: string[] = [];
+    const result = await recognize(monologue, undefined, (text) => partials.push(text));
+    const count = (text: string) => (text.match(/about the weather/g) ?? []).length;
+    expect(count(result.text)).toBeGreaterThanOrEqual(repeats - 2);
+    // Partials go on from the pieces already ended: a late one begins with the text heard so far.
+    const late = partials.filter((text) => count(text) >= 3);
+    expect(late.length).toBeGreaterThan(0);
+    expect(result.text.startsWith(late[0]!.split(' ').slice(0, 12).join(' '))).toBe(true);
+    expect((await recognize(await speak('please call me back tomorrow'))).text).toContain('call me back');
+  });
+
   it('no input audio traps the recognizer: degenerate and full-scale signals, free-form and grammar', async () => {
     // Each of these trapped the WASM decoder (float-to-integer conversion of -infinity or of an
     // overflowing score) even with dither, some only when repeated; found by fuzzing 8 kHz input

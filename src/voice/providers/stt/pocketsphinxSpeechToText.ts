@@ -43,6 +43,15 @@ const freeFormSearchId = 0;
  */
 const defaultRejectionLogp = -1_000_000;
 const defaultMinimumSpeechCoverage = 0.95;
+/**
+ * Free-form speech is recognised in pieces: one utterance of more than 12–18 s of speech exhausts
+ * the engine's fixed 96 MB of WASM memory (the search's history grows with the utterance) and the
+ * engine aborts. A piece ends at the first quiet 20 ms after 6 s, and after 8 s in any case.
+ */
+const pieceQuietCutSamples = telephoneSampleRateHz * 6;
+const pieceMaxSamples = telephoneSampleRateHz * 8;
+/** A 20 ms chunk with no sample above this (about −36 dBFS) is quiet enough to cut a piece at. */
+const quietSampleMax = 500;
 
 type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
@@ -271,6 +280,10 @@ class PocketsphinxSession implements SpeechToTextSession {
   readonly #partialListeners = new Set<(partial: PartialTranscript) => void>();
   readonly #stopListeningForPartials: () => void;
   #state: 'listening' | 'finishing' | 'done' = 'listening';
+  /** Free-form: the pieces ended so far (their text, in order), and the audio of the current one. */
+  readonly #pieces: Promise<string>[] = [];
+  #piecesText = '';
+  #pieceSamples = 0;
 
   constructor(
     channel: Channel,
@@ -285,16 +298,43 @@ class PocketsphinxSession implements SpeechToTextSession {
         ? null
         : { minimum: minimumSpeechCoverage, energyMeter: new FrameEnergyMeter() };
     this.#release = release;
-    // Partials arrive after the audio that caused them, possibly once finish() was called.
+    // Partials arrive after the audio that caused them, possibly once finish() was called. The
+    // engine's is the current piece's; the pieces before it come first.
     this.#stopListeningForPartials = channel.onEvent((event) => {
       if (this.#state === 'done') return;
-      for (const listener of this.#partialListeners) listener({ text: event.text });
+      const text = joinWords(this.#piecesText, event.text);
+      for (const listener of this.#partialListeners) listener({ text });
     });
   }
 
   pushAudio(samples: Int16Array): void {
     if (this.#state !== 'listening') return;
     this.#sendAudio(this.#resampler.push(samples));
+    if (this.#phrases.length === 0) this.#endPieceWhenLong(samples);
+  }
+
+  /**
+   * Free-form: ends the engine's utterance and starts the next one once the current piece is long
+   * enough (see pieceMaxSamples). The engine takes requests in order, so no audio is lost between.
+   */
+  #endPieceWhenLong(samples: Int16Array): void {
+    this.#pieceSamples += samples.length;
+    if (this.#pieceSamples < pieceQuietCutSamples) return;
+    if (this.#pieceSamples < pieceMaxSamples && !isQuiet(samples)) return;
+    this.#pieceSamples = 0;
+    const ended = requestReply(this.#channel, { type: 'stop', withWords: false }, 'stopped').then((reply) => {
+      const text = phraseWords(reply.text).join(' ');
+      this.#piecesText = joinWords(this.#piecesText, text);
+      return text;
+    });
+    const started = requestReply(this.#channel, { type: 'start', searchId: freeFormSearchId }, 'started');
+    this.#pieces.push(
+      ended,
+      started.then(() => ''),
+    );
+    // finish() reports a failure; until then neither may go unhandled.
+    ended.catch(() => undefined);
+    started.catch(() => undefined);
   }
 
   onPartial(listener: (partial: PartialTranscript) => void): void {
@@ -309,7 +349,8 @@ class PocketsphinxSession implements SpeechToTextSession {
     try {
       const rule = this.#coverageRule;
       const reply = await requestReply(this.#channel, { type: 'stop', withWords: rule !== null }, 'stopped');
-      const text = phraseWords(reply.text).join(' ');
+      const earlier = await Promise.all(this.#pieces);
+      const text = joinWords(...earlier, phraseWords(reply.text).join(' '));
       const matchedPhrase = matchPhrase(text, this.#phrases);
       if (matchedPhrase === undefined) return { text };
       if (rule === null) return { text, matchedPhrase };
@@ -342,4 +383,13 @@ class PocketsphinxSession implements SpeechToTextSession {
     this.#stopListeningForPartials();
     this.#release();
   }
+}
+
+function joinWords(...texts: string[]): string {
+  return texts.filter((text) => text !== '').join(' ');
+}
+
+function isQuiet(samples: Int16Array): boolean {
+  for (const sample of samples) if (sample > quietSampleMax || sample < -quietSampleMax) return false;
+  return true;
 }
