@@ -44,9 +44,9 @@ const freeFormSearchId = 0;
 const defaultRejectionLogp = -1_000_000;
 const defaultMinimumSpeechCoverage = 0.95;
 /**
- * Free-form speech is recognised in pieces: one utterance of more than 12–18 s of speech exhausts
- * the engine's fixed 96 MB of WASM memory (the search's history grows with the utterance) and the
- * engine aborts. A piece ends at the first quiet 20 ms after 6 s, and after 8 s in any case.
+ * Free-form speech is recognised in pieces: one utterance of more than 12–30 s of continuous speech
+ * (depending on the words) exhausts the engine's fixed 96 MB of WASM memory (the search's history
+ * grows with the utterance) and the engine aborts. A piece ends at the first quiet 20 ms after 6 s, and after 8 s in any case.
  */
 const pieceQuietCutSamples = telephoneSampleRateHz * 6;
 const pieceMaxSamples = telephoneSampleRateHz * 8;
