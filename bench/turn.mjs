@@ -2,7 +2,8 @@
 // RTP sessions on loopback driven by the shared media clock; the agent runs the real pipeline
 // (fvad, adaptive end of turn, the script brain, the voice, paced RTP).
 //  1. voice-to-voice after a complete answer: from the callee's last audible sample sent to the
-//     first audible agent sample the callee receives (both jitter buffers included), with instant
+//     first audible agent sample the callee receives, to the sample (both jitter buffers included;
+//     the answers start at every phase of the 20 ms frame), with instant
 //     providers (the pipeline's own floor) and with the offline stack (pocketsphinx + flite);
 //  2. the greeting: from the answer (the conversation's start) to the first audible agent sample,
 //     synthesised while the phone rang;
@@ -78,6 +79,18 @@ function loud(samples) {
   return false;
 }
 
+function firstLoudIndex(samples) {
+  for (let index = 0; index < samples.length; index++)
+    if (samples[index] >= audible || samples[index] <= -audible) return index;
+  return -1;
+}
+
+function withLeadingSilence(samples, silentSamples) {
+  const out = new Int16Array(silentSamples + samples.length);
+  out.set(samples, silentSamples);
+  return out;
+}
+
 /** The speech without its leading and trailing silence (what the callee "says" is its words). */
 function trimmed(samples) {
   let start = 0;
@@ -142,7 +155,8 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
       if (loud(samples)) {
         greetingMs ??= now - startedAt;
         if (speechEndAt !== null) {
-          voiceToVoiceMs.push(now - speechEndAt);
+          // A frame's time is its start: the first audible sample is that far into it.
+          voiceToVoiceMs.push(now + firstLoudIndex(samples) / 8 - speechEndAt);
           speechEndAt = null;
         }
         if (!heardSomething && interruptWith && !talking) {
@@ -169,8 +183,12 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
       }
       if (interruptWith) return;
       talking = true;
-      void calleeRtp.play(speech).then(() => {
-        speechEndAt = performance.now();
+      // Speech does not start on a frame boundary: each answer starts 0-19 ms into a frame (spread
+      // over the turns), so its end falls at every phase of the 20 ms grid the agent decides on.
+      const spoken = withLeadingSilence(speech, ((replies * 7) % 20) * 8);
+      void calleeRtp.play(spoken).then(() => {
+        // Settles as the last frame is sent (at that frame's start); its last sample ends later.
+        speechEndAt = performance.now() + (((spoken.length - 1) % 160) + 1) / 8;
         talking = false;
       });
     });
