@@ -12,6 +12,8 @@
 import pino from 'pino';
 import {
   createOffer,
+  firstAudibleIndex,
+  lastAudibleIndex,
   MediaClock,
   PortAllocator,
   parseAnswer,
@@ -32,7 +34,6 @@ const logger = pino({ level: 'silent' });
 const clock = new MediaClock({ logger });
 const ports = new PortAllocator({ minPort: 42000, maxPort: 43998 });
 const vadFactory = await FvadDetectorFactory.load();
-const audible = 500;
 
 const loopScript = {
   start: 'ask',
@@ -74,17 +75,6 @@ const instantStt = {
   async close() {},
 };
 
-function loud(samples) {
-  for (const sample of samples) if (sample >= audible || sample <= -audible) return true;
-  return false;
-}
-
-function firstLoudIndex(samples) {
-  for (let index = 0; index < samples.length; index++)
-    if (samples[index] >= audible || samples[index] <= -audible) return index;
-  return -1;
-}
-
 function withLeadingSilence(samples, silentSamples) {
   const out = new Int16Array(silentSamples + samples.length);
   out.set(samples, silentSamples);
@@ -93,11 +83,8 @@ function withLeadingSilence(samples, silentSamples) {
 
 /** The speech without its leading and trailing silence (what the callee "says" is its words). */
 function trimmed(samples) {
-  let start = 0;
-  let end = samples.length;
-  while (start < end && Math.abs(samples[start]) < audible) start++;
-  while (end > start && Math.abs(samples[end - 1]) < audible) end--;
-  return samples.slice(start, end);
+  const start = firstAudibleIndex(samples);
+  return start < 0 ? samples.slice(0, 0) : samples.slice(start, lastAudibleIndex(samples) + 1);
 }
 
 /**
@@ -152,11 +139,12 @@ async function conversationPair({ tts, stt, speech, turns, interruptWith, prefet
     setTimeout(resolve, Math.max(1, turns) * 8_000).unref();
     calleeRtp.on('audio', (samples) => {
       const now = performance.now();
-      if (loud(samples)) {
+      const firstAudible = firstAudibleIndex(samples);
+      if (firstAudible >= 0) {
         greetingMs ??= now - startedAt;
         if (speechEndAt !== null) {
           // A frame's time is its start: the first audible sample is that far into it.
-          voiceToVoiceMs.push(now + firstLoudIndex(samples) / 8 - speechEndAt);
+          voiceToVoiceMs.push(now + firstAudible / 8 - speechEndAt);
           speechEndAt = null;
         }
         if (!heardSomething && interruptWith && !talking) {

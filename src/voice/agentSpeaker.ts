@@ -1,10 +1,10 @@
 import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
+import { firstAudibleIndex, lastAudibleIndex } from '../telephony/rtp/audibleSamples.js';
 import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
 import { heardPart } from './conversationResult.js';
 import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
-import { firstAudibleIndex, lastAudibleIndex } from './turnTimeline.js';
 
 /** A sentence of the agent's as the callee heard it. */
 export interface SpokenLine {

@@ -1,4 +1,4 @@
-import { firstAudibleIndex } from './turnTimeline.js';
+import { firstAudibleIndex } from '../telephony/rtp/audibleSamples.js';
 
 /** A barge-in's stop is measured over the agent frames sent this long after the decision. */
 const watchMs = 200;

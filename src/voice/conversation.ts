@@ -2,7 +2,7 @@ import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
 import { defaultTurnTaking, type TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
-import { InbandDtmfDetector, type RtpSession } from '../telephony/rtp/index.js';
+import { InbandDtmfDetector, lastAudibleIndex, type RtpSession } from '../telephony/rtp/index.js';
 import { AgentReplies } from './agentReplies.js';
 import { AgentSpeaker, type SpeechPrefetch } from './agentSpeaker.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
@@ -23,7 +23,7 @@ import {
   type VoiceActivityDetector,
 } from './providers/index.js';
 import { backchannelPhrases, interruptingWords } from './turnShape.js';
-import { lastAudibleIndex, TurnTimeline } from './turnTimeline.js';
+import { TurnTimeline } from './turnTimeline.js';
 
 export {
   type AgentEnding,

@@ -1,4 +1,5 @@
 import type { TurnTiming } from '../domain/turnTiming.js';
+import { firstAudibleIndex } from '../telephony/rtp/audibleSamples.js';
 import { percentile } from './conversationResult.js';
 
 export type { TurnTiming } from '../domain/turnTiming.js';
@@ -10,9 +11,6 @@ export type { TurnTiming } from '../domain/turnTiming.js';
  * first audible agent sample (what the callee hears). All times are on the call's clock (ms from
  * the answer, the recording's time axis); stage figures are ms after the callee's speech ended.
  */
-
-/** A sample above this (about -36 dBFS) is audible: synthesised leading silence and dither are not. */
-export const audibleSampleMin = 500;
 
 export type TurnStage =
   | 'end_of_turn'
@@ -26,24 +24,6 @@ export type TurnStage =
 interface OpenTurn {
   timing: TurnTiming;
   speechEndMs: number;
-}
-
-/** The index of the first audible sample in `samples`, or -1. */
-export function firstAudibleIndex(samples: Int16Array): number {
-  for (let index = 0; index < samples.length; index++) {
-    const sample = samples[index] as number;
-    if (sample >= audibleSampleMin || sample <= -audibleSampleMin) return index;
-  }
-  return -1;
-}
-
-/** The index of the last audible sample in `samples`, or -1. */
-export function lastAudibleIndex(samples: Int16Array): number {
-  for (let index = samples.length - 1; index >= 0; index--) {
-    const sample = samples[index] as number;
-    if (sample >= audibleSampleMin || sample <= -audibleSampleMin) return index;
-  }
-  return -1;
 }
 
 export class TurnTimeline {

@@ -1,4 +1,5 @@
 /** RTP media for calls: packets, G.711, the shared send clock, sessions, SDP offer/answer. */
+export * from './audibleSamples.js';
 export * from './dtmf.js';
 export * from './g711.js';
 export * from './goertzel.js';

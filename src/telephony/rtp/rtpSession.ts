@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Socket } from 'node:dgram';
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../../logger.js';
+import { firstAudibleIndex } from './audibleSamples.js';
 import { ConnectedSend } from './connectedSend.js';
 import { type DtmfDigit, DtmfReceiver, DtmfSender, type DtmfSendOptions, isDtmfDigits } from './dtmf.js';
 import { decodeG711Into, encodeG711Into, type G711Codec, samplesPerMs, silenceByteByCodec } from './g711.js';
@@ -21,9 +22,6 @@ import { SrtpStreams } from './srtpStreams.js';
 import { bindUdpSocket, sameAddress } from './udpSockets.js';
 
 export type { PlaybackResult } from './outgoingAudio.js';
-
-/** Below this amplitude (about −36 dBFS) a received frame is quiet: the jitter buffer may skip it. */
-const quietSampleMax = 500;
 
 export interface RtpSessionOptions {
   logger: Logger;
@@ -377,7 +375,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   }
 
   private playOut(codec: G711Codec): void {
-    const frame = this.jitter.pop(performance.now(), (payload) => this.isQuiet(codec, payload));
+    const frame = this.jitter.pop(performance.now(), this.isQuiet);
     if (frame === 'waiting') {
       if (this.streamStarted) this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
       return;
@@ -407,14 +405,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     this.emit('audio', samples, 'received');
   }
 
-  /** A frame the jitter buffer may skip to shrink: no sample reaches the audible level. */
-  private isQuiet(codec: G711Codec, payload: Uint8Array): boolean {
-    if (payload.length !== this.samplesPerFrame) return payload.length === 0;
-    const samples = this.quietScratch;
-    decodeG711Into(codec, payload, samples);
-    for (const sample of samples) if (sample >= quietSampleMax || sample <= -quietSampleMax) return false;
-    return true;
-  }
+  /** A frame the jitter buffer may skip to shrink: nothing in it is audible. Made once, not per tick. */
+  private readonly isQuiet = (payload: Uint8Array): boolean => {
+    const codec = this.remote?.codec;
+    if (!codec || payload.length !== this.samplesPerFrame) return payload.length === 0;
+    decodeG711Into(codec, payload, this.quietScratch);
+    return firstAudibleIndex(this.quietScratch) < 0;
+  };
 
   private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
     if (this.listenerCount('audio') > 0 && !this.held) this.emit('audio', samples, kind);

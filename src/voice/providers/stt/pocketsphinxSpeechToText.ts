@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../../logger.js';
+import { firstAudibleIndex } from '../../../telephony/rtp/audibleSamples.js';
 import { createResampler } from '../audio/resampler.js';
 import { type EngineHealth, EnginePool } from '../enginePool.js';
 import { EngineProcess } from '../engineProcess.js';
@@ -46,12 +47,11 @@ const defaultMinimumSpeechCoverage = 0.95;
 /**
  * Free-form speech is recognised in pieces: one utterance of more than 12–30 s of continuous speech
  * (depending on the words) exhausts the engine's fixed 96 MB of WASM memory (the search's history
- * grows with the utterance) and the engine aborts. A piece ends at the first quiet 20 ms after 6 s, and after 8 s in any case.
+ * grows with the utterance) and the engine aborts. A piece ends at the first quiet (not audible)
+ * 20 ms after 6 s, and after 8 s in any case.
  */
 const pieceQuietCutSamples = telephoneSampleRateHz * 6;
 const pieceMaxSamples = telephoneSampleRateHz * 8;
-/** A 20 ms chunk with no sample above this (about −36 dBFS) is quiet enough to cut a piece at. */
-const quietSampleMax = 500;
 
 type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
@@ -280,8 +280,11 @@ class PocketsphinxSession implements SpeechToTextSession {
   readonly #partialListeners = new Set<(partial: PartialTranscript) => void>();
   readonly #stopListeningForPartials: () => void;
   #state: 'listening' | 'finishing' | 'done' = 'listening';
-  /** Free-form: the pieces ended so far (their text, in order), and the audio of the current one. */
-  readonly #pieces: Promise<string>[] = [];
+  /**
+   * Free-form: the pieces ended so far (each settles once its text is in `#piecesText` and the next
+   * piece has started), their text, and the audio of the current one.
+   */
+  readonly #pieces: Promise<void>[] = [];
   #piecesText = '';
   #pieceSamples = 0;
 
@@ -320,21 +323,16 @@ class PocketsphinxSession implements SpeechToTextSession {
   #endPieceWhenLong(samples: Int16Array): void {
     this.#pieceSamples += samples.length;
     if (this.#pieceSamples < pieceQuietCutSamples) return;
-    if (this.#pieceSamples < pieceMaxSamples && !isQuiet(samples)) return;
+    if (this.#pieceSamples < pieceMaxSamples && firstAudibleIndex(samples) >= 0) return;
     this.#pieceSamples = 0;
     const ended = requestReply(this.#channel, { type: 'stop', withWords: false }, 'stopped').then((reply) => {
-      const text = phraseWords(reply.text).join(' ');
-      this.#piecesText = joinWords(this.#piecesText, text);
-      return text;
+      this.#piecesText = joinWords(this.#piecesText, phraseWords(reply.text).join(' '));
     });
     const started = requestReply(this.#channel, { type: 'start', searchId: freeFormSearchId }, 'started');
-    this.#pieces.push(
-      ended,
-      started.then(() => ''),
-    );
-    // finish() reports a failure; until then neither may go unhandled.
-    ended.catch(() => undefined);
-    started.catch(() => undefined);
+    const piece = Promise.all([ended, started]).then(() => undefined);
+    // finish() reports a failure; until then it may not go unhandled.
+    piece.catch(() => undefined);
+    this.#pieces.push(piece);
   }
 
   onPartial(listener: (partial: PartialTranscript) => void): void {
@@ -349,8 +347,8 @@ class PocketsphinxSession implements SpeechToTextSession {
     try {
       const rule = this.#coverageRule;
       const reply = await requestReply(this.#channel, { type: 'stop', withWords: rule !== null }, 'stopped');
-      const earlier = await Promise.all(this.#pieces);
-      const text = joinWords(...earlier, phraseWords(reply.text).join(' '));
+      await Promise.all(this.#pieces);
+      const text = joinWords(this.#piecesText, phraseWords(reply.text).join(' '));
       const matchedPhrase = matchPhrase(text, this.#phrases);
       if (matchedPhrase === undefined) return { text };
       if (rule === null) return { text, matchedPhrase };
@@ -387,9 +385,4 @@ class PocketsphinxSession implements SpeechToTextSession {
 
 function joinWords(...texts: string[]): string {
   return texts.filter((text) => text !== '').join(' ');
-}
-
-function isQuiet(samples: Int16Array): boolean {
-  for (const sample of samples) if (sample > quietSampleMax || sample < -quietSampleMax) return false;
-  return true;
 }
