@@ -1,4 +1,5 @@
-import { type Cipher, createCipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { type Cipher, createCipheriv, timingSafeEqual } from 'node:crypto';
+import { HmacSha1 } from './hmacSha1.js';
 
 /**
  * SRTP (RFC 3711) for the two SDES suites every SIP device speaks: AES counter mode with a
@@ -87,8 +88,10 @@ class SrtpCrypto {
   readonly tagBytes: number;
   private readonly keys: SrtpSessionKeys;
   private readonly ecb: Cipher;
+  private readonly hmac: HmacSha1;
   private readonly iv = Buffer.alloc(16);
-  private readonly rocBytes = Buffer.alloc(4);
+  /** The tag a received packet should carry, computed here to be compared with the one it does. */
+  private readonly expectedTag: Buffer;
   private counters = Buffer.alloc(0);
 
   constructor(
@@ -99,6 +102,8 @@ class SrtpCrypto {
     this.tagBytes = tagBytes;
     this.keys = deriveSrtpKeys(masterKeySalt, labels);
     this.ecb = createCipheriv('aes-128-ecb', this.keys.cipherKey, null).setAutoPadding(false);
+    this.hmac = new HmacSha1(this.keys.authKey);
+    this.expectedTag = Buffer.alloc(tagBytes);
   }
 
   /** XORs the keystream of packet (ssrc, roc, seq) over `data[from, to)`: encrypts and decrypts. */
@@ -124,14 +129,19 @@ class SrtpCrypto {
     for (let i = 0; i < length; i++) data[from + i] = data[from + i]! ^ keystream[i]!;
   }
 
-  /** HMAC-SHA1(auth key, packet ‖ ROC) cut to the suite's tag length (RFC 3711 §4.2). */
-  tag(data: Buffer, length: number, roc: number | null): Buffer {
-    const hmac = createHmac('sha1', this.keys.authKey).update(data.subarray(0, length));
-    if (roc !== null) {
-      this.rocBytes.writeUInt32BE(roc >>> 0, 0);
-      hmac.update(this.rocBytes);
-    }
-    return hmac.digest().subarray(0, this.tagBytes);
+  /**
+   * HMAC-SHA1(auth key, data[0, length) ‖ ROC) cut to the suite's tag length (RFC 3711 §4.2),
+   * written to `data` at `length`: the buffer must have the tag's room after the packet.
+   */
+  appendTag(data: Buffer, length: number, roc: number | null): void {
+    this.hmac.macInto(data, length, roc === null ? null : roc >>> 0, data, length, this.tagBytes);
+  }
+
+  /** Whether `data[length, length + tag)` is the tag of data[0, length) ‖ ROC (constant time). */
+  verifyTag(data: Buffer, length: number, roc: number | null): boolean {
+    const expected = this.expectedTag;
+    this.hmac.macInto(data, length, roc === null ? null : roc >>> 0, expected, 0, this.tagBytes);
+    return timingSafeEqual(expected, data.subarray(length, length + this.tagBytes));
   }
 }
 
@@ -174,7 +184,7 @@ export class SrtpSender {
       this.roc = (this.roc + 1) >>> 0;
     this.lastSeq = seq;
     this.crypto.transform(buffer, offset, length, buffer.readUInt32BE(8), this.roc, seq);
-    this.crypto.tag(buffer, length, this.roc).copy(buffer, length);
+    this.crypto.appendTag(buffer, length, this.roc);
     return length + this.crypto.tagBytes;
   }
 }
@@ -226,10 +236,7 @@ export class SrtpReceiver {
     const ssrc = packet.readUInt32BE(8);
     const window = this.windows.get(ssrc);
     const roc = window ? estimateRoc(window.highest, seq) : 0;
-    const expected = this.crypto.tag(packet, length, roc);
-    if (!timingSafeEqual(expected, packet.subarray(length, length + tagBytes))) {
-      return { refused: 'authentication' };
-    }
+    if (!this.crypto.verifyTag(packet, length, roc)) return { refused: 'authentication' };
     const index = roc * 65536 + seq;
     if (window && !window.isFresh(index)) return { refused: 'replay' };
     if (window) window.record(index);
@@ -277,7 +284,7 @@ export class SrtcpSender {
     packet.copy(out);
     this.crypto.transform(out, 8, packet.length, out.readUInt32BE(4), index >>> 16, index & 0xffff);
     out.writeUInt32BE((0x80000000 | index) >>> 0, packet.length);
-    this.crypto.tag(out, packet.length + 4, null).copy(out, packet.length + 4);
+    this.crypto.appendTag(out, packet.length + 4, null);
     return out;
   }
 }
@@ -294,8 +301,7 @@ export class SrtcpReceiver {
   unprotect(packet: Buffer): Buffer | null {
     const length = packet.length - 4 - srtcpTagBytes;
     if (length < 8) return null;
-    const expected = this.crypto.tag(packet, length + 4, null);
-    if (!timingSafeEqual(expected, packet.subarray(length + 4))) return null;
+    if (!this.crypto.verifyTag(packet, length + 4, null)) return null;
     const word = packet.readUInt32BE(length);
     const index = word & 0x7fffffff;
     if (!this.window.isFresh(index)) return null;
