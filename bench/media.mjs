@@ -68,6 +68,10 @@ if (processes > 1) {
         packetsSent: sum((r) => r.packetsSent),
         packetsReceived: sum((r) => r.packetsReceived),
         lost: sum((r) => r.lost),
+        kernelReceiveBufferDrops: {
+          echo: sum((r) => r.kernelReceiveBufferDrops.echo),
+          sessions: sum((r) => r.kernelReceiveBufferDrops.sessions),
+        },
         srtpSessions: sum((r) => r.srtpSessions),
         srtpUnauthenticated: sum((r) => r.srtpUnauthenticated),
         skippedTicks: sum((r) => r.clockLatenessMs.skippedTicks),
