@@ -22,7 +22,7 @@ import { isPlainObject } from '../domain/outboundCallRequest.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
-import { batchErrorSchema, errorResponses } from './schemas.js';
+import { batchErrorSchema, errorResponses, pageQuerySchema, pageSchema } from './schemas.js';
 
 const tags = ['campaigns'];
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -233,24 +233,9 @@ export function registerCampaignRoutes(
         summary: 'List campaigns, newest first (extension)',
         operationId: 'listCampaigns',
         tags,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-            cursor: { type: 'string', maxLength: 64 },
-          },
-        },
+        querystring: pageQuerySchema,
         response: {
-          200: {
-            type: 'object',
-            required: ['data', 'has_more', 'next_cursor'],
-            properties: {
-              data: { type: 'array', items: campaignSchema },
-              has_more: { type: 'boolean' },
-              next_cursor: { type: ['string', 'null'] },
-            },
-          },
+          200: pageSchema(campaignSchema),
           ...errorResponses(400, 401, 429, 500),
         },
       },

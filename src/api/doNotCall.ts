@@ -5,7 +5,7 @@ import type { DoNotCallEntry } from '../domain/records.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, pageSchema } from './schemas.js';
 
 /** Numbers one request may add. */
 export const doNotCallLimits = { numbersPerRequest: 2_000, reasonMaxChars: 200, pageMax: 1_000 } as const;
@@ -133,15 +133,7 @@ export function registerDoNotCallRoutes(app: FastifyInstance, store: Store): voi
           },
         },
         response: {
-          200: {
-            type: 'object',
-            required: ['data', 'next_cursor', 'has_more'],
-            properties: {
-              data: { type: 'array', items: entrySchema },
-              next_cursor: { type: ['string', 'null'] },
-              has_more: { type: 'boolean' },
-            },
-          },
+          200: pageSchema(entrySchema),
           ...errorResponses(400, 401, 429, 500),
         },
       },

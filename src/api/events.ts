@@ -4,7 +4,7 @@ import { eventStatuses } from '../domain/records.js';
 import { webhookEventTypes } from '../domain/statusEvents.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, pageQuerySchema, pageSchema } from './schemas.js';
 
 const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 
@@ -55,29 +55,12 @@ const eventDetailSchema = {
   },
 } as const;
 
-const eventListSchema = {
-  type: 'object',
-  required: ['data', 'has_more', 'next_cursor'],
-  properties: {
-    data: { type: 'array', items: eventSummarySchema },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: ['string', 'null'] },
-  },
-} as const;
+const eventListSchema = pageSchema(eventSummarySchema);
 
 const eventIdParamsSchema = {
   type: 'object',
   required: ['event_id'],
   properties: { event_id: { type: 'string', maxLength: 64 } },
-} as const;
-
-const eventListQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-    cursor: { type: 'string', maxLength: 64 },
-  },
 } as const;
 
 /** The events resource (extension): the account's call.completed events and their delivery log. */
@@ -89,7 +72,7 @@ export function registerEventRoutes(app: FastifyInstance, store: Store, wakeDeli
         summary: 'List webhook events, newest first (extension)',
         operationId: 'listEvents',
         tags: ['events'],
-        querystring: eventListQuerySchema,
+        querystring: pageQuerySchema,
         response: { 200: eventListSchema, ...errorResponses(400, 401, 429, 500) },
       },
     },

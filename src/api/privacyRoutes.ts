@@ -7,7 +7,7 @@ import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses, pageQuerySchema, pageSchema } from './schemas.js';
 
 const tags = ['data protection'];
 const retentionSchema = {
@@ -101,24 +101,9 @@ export function registerPrivacyRoutes(
         summary: 'What was erased, when and by whom, newest first (extension)',
         operationId: 'listAuditLog',
         tags,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-            cursor: { type: 'string', maxLength: 64 },
-          },
-        },
+        querystring: pageQuerySchema,
         response: {
-          200: {
-            type: 'object',
-            required: ['data', 'has_more', 'next_cursor'],
-            properties: {
-              data: { type: 'array', items: auditSchema },
-              has_more: { type: 'boolean' },
-              next_cursor: { type: ['string', 'null'] },
-            },
-          },
+          200: pageSchema(auditSchema),
           ...errorResponses(400, 401, 429, 500),
         },
       },

@@ -187,25 +187,34 @@ export const callResourceSchema = {
   ],
 } as const;
 
-export const callListSchema = {
-  title: 'CallList',
-  type: 'object',
-  required: ['data', 'has_more', 'next_cursor'],
-  properties: {
-    data: { type: 'array', items: callResourceSchema },
-    has_more: { type: 'boolean' },
-    next_cursor: nullableString,
-  },
-} as const;
+/** One page of a cursor-paged list: `data` holds `items`, and `next_cursor` leads on when `has_more`. */
+export function pageSchema<Items>(items: Items) {
+  return {
+    type: 'object',
+    required: ['data', 'has_more', 'next_cursor'],
+    properties: {
+      data: { type: 'array', items },
+      has_more: { type: 'boolean' },
+      next_cursor: nullableString,
+    },
+  } as const;
+}
 
-export const callListQuerySchema = {
+/** The query of a cursor-paged list: up to 100 a page (20 by default), after `cursor`. */
+export const pageQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-    status: { type: 'string', enum: [...callStatuses] },
     cursor: { type: 'string', maxLength: 64 },
   },
+} as const;
+
+export const callListSchema = { title: 'CallList', ...pageSchema(callResourceSchema) } as const;
+
+export const callListQuerySchema = {
+  ...pageQuerySchema,
+  properties: { ...pageQuerySchema.properties, status: { type: 'string', enum: [...callStatuses] } },
 } as const;
 
 export const callIdParamsSchema = {
