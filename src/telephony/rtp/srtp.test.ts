@@ -117,6 +117,50 @@ describe('SRTP (RFC 3711)', () => {
     }
   });
 
+  it('encrypts every packet with its own keystream when the next ones are made ahead', () => {
+    // Against RFC 3711 §4.1.1 computed packet by packet: in order, across a gap, backwards, with
+    // another SSRC, with a longer payload than the keystream made ahead, and across the ROC wrap.
+    const masterKeySalt = randomBytes(30);
+    const keys = deriveSrtpKeys(masterKeySalt);
+    const expectedPayload = (plain: Buffer, ssrc: number, roc: number, seq: number): Buffer => {
+      const iv = Buffer.alloc(16);
+      keys.cipherSalt.copy(iv);
+      iv.writeUInt32BE((iv.readUInt32BE(4) ^ ssrc) >>> 0, 4);
+      iv.writeUInt32BE((iv.readUInt32BE(8) ^ roc) >>> 0, 8);
+      iv.writeUInt16BE(iv.readUInt16BE(12) ^ seq, 12);
+      const keystream = aesCounterKeystream(keys.cipherKey, iv, plain.length);
+      return Buffer.from(plain.map((byte, i) => byte ^ (keystream[i] as number)));
+    };
+    const sender = new SrtpSender('AES_CM_128_HMAC_SHA1_80', masterKeySalt);
+    const receiver = new SrtpReceiver('AES_CM_128_HMAC_SHA1_80', masterKeySalt);
+    const steps: Array<[seq: number, ssrc: number, bytes: number, roc: number]> = [
+      ...Array.from({ length: 40 }, (_, i): [number, number, number, number] => [i, 7, 160, 0]),
+      [1000, 7, 160, 0],
+      [999, 7, 160, 0],
+      [1001, 7, 400, 0],
+      [1002, 9, 160, 0],
+      [1003, 7, 20, 0],
+      ...Array.from({ length: 12 }, (_, i): [number, number, number, number] => [
+        (65530 + i) % 65536,
+        7,
+        160,
+        65530 + i > 65535 ? 1 : 0,
+      ]),
+    ];
+    for (const [seq, ssrc, bytes, roc] of steps) {
+      const plain = randomBytes(bytes);
+      const packet = rtpPacket(seq, ssrc, plain);
+      const length = sender.protect(packet, 12 + bytes);
+      expect(packet.subarray(12, 12 + bytes), `seq ${seq} ssrc ${ssrc}`).toEqual(
+        expectedPayload(plain, ssrc, roc, seq),
+      );
+      // The receiver's keystream, made ahead from where it is, gives the plaintext back.
+      const received = Buffer.from(packet.subarray(0, length));
+      expect(receiver.unprotect(received)).toEqual({ length: 12 + bytes });
+      expect(received.subarray(12, 12 + bytes)).toEqual(plain);
+    }
+  });
+
   it('protects the libsrtp reference RTCP packet (index 1) to its reference SRTCP and back, once', () => {
     const plain = hex('81c8000bcafebabe abababababababababababababababab');
     const sender = new SrtcpSender(rfcMasterKeySalt);
