@@ -183,7 +183,8 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     const config = new Config();
     config.push_back(['-hmm', '/model/en-us']);
     config.push_back(['-dict', '/model/cmudict-en-us.dict']);
-    // The default -topn crashes this build after ~100 frames.
+    // Two Gaussians per frame (the model's default is 4): 3–8 let more out-of-grammar answers fill
+    // a field and cost 16% more CPU free-form (docs/benchmarks.md, "Grammar rejection").
     config.push_back(['-topn', '2']);
     // Without dither, frames whose filterbank energies are exactly zero (runs of exact-zero
     // samples, as concealed RTP gaps are; constant or Nyquist-only signals) reach log(0), and the
