@@ -201,6 +201,21 @@ describe('SIP over TCP', () => {
     );
     expect(await reply).toMatch(/^SIP\/2\.0 200 OK\r\n/);
   });
+
+  it('goes on without a TCP listener when a configured port’s TCP number is taken, and says so', async () => {
+    // A configured port is kept (Via and Contact name it); only a system-picked one is picked again.
+    const blocker = tcpServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    const port = (blocker.address() as { port: number }).port;
+    const warnings: string[] = [];
+    const recording = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port, logger: recording });
+    cleanups.push(() => agent.close());
+    expect(agent.boundPort).toBe(port);
+    expect(agent.tcpPort).toBeNull();
+    expect(warnings.join('')).toContain('SIP TCP port unavailable');
+  });
 });
 
 describe('SIP over TLS', () => {

@@ -10,6 +10,9 @@ export interface SipTransportsOptions extends UdpTransportOptions {
   readonly stream?: Omit<StreamTransportOptions, 'logger'>;
 }
 
+/** How many ports the system may pick before one is free for both UDP and TCP. */
+const ephemeralPortPicks = 5;
+
 /** UDP, TCP and TLS behind one face: a message goes out over the transport its target names. */
 export class SipTransports implements MessageTransport {
   private constructor(
@@ -20,21 +23,29 @@ export class SipTransports implements MessageTransport {
   ) {}
 
   static async open(options: SipTransportsOptions): Promise<SipTransports> {
-    const udp = await UdpTransport.bind(options);
-    const streams = new StreamTransport({ logger: options.logger, ...options.stream });
-    let tcpPort: number | null = null;
-    if (options.listenTcp !== false) {
+    const listenTcp = options.listenTcp !== false;
+    // With port 0 the system picks the UDP port, and the same number may already be taken for TCP
+    // (by any connection's ephemeral port): a few more picks find a number free for both.
+    const picks = options.port === 0 && listenTcp ? ephemeralPortPicks : 1;
+    for (let pick = 1; ; pick++) {
+      const udp = await UdpTransport.bind(options);
+      const streams = new StreamTransport({ logger: options.logger, ...options.stream });
+      if (!listenTcp) return new SipTransports(udp, streams, null);
       try {
-        tcpPort = await streams.listen(options.bindAddress, udp.boundPort);
+        return new SipTransports(udp, streams, await streams.listen(options.bindAddress, udp.boundPort));
       } catch (error) {
+        if (pick < picks && (error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          await Promise.all([udp.close(), streams.close()]);
+          continue;
+        }
         // Placing calls over TCP or TLS needs no listener: say so and go on without one.
         options.logger.warn(
           { port: udp.boundPort, err: error instanceof Error ? error.message : String(error) },
           'SIP TCP port unavailable; TCP requests reach us only on connections we open',
         );
+        return new SipTransports(udp, streams, null);
       }
     }
-    return new SipTransports(udp, streams, tcpPort);
   }
 
   send(data: Buffer, target: NetworkTarget): Promise<void> {
