@@ -1,7 +1,11 @@
 import type { TranscriptEntry } from '../domain/records.js';
 import type { Logger } from '../logger.js';
-import { firstAudibleIndex, lastAudibleIndex } from '../telephony/rtp/audibleSamples.js';
-import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
+import {
+  firstAudibleIndex,
+  lastAudibleIndex,
+  type PlaybackResult,
+  type RtpSession,
+} from '../telephony/rtp/index.js';
 import { heardPart } from './conversationResult.js';
 import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';

@@ -7,11 +7,14 @@
 /** A sample above this (about -36 dBFS) is audible: synthesised leading silence and dither are not. */
 export const audibleSampleMin = 500;
 
+function isAudible(sample: number): boolean {
+  return sample >= audibleSampleMin || sample <= -audibleSampleMin;
+}
+
 /** The index of the first audible sample in `samples`, or -1 (-1: the audio is quiet). */
 export function firstAudibleIndex(samples: Int16Array): number {
   for (let index = 0; index < samples.length; index++) {
-    const sample = samples[index] as number;
-    if (sample >= audibleSampleMin || sample <= -audibleSampleMin) return index;
+    if (isAudible(samples[index] as number)) return index;
   }
   return -1;
 }
@@ -19,8 +22,7 @@ export function firstAudibleIndex(samples: Int16Array): number {
 /** The index of the last audible sample in `samples`, or -1. */
 export function lastAudibleIndex(samples: Int16Array): number {
   for (let index = samples.length - 1; index >= 0; index--) {
-    const sample = samples[index] as number;
-    if (sample >= audibleSampleMin || sample <= -audibleSampleMin) return index;
+    if (isAudible(samples[index] as number)) return index;
   }
   return -1;
 }

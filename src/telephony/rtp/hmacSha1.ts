@@ -119,15 +119,13 @@ export class HmacSha1 {
       tail[used + 3] = trailer & 0xff;
       used += 4;
     }
-    const messageBytes = blockBytes + length + (trailer === null ? 0 : 4);
-    const tailBlocks = used + 9 <= blockBytes ? 1 : 2;
-    finishBlocks(state, tail, used, tailBlocks, messageBytes);
+    // The inner hash's message: the inner key block, the data, the trailer.
+    finishBlocks(state, tail, used, used + 9 <= blockBytes ? 1 : 2, blockBytes + at + used);
     // The outer hash: the outer key block, then the inner digest.
-    writeDigest(state, tail, 0);
+    writeStateBytes(state, tail, 0, digestBytes);
     state.set(this.#outer);
     finishBlocks(state, tail, digestBytes, 1, blockBytes + digestBytes);
-    for (let index = 0; index < outBytes; index++)
-      out[outOffset + index] = (state[index >> 2]! >>> (24 - 8 * (index & 3))) & 0xff;
+    writeStateBytes(state, out, outOffset, outBytes);
   }
 }
 
@@ -151,12 +149,8 @@ function finishBlocks(
   for (let block = 0; block < blocks; block++) compress(state, tail, block * blockBytes);
 }
 
-function writeDigest(state: Int32Array, out: Uint8Array, offset: number): void {
-  for (let word = 0; word < 5; word++) {
-    const value = state[word]!;
-    out[offset + word * 4] = value >>> 24;
-    out[offset + word * 4 + 1] = (value >>> 16) & 0xff;
-    out[offset + word * 4 + 2] = (value >>> 8) & 0xff;
-    out[offset + word * 4 + 3] = value & 0xff;
-  }
+/** The first `bytes` of the digest in `state` (big-endian words), written to `out` at `offset`. */
+function writeStateBytes(state: Int32Array, out: Uint8Array, offset: number, bytes: number): void {
+  for (let index = 0; index < bytes; index++)
+    out[offset + index] = (state[index >> 2]! >>> (24 - 8 * (index & 3))) & 0xff;
 }

@@ -68,19 +68,26 @@ export function deriveSrtpKeys(
 /** AES-128 in counter mode from `iv`, counting in its last 16 bits (RFC 3711 §4.1.1). */
 export function aesCounterKeystream(key: Uint8Array, iv: Uint8Array, length: number): Buffer {
   const ecb = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
-  return keystreamInto(ecb, Buffer.alloc(Math.ceil(length / 16) * 16), iv).subarray(0, length);
+  const blocks = Math.ceil(length / 16);
+  const counters = Buffer.alloc(blocks * 16);
+  counters.set(iv, 0);
+  writeCounterBlocks(counters, 0, blocks);
+  return ecb.update(counters).subarray(0, length);
 }
 
-function keystreamInto(ecb: Cipher, counters: Buffer, iv: Uint8Array): Buffer {
-  const blocks = counters.length / 16;
-  for (let block = 0; block < blocks; block++) {
-    const at = block * 16;
-    counters.set(iv, at);
-    const low = ((iv[14]! << 8) | iv[15]!) + block;
-    counters[at + 14] = (low >> 8) & 0xff;
-    counters[at + 15] = low & 0xff;
+/**
+ * Fills blocks 1 … blocks − 1 after the IV at `counters[at]` with IV + 1, IV + 2, …: the counter
+ * runs in the IV's last 16 bits.
+ */
+function writeCounterBlocks(counters: Buffer, at: number, blocks: number): void {
+  const low = (counters[at + 14]! << 8) | counters[at + 15]!;
+  for (let block = 1; block < blocks; block++) {
+    const blockAt = at + block * 16;
+    const counter = (low + block) & 0xffff;
+    counters.copy(counters, blockAt, at, at + 14);
+    counters[blockAt + 14] = counter >> 8;
+    counters[blockAt + 15] = counter & 0xff;
   }
-  return ecb.update(counters);
 }
 
 /**
@@ -99,10 +106,10 @@ class SrtpCrypto {
   /** The tag a received packet should carry, computed here to be compared with the one it does. */
   private readonly expectedTag: Buffer;
   /**
-   * The keystream of packets firstIndex … firstIndex + packets − 1 of SSRC `ssrc` (index = ROC ·
+   * The keystream of packets firstIndex … firstIndex + keystreamAheadPackets − 1 of SSRC `ssrc` (index = ROC ·
    * 2^16 + SEQ), `blocks` AES blocks each.
    */
-  private readonly ahead = { ssrc: -1, firstIndex: -1, packets: 0, blocks: 0, keystream: Buffer.alloc(0) };
+  private readonly ahead = { ssrc: -1, firstIndex: -1, blocks: 0, keystream: Buffer.alloc(0) };
 
   constructor(
     tagBytes: number,
@@ -126,7 +133,7 @@ class SrtpCrypto {
       ahead.ssrc === ssrc &&
       blocks <= ahead.blocks &&
       index >= ahead.firstIndex &&
-      index < ahead.firstIndex + ahead.packets;
+      index < ahead.firstIndex + keystreamAheadPackets;
     if (!fits) this.makeKeystream(ssrc, index, blocks);
     const keystream = ahead.keystream;
     const at = (index - ahead.firstIndex) * ahead.blocks * 16;
@@ -138,37 +145,22 @@ class SrtpCrypto {
    * AES of IV, IV + 1, …; made here for packets `firstIndex` onwards.
    */
   private makeKeystream(ssrc: number, firstIndex: number, blocks: number): void {
-    const packets = keystreamAheadPackets;
-    const counters = Buffer.alloc(packets * blocks * 16);
+    const counters = Buffer.alloc(keystreamAheadPackets * blocks * 16);
     const salt = this.keys.cipherSalt;
-    for (let packet = 0; packet < packets; packet++) {
+    for (let packet = 0; packet < keystreamAheadPackets; packet++) {
       const index = firstIndex + packet;
       const roc = Math.floor(index / 65536) >>> 0;
       const seq = index % 65536;
       const base = packet * blocks * 16;
       counters.set(salt, base);
-      counters[base + 4] = counters[base + 4]! ^ (ssrc >>> 24);
-      counters[base + 5] = counters[base + 5]! ^ ((ssrc >>> 16) & 0xff);
-      counters[base + 6] = counters[base + 6]! ^ ((ssrc >>> 8) & 0xff);
-      counters[base + 7] = counters[base + 7]! ^ (ssrc & 0xff);
-      counters[base + 8] = counters[base + 8]! ^ (roc >>> 24);
-      counters[base + 9] = counters[base + 9]! ^ ((roc >>> 16) & 0xff);
-      counters[base + 10] = counters[base + 10]! ^ ((roc >>> 8) & 0xff);
-      counters[base + 11] = counters[base + 11]! ^ (roc & 0xff);
-      counters[base + 12] = counters[base + 12]! ^ (seq >> 8);
-      counters[base + 13] = counters[base + 13]! ^ (seq & 0xff);
-      // The block counter runs in the IV's last 16 bits (zero in the salt).
-      for (let block = 1; block < blocks; block++) {
-        const at = base + block * 16;
-        counters.copy(counters, at, base, base + 14);
-        counters[at + 14] = block >> 8;
-        counters[at + 15] = block & 0xff;
-      }
+      counters.writeUInt32BE((counters.readUInt32BE(base + 4) ^ ssrc) >>> 0, base + 4);
+      counters.writeUInt32BE((counters.readUInt32BE(base + 8) ^ roc) >>> 0, base + 8);
+      counters.writeUInt16BE(counters.readUInt16BE(base + 12) ^ seq, base + 12);
+      writeCounterBlocks(counters, base, blocks);
     }
     const ahead = this.ahead;
     ahead.ssrc = ssrc;
     ahead.firstIndex = firstIndex;
-    ahead.packets = packets;
     ahead.blocks = blocks;
     ahead.keystream = this.ecb.update(counters);
   }
@@ -178,13 +170,13 @@ class SrtpCrypto {
    * written to `data` at `length`: the buffer must have the tag's room after the packet.
    */
   appendTag(data: Buffer, length: number, roc: number | null): void {
-    this.hmac.macInto(data, length, roc === null ? null : roc >>> 0, data, length, this.tagBytes);
+    this.hmac.macInto(data, length, roc, data, length, this.tagBytes);
   }
 
   /** Whether `data[length, length + tag)` is the tag of data[0, length) ‖ ROC (constant time). */
   verifyTag(data: Buffer, length: number, roc: number | null): boolean {
     const expected = this.expectedTag;
-    this.hmac.macInto(data, length, roc === null ? null : roc >>> 0, expected, 0, this.tagBytes);
+    this.hmac.macInto(data, length, roc, expected, 0, this.tagBytes);
     return timingSafeEqual(expected, data.subarray(length, length + this.tagBytes));
   }
 }
