@@ -106,8 +106,8 @@ class SrtpCrypto {
   /** The tag a received packet should carry, computed here to be compared with the one it does. */
   private readonly expectedTag: Buffer;
   /**
-   * The keystream of packets firstIndex … firstIndex + keystreamAheadPackets − 1 of SSRC `ssrc` (index = ROC ·
-   * 2^16 + SEQ), `blocks` AES blocks each.
+   * The keystream of SSRC `ssrc`'s packets from index `firstIndex` (index = ROC · 2^16 + SEQ) on,
+   * keystreamAheadPackets of them, `blocks` AES blocks each.
    */
   private readonly ahead = { ssrc: -1, firstIndex: -1, blocks: 0, keystream: Buffer.alloc(0) };
 
