@@ -90,6 +90,9 @@ if (process.argv.includes('--postgres')) {
   console.log(
     `${'PostgreSQL, 2 API procs'.padEnd(22)} ${String(Math.round(figures.requestsPerSecond)).padStart(7)} req/s  p50 ${String(figures.p50Ms).padStart(4)} ms  p99 ${String(figures.p99Ms).padStart(4)} ms  non-2xx ${figures.non2xx}  (embedded: ${Math.round(create.requests.average)} req/s, p99 ${create.latency.p99} ms)`,
   );
+  console.log(
+    `PostgreSQL throughput per 5 s: ${figures.requestsPerSecondBy5s.map((perSecond) => Math.round(perSecond)).join(', ')} req/s`,
+  );
   const postgresRatio = figures.requestsPerSecond / create.requests.average;
   console.log(
     `PostgreSQL / embedded ${postgresRatio.toFixed(2)} (target >= 0.30); PostgreSQL p99 ${figures.p99Ms} ms (target <= 50 ms)`,
