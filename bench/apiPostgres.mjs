@@ -170,7 +170,7 @@ export async function benchPostgres({ durationS, connections }) {
     accepted: accepted.length,
     requestsPerSecondBy5s: Array.from(
       { length: Math.ceil(durationS / 5) },
-      (_, i) => (answeredPer5s[i] ?? 0) / 5,
+      (_, i) => (answeredPer5s[i] ?? 0) / Math.min(5, durationS - i * 5), // the last slot may be shorter
     ),
     missingRows: accepted.filter((id) => !stored.has(id)).length,
     missingJobs: accepted.filter((id) => !queued.has(id)).length,
