@@ -15,6 +15,8 @@ import { startLlmTestService } from '../helpers/llmService.js';
  * decision meets a voicemail with a beep, one without, and two people who greet differently; an
  * llm agent (the model a fake of OpenAI's chat protocol) decides by itself with `leave_voicemail`.
  * Where the message starts is read off the call's recording, not off callwright's own figures.
+ * How fast the decision comes is a latency target and lives in `npm run bench:amd`; these tests
+ * hold what the callee hears: decided before the beep or the greeting ends, the agent only after.
  */
 
 interface AnsweringFigures {
@@ -125,11 +127,10 @@ describe('answering machines, decided early (script agent, waits for the decisio
 
   const agentLines = (record: CallRecord) => record.transcript.filter((entry) => entry.role === 'agent');
 
-  it('a voicemail with a beep: a machine within 3 s; the message, rendered, starts after the beep', async () => {
+  it('a voicemail with a beep: a machine before the beep; the message, rendered, starts after the beep', async () => {
     const record = await call('+15550100004');
     expect(record).toMatchObject({ status: 'completed', endReason: 'voicemail', answeredBy: 'machine' });
     expect(record.figures).toMatchObject({ answered_by: 'machine', reason: 'long_greeting' });
-    expect(record.figures.decision_ms).toBeLessThanOrEqual(3_000);
     // It waited for the decision: the greeting was never said, only the message.
     expect(agentLines(record).map((line) => line.text)).toEqual([
       'Hi Ann, this is the clinic. Please call us back about your appointment.',
@@ -146,9 +147,10 @@ describe('answering machines, decided early (script agent, waits for the decisio
     const record = await call('+15550100014');
     expect(record).toMatchObject({ status: 'completed', endReason: 'voicemail', answeredBy: 'machine' });
     const path = record.recordingPath as string;
-    expect(record.figures.decision_ms).toBeLessThanOrEqual(3_000);
     expect(beepEndMs(path)).toBe(-1);
     const greeting = audibleSpanMs(path, 0);
+    // Decided while the greeting still played, not from the quiet after it.
+    expect(record.figures.decision_ms).toBeLessThan(greeting.endMs);
     const agentAudio = audibleSpanMs(path, 1);
     expect(agentAudio.startMs - greeting.endMs).toBeGreaterThanOrEqual(1_400);
     expect(agentAudio.startMs - greeting.endMs).toBeLessThanOrEqual(2_200);
@@ -165,7 +167,6 @@ describe('answering machines, decided early (script agent, waits for the decisio
       expect(record.answeredBy).toBe('human');
       expect(record.endReason).not.toBe('voicemail');
       expect(record.figures).toMatchObject({ answered_by: 'human', reason: 'short_greeting' });
-      expect(record.figures.decision_ms).toBeLessThanOrEqual(3_000);
       const greeting = agentLines(record)[0];
       expect(greeting?.text).toContain('Hello Ann');
       expect(greeting?.start_ms).toBeGreaterThanOrEqual(record.figures.decision_ms);
