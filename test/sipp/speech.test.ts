@@ -143,7 +143,7 @@ describe('SIPp playing recorded speech into the agent over a trunk', () => {
     expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup', answeredBy: 'human' });
     expect(call.extractedData).toEqual({ confirmed: true });
     const [greeting, answer, goodbye] = call.transcript;
-    // The full greeting is 20 words; the callee started talking about a second in.
+    // The full greeting is 20 words; the callee started talking about a second and a half in.
     expect(greeting?.role).toBe('agent');
     expect(greeting?.text.split(' ').length).toBeLessThan(12);
     expect('Hello Alexandra, this is Bright Smile Dental calling').toContain(
