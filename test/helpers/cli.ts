@@ -71,7 +71,10 @@ export function startServeProcess(
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return new Promise((resolveServe, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`serve did not start within ${timeoutMs} ms: ${output}`)),
+      timeoutMs,
+    );
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-20_000);
       const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
@@ -233,16 +236,26 @@ export class ServeFleet {
     private readonly rtpPortsFrom: number,
   ) {}
 
+  /**
+   * Starts one process. The start-up time-out is generous: a worker restarted mid-chaos starts
+   * beside the live calls' speech on every core (2 s alone, 8-15 s with ten busy loops beside it,
+   * most of it the speech engines' processes), and the suite's busiest minutes starved restarts
+   * past 30 s. These tests are about calls, not start-up speed.
+   */
   async serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
     const rtpBase = this.rtpPortsFrom + slot * 1_000;
-    const started = await startServeProcess(['--role', role], {
-      ...this.baseEnv(),
-      LOG_LEVEL: 'info',
-      CALLWRIGHT_DATA_DIR: resolve(this.workDir, `${role}-${slot}`),
-      CALLWRIGHT_SIP_BIND: '127.0.0.1',
-      CALLWRIGHT_SIP_PORT: '0',
-      CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
-    });
+    const started = await startServeProcess(
+      ['--role', role],
+      {
+        ...this.baseEnv(),
+        LOG_LEVEL: 'info',
+        CALLWRIGHT_DATA_DIR: resolve(this.workDir, `${role}-${slot}`),
+        CALLWRIGHT_SIP_BIND: '127.0.0.1',
+        CALLWRIGHT_SIP_PORT: '0',
+        CALLWRIGHT_RTP_PORTS: `${rtpBase}-${rtpBase + 998}`,
+      },
+      90_000,
+    );
     this.children.add(started.child);
     started.child.on('exit', (code, signal) => {
       this.children.delete(started.child);
