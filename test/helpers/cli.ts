@@ -238,9 +238,9 @@ export class ServeFleet {
 
   /**
    * Starts one process. The start-up time-out is generous: a worker restarted mid-chaos starts
-   * beside the live calls' speech on every core (2 s alone, 8-15 s with ten busy loops beside it,
-   * most of it the speech engines' processes), and the suite's busiest minutes starved restarts
-   * past 30 s. These tests are about calls, not start-up speed.
+   * beside the live calls' speech on every core (about 2 s, 4-6 s beside three busy loops, 8-15 s
+   * beside ten, most of it the speech engines' processes), and the suite's busiest minutes starved
+   * restarts past 30 s. These tests are about calls, not start-up speed.
    */
   async serve(role: 'api' | 'worker', slot: number): Promise<{ child: ChildProcess; url: string }> {
     const rtpBase = this.rtpPortsFrom + slot * 1_000;
