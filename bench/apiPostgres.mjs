@@ -22,11 +22,8 @@ function freePort() {
 
 /**
  * Resolves when the API process answers /readyz. Its stdout goes to /dev/null, as the embedded
- * phase's does: an earlier version read it for the listening line and kept appending every
- * request's log line to one string, searching all of it per chunk, so the load generator's work
- * grew with the square of the run's length (throughput fell from ~1,600 to ~700 creations/s over
- * 40 s with the generator, not the service, at 80 % of a core); reading the logs at all still cost
- * the generator's core a share the embedded phase does not pay.
+ * phase's does: reading the request logs costs the load generator's core (docs/benchmarks.md,
+ * "The fall over a run was the bench's").
  */
 async function waitUntilReady(url, child) {
   const deadline = Date.now() + 30_000;

@@ -62,9 +62,10 @@ function pacer(spec) {
   const intervalMs = (Number(match[2]) * 1000) / (Number(match[1]) * 0.9);
   let nextAtMs = Date.now();
   return async function take() {
-    const atMs = Math.max(nextAtMs, Date.now());
+    const nowMs = Date.now();
+    const atMs = Math.max(nextAtMs, nowMs);
     nextAtMs = atMs + intervalMs;
-    if (atMs > Date.now()) await new Promise((resolve) => setTimeout(resolve, atMs - Date.now()));
+    if (atMs > nowMs) await new Promise((resolve) => setTimeout(resolve, atMs - nowMs));
   };
 }
 
