@@ -15,14 +15,14 @@ const run = promisify(execFile);
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const distDir = join(repoRoot, 'dist');
 
-/** Every file under dist/ with its modification time in nanoseconds and its size. */
+/** Every file under `dir`, by its path inside it, with its modification time (ns) and size. */
 function snapshotOf(dir: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const path = join(entry.parentPath, entry.name);
     const stats = statSync(path, { bigint: true });
-    files.set(path.slice(distDir.length), `${stats.mtimeNs}/${stats.size}`);
+    files.set(path.slice(dir.length), `${stats.mtimeNs}/${stats.size}`);
   }
   return files;
 }
