@@ -103,6 +103,16 @@ export async function callThroughTrunk(
   trunk: Omit<TrunkInput, 'name'>,
   options: { maxDurationS?: number; firstMessage?: string; timeoutMs?: number; toNumber?: string } = {},
 ): Promise<CallRecord> {
+  const callId = await placeTrunkCall(service, trunk, options);
+  return waitForTerminal(service, callId, options.timeoutMs ?? 30_000);
+}
+
+/** As callThroughTrunk, but returns the call's id as soon as the call is queued. */
+export async function placeTrunkCall(
+  service: Awaited<ReturnType<typeof startFullService>>,
+  trunk: Omit<TrunkInput, 'name'>,
+  options: { maxDurationS?: number; firstMessage?: string; toNumber?: string } = {},
+): Promise<string> {
   trunkCallSeq++;
   const account = await service.store.accounts.create({ name: `trunk call ${trunkCallSeq}` });
   const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
@@ -122,5 +132,5 @@ export async function callThroughTrunk(
     to_number: options.toNumber ?? '+14155550123',
   });
   if (placed.status !== 200) throw new Error(`the call was refused: ${JSON.stringify(placed.body)}`);
-  return waitForTerminal(service, (placed.body as { call_id: string }).call_id, options.timeoutMs ?? 30_000);
+  return (placed.body as { call_id: string }).call_id;
 }

@@ -170,6 +170,8 @@ export async function startSippCallee(
   scenarioPath: string,
   sipPort: number,
   timeoutS = 20,
+  /** More SIPp arguments, e.g. `['-t', 't1']` for TCP. */
+  extraArgs: readonly string[] = [],
 ): Promise<{ mediaPort: number; exited: Promise<{ code: number | null; output: string }> }> {
   const mediaPort = await freeEvenUdpPort();
   const controlPort = await freeUdpPort();
@@ -179,6 +181,7 @@ export async function startSippCallee(
       ...['-sf', scenarioPath, '-i', '127.0.0.1', '-p', String(sipPort), '-cp', String(controlPort)],
       ...['-mi', '127.0.0.1', '-mp', String(mediaPort), '-rtp_echo'],
       ...['-m', '1', '-timeout', `${timeoutS}s`, '-timeout_error', '-nostdin'],
+      ...extraArgs,
     ],
     { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
   );

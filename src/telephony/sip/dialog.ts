@@ -235,6 +235,27 @@ export function allowedNextHop(
   return (allows?.(address) ?? true) ? nextHop : null;
 }
 
+/** An address as a socket reports it: no brackets, lower case, an IPv4-mapped IPv6 address as IPv4. */
+function comparableAddress(host: string): string {
+  const address = socketHost(host).toLowerCase();
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
+/**
+ * Whether a request that names a dialog came from the peer the dialog is bound to (RFC 3261
+ * §12.2.2): over the dialog's transport, from the address of one of `peers` (the server the call
+ * went to, its outbound proxy, the next hop its answer named). Ports are not compared: a carrier
+ * may send from another port than it listens on, and a stream's source port is ephemeral. A peer
+ * named by a host name matches no source (sources are addresses; names are never resolved here).
+ */
+export function comesFromDialogPeer(source: NetworkTarget, peers: readonly NetworkTarget[]): boolean {
+  const transport = source.transport ?? 'udp';
+  const address = comparableAddress(source.host);
+  return peers.some(
+    (peer) => (peer.transport ?? 'udp') === transport && comparableAddress(peer.host) === address,
+  );
+}
+
 /** A dialog for a 2xx without Contact: the Request-URI stands in as remote target. */
 export function fallbackDialog(
   invite: SipRequest,

@@ -11,10 +11,15 @@ import type { AnyServerTransaction, InviteServerTransaction } from './serverTran
 import { listsToken, type SessionExpires, sessionExpiresOf } from './sessionTimer.js';
 import type { SipClock } from './timers.js';
 import { buildResponse, type TransactionLayer } from './transactionLayer.js';
-import type { SipTransportName } from './transport.js';
+import type { NetworkTarget, SipTransportName } from './transport.js';
 
 /** A call (outgoing or incoming) that owns a dialog. */
 export interface DialogOwner {
+  /**
+   * Whether a request naming this dialog came from the peer it is bound to (its transport and
+   * address); the user agent refuses any other with 403 and drops such an ACK.
+   */
+  acceptsSource(source: NetworkTarget): boolean;
   handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void;
   /** The ACK of a 2xx we sent in this dialog. */
   handleAck(request: ParsedSipRequest): void;

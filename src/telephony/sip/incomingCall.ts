@@ -1,12 +1,12 @@
 import { isIP } from 'node:net';
-import { addressUriText, contactHeader, Dialog, newTag } from './dialog.js';
+import { addressUriText, comesFromDialogPeer, contactHeader, Dialog, newTag } from './dialog.js';
 import { TypedEvents } from './events.js';
 import { type NameAddr, paramValue } from './grammar.js';
 import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
 import { headerValue, headerValues, type ParsedSipRequest, type SipHeader } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
 import { buildResponse } from './transactionLayer.js';
-import { socketHost, uriHost } from './transport.js';
+import { type NetworkTarget, socketHost, uriHost } from './transport.js';
 
 export interface IncomingCallEnded {
   readonly by: 'remote' | 'local';
@@ -239,6 +239,15 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     this.currentState = 'confirmed';
     this.resolveAcknowledged(true);
     this.emit('acknowledged', { callId: this.callId });
+  }
+
+  /** In-dialog requests come from where the INVITE came from, or the next hop the caller named. */
+  acceptsSource(source: NetworkTarget): boolean {
+    const dialog = this.dialog;
+    if (dialog === null) return false;
+    const named = this.requestTarget(dialog);
+    const invite = this.transaction.source;
+    return comesFromDialogPeer(source, [invite, { ...named, transport: invite.transport ?? 'udp' }]);
   }
 
   handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {

@@ -13,6 +13,7 @@ import type { InviteClientTransaction } from './clientTransactions.js';
 import { newBranch } from './clientTransactions.js';
 import {
   allowedNextHop,
+  comesFromDialogPeer,
   Dialog,
   type DialogInit,
   fallbackDialog,
@@ -459,6 +460,16 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     this.log.debug({ callId: this.callId, by }, 'SIP call ended');
     this.emit('ended', ended);
     if (this.answered !== null) this.resolveOutcome({ kind: 'ended', answered: this.answered, ended });
+  }
+
+  /**
+   * In-dialog requests come from the server the call went to, its outbound proxy, or the next hop
+   * its answer named (when the trunk rules allow it), over the call's transport.
+   */
+  acceptsSource(source: NetworkTarget): boolean {
+    const dialog = this.dialog;
+    if (dialog === null) return false;
+    return comesFromDialogPeer(source, [this.target, this.dialogTarget(dialog)]);
   }
 
   handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {

@@ -184,6 +184,7 @@ export class SipUserAgent implements TransactionUser {
         dialogId(request.callId, toTag, paramValue(request.from.params, 'tag') ?? ''),
       );
       if (owner === undefined) this.respond(transaction, 481);
+      else if (!owner.acceptsSource(transaction.source)) this.refuseOutsider(request, transaction);
       else owner.handleInDialogRequest(request, transaction);
       return;
     }
@@ -200,6 +201,23 @@ export class SipUserAgent implements TransactionUser {
       default:
         this.respond(transaction, 501);
     }
+  }
+
+  /**
+   * A request carrying a live dialog's Call-ID and tags from somewhere else than the dialog's peer
+   * (another address, or another transport than the call's): whoever sent it learned the
+   * identifiers, and must not move the media, end the call or transfer it.
+   */
+  private refuseOutsider(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
+    this.logger.warn(
+      {
+        method: request.method,
+        source: transaction.source.host,
+        transport: transaction.source.transport ?? 'udp',
+      },
+      'SIP in-dialog request from outside the dialog refused',
+    );
+    transaction.respond(buildResponse(request, 403, { reason: 'Not From The Dialog Peer' }));
   }
 
   private receiveCancel(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
@@ -241,12 +259,12 @@ export class SipUserAgent implements TransactionUser {
     }
   }
 
-  onAck(request: ParsedSipRequest, _source: NetworkTarget): void {
+  onAck(request: ParsedSipRequest, source: NetworkTarget): void {
     const toTag = paramValue(request.to.params, 'tag') ?? '';
     const owner = this.dialogs.get(
       dialogId(request.callId, toTag, paramValue(request.from.params, 'tag') ?? ''),
     );
-    owner?.handleAck(request);
+    if (owner?.acceptsSource(source)) owner.handleAck(request);
   }
 
   onStrayResponse(response: ParsedSipResponse, _source: NetworkTarget): void {
