@@ -121,6 +121,23 @@ export interface TelephonyConfig {
    * number, else CALLWRIGHT_QUIET_HOURS_TIME_ZONE); calls queued in them wait. Off when unset.
    */
   quietHours: QuietHours | null;
+  /** What SIP over TCP lets unauthenticated peers hold (CALLWRIGHT_SIP_TCP_*). */
+  sipTcp: SipTcpLimits;
+}
+
+/**
+ * Connections accepted on the SIP TCP port: caps and timeouts, so that peers nobody authenticated
+ * cannot hold the descriptors the HTTP API, webhooks, media and the database need.
+ */
+export interface SipTcpLimits {
+  /** CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS: accepted connections held at once; more are closed. */
+  maxConnections: number;
+  /** CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS_PER_ADDRESS: of those, from one address (an IPv6 /64). */
+  maxConnectionsPerAddress: number;
+  /** CALLWRIGHT_SIP_TCP_FIRST_REQUEST_TIMEOUT_S: a connection without a complete SIP message by then is closed. */
+  firstRequestTimeoutMs: number;
+  /** CALLWRIGHT_SIP_TCP_IDLE_TIMEOUT_S: a connection that carried no SIP message this long is closed. */
+  idleTimeoutMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -403,6 +420,19 @@ export function loadConfig(env: Environment = process.env): Config {
       shutdownGraceMs: readInteger(env, 'CALLWRIGHT_SHUTDOWN_GRACE_S', 10, 0, 3600) * 1000,
       trunkAllowPrivate: readBoolean(env, 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE', false),
       quietHours: readQuietHours(env),
+      sipTcp: {
+        maxConnections: readInteger(env, 'CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS', 256, 1, 100_000),
+        maxConnectionsPerAddress: readInteger(
+          env,
+          'CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS_PER_ADDRESS',
+          16,
+          1,
+          100_000,
+        ),
+        firstRequestTimeoutMs:
+          readInteger(env, 'CALLWRIGHT_SIP_TCP_FIRST_REQUEST_TIMEOUT_S', 10, 1, 300) * 1000,
+        idleTimeoutMs: readInteger(env, 'CALLWRIGHT_SIP_TCP_IDLE_TIMEOUT_S', 600, 1, 86_400) * 1000,
+      },
     },
   };
 }

@@ -2,7 +2,8 @@ import { calleeScriptLoader } from '../agentTests/calleeScripts.js';
 import { llmPersonaMind } from '../agentTests/llmPersona.js';
 import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { CampaignScheduler, type CampaignSchedulerOptions } from '../campaigns/campaignScheduler.js';
-import type { Config } from '../config.js';
+import type { Config, SipTcpLimits } from '../config.js';
+import { openFileSoftLimit, sipConnectionBudget } from '../limits/openFileLimit.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { ServiceMetrics } from '../metrics/serviceMetrics.js';
@@ -70,6 +71,7 @@ export async function startCallWorker(options: {
     // SIP over TCP shares the SIP port's number; never take the HTTP listeners' port (UDP alone
     // could share it before, and a deployment may rely on that).
     listenTcp: telephony.sipPort === 0 || !(options.httpPorts ?? []).includes(telephony.sipPort),
+    stream: sipStreamLimits(telephony.sipTcp, logger),
     // Children of the service's logger, not of `logger`: a child's component would repeat the key.
     logger: options.logger.child({ component: 'sip' }),
   });
@@ -161,5 +163,26 @@ export async function startCallWorker(options: {
       await ua.close();
       clock.stop();
     },
+  };
+}
+
+/**
+ * The SIP TCP listener's caps and timeouts as configured, the connection cap kept within half the
+ * process's open-file limit (said once at start when that lowers it).
+ */
+function sipStreamLimits(limits: SipTcpLimits, logger: Logger) {
+  const softLimit = openFileSoftLimit();
+  const maxInboundConnections = sipConnectionBudget(limits.maxConnections, softLimit);
+  if (maxInboundConnections < limits.maxConnections) {
+    logger.warn(
+      { configured: limits.maxConnections, used: maxInboundConnections, openFileLimit: softLimit },
+      'CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS is over half the open-file limit (ulimit -n); using half',
+    );
+  }
+  return {
+    maxInboundConnections,
+    maxInboundConnectionsPerAddress: limits.maxConnectionsPerAddress,
+    firstRequestTimeoutMs: limits.firstRequestTimeoutMs,
+    inboundIdleTimeoutMs: limits.idleTimeoutMs,
   };
 }

@@ -63,8 +63,11 @@ export function startServeProcess(
   args: string[],
   env: Record<string, string>,
   timeoutMs = 30_000,
+  /** A command the process runs under, e.g. `['prlimit', '--nofile=256:256', '--']`. */
+  launcher: readonly string[] = [],
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [mainScript, 'serve', ...args], {
+  const [command, ...launcherArgs] = [...launcher, process.execPath];
+  const child = spawn(command as string, [...launcherArgs, mainScript, 'serve', ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,20 +11,55 @@ export interface StreamTransportOptions {
   readonly connectTimeoutMs?: number;
   /** A double-CRLF ping is sent on each connection this often (RFC 5626 §3.5.1). Default 30 s. */
   readonly keepAliveMs?: number;
-  /** A connection that carried no SIP message this long is closed. Default 2 h. */
+  /** A connection we opened that carried no SIP message this long is closed. Default 2 h. */
   readonly idleTimeoutMs?: number;
   /** Larger messages close the connection. Default 65,535. */
   readonly maxMessageBytes?: number;
+  /** Connections accepted on the listener held at once; more are closed on arrival. Default 256. */
+  readonly maxInboundConnections?: number;
+  /** Accepted connections held at once from one address (an IPv6 /64); default 16. */
+  readonly maxInboundConnectionsPerAddress?: number;
+  /** An accepted connection that has sent no complete SIP message this long is closed. Default 10 s. */
+  readonly firstRequestTimeoutMs?: number;
+  /** An accepted connection that carried no SIP message this long is closed. Default 10 min. */
+  readonly inboundIdleTimeoutMs?: number;
 }
 
 export type StreamMessageHandler = (data: Buffer, source: NetworkTarget) => void;
 
-const defaults = {
+export const streamTransportDefaults = {
   connectTimeoutMs: 5_000,
   keepAliveMs: 30_000,
   idleTimeoutMs: 2 * 60 * 60_000,
   maxMessageBytes: 65_535,
+  maxInboundConnections: 256,
+  maxInboundConnectionsPerAddress: 16,
+  firstRequestTimeoutMs: 10_000,
+  inboundIdleTimeoutMs: 10 * 60_000,
 };
+const defaults = streamTransportDefaults;
+
+/** How long refusals of connections over a cap are counted before one warning says how many. */
+const refusalReportMs = 60_000;
+
+/**
+ * Who an accepted connection counts against for the per-address cap: the IPv4 address (an
+ * IPv4-mapped IPv6 one as IPv4), or the /64 of an IPv6 address — one host may hold a whole /64.
+ */
+export function connectionSourceKey(address: string): string {
+  const lower = address.toLowerCase();
+  if (lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4) return lower.slice(7);
+  if (isIP(lower) !== 6) return lower;
+  const [head = '', tail] = lower.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const missing = Array.from({ length: 8 - headGroups.length - tailGroups.length }, () => '0');
+  const groups = tail === undefined ? headGroups : [...headGroups, ...missing, ...tailGroups];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
 
 /**
  * The pool key of a connection: transport and peer address, and for TLS everything the peer's
@@ -52,12 +87,17 @@ function caDigest(pem: string): string {
   return digest;
 }
 
-/** One TCP or TLS connection: framing in, queued writes out, keep-alives, idle close. */
+/**
+ * One TCP or TLS connection: framing in, queued writes out, keep-alives, idle close. A connection
+ * we accepted (`inbound`) must bring a complete SIP message within the first-request timeout and
+ * then one at least every inbound idle timeout; keep-alive pings do not count.
+ */
 class StreamConnection {
   readonly ready: Promise<void>;
   private readonly framer: StreamFramer;
   private readonly keepAlive: NodeJS.Timeout;
-  private lastMessageAtMs = Date.now();
+  private deadline: NodeJS.Timeout;
+  private heardFrom: boolean;
   private closed = false;
 
   constructor(
@@ -67,8 +107,16 @@ class StreamConnection {
     connected: boolean,
     private readonly owner: StreamTransport,
     private readonly settings: typeof defaults,
+    /** Who it counts against when accepted on our listener; null for a connection we opened. */
+    readonly inboundSource: string | null = null,
   ) {
     this.framer = new StreamFramer(settings.maxMessageBytes);
+    this.heardFrom = inboundSource === null;
+    this.deadline = setTimeout(
+      () => this.close(),
+      inboundSource === null ? settings.idleTimeoutMs : settings.firstRequestTimeoutMs,
+    );
+    this.deadline.unref();
     this.ready = connected
       ? Promise.resolve()
       : new Promise((resolve, reject) => {
@@ -98,7 +146,8 @@ class StreamConnection {
   async write(data: Buffer): Promise<void> {
     await this.ready;
     if (this.closed) throw new Error('SIP connection closed');
-    this.lastMessageAtMs = Date.now();
+    // Our own message keeps a connection up only once the peer has spoken on it.
+    if (this.heardFrom) this.deadline.refresh();
     await new Promise<void>((resolve, reject) =>
       this.socket.write(data, (error) => (error ? reject(error) : resolve())),
     );
@@ -108,6 +157,7 @@ class StreamConnection {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.keepAlive);
+    clearTimeout(this.deadline);
     this.socket.destroy();
     this.owner.forget(this);
   }
@@ -126,16 +176,24 @@ class StreamConnection {
         if (!this.socket.destroyed) this.socket.write('\r\n');
         continue;
       }
-      this.lastMessageAtMs = Date.now();
+      this.messageArrived();
       this.owner.deliver(item.data, this.peer);
+      if (this.closed) return;
     }
   }
 
-  private tick(): void {
-    if (Date.now() - this.lastMessageAtMs >= this.settings.idleTimeoutMs) {
-      this.close();
+  private messageArrived(): void {
+    if (this.heardFrom) {
+      this.deadline.refresh();
       return;
     }
+    this.heardFrom = true;
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => this.close(), this.settings.inboundIdleTimeoutMs);
+    this.deadline.unref();
+  }
+
+  private tick(): void {
     if (!this.socket.destroyed && !this.socket.connecting) this.socket.write('\r\n\r\n');
   }
 }
@@ -150,6 +208,11 @@ export class StreamTransport {
   private readonly settings: typeof defaults;
   private readonly connections = new Map<string, StreamConnection>();
   private readonly keys = new WeakMap<StreamConnection, string>();
+  /** Accepted connections open now, in all and by source (connectionSourceKey). */
+  private inboundCount = 0;
+  private readonly inboundBySource = new Map<string, number>();
+  private refusedSinceReport = 0;
+  private lastRefusalReportMs = 0;
   private server: Server | null = null;
   private handler: StreamMessageHandler | null = null;
   private closed = false;
@@ -160,6 +223,11 @@ export class StreamTransport {
       keepAliveMs: options.keepAliveMs ?? defaults.keepAliveMs,
       idleTimeoutMs: options.idleTimeoutMs ?? defaults.idleTimeoutMs,
       maxMessageBytes: options.maxMessageBytes ?? defaults.maxMessageBytes,
+      maxInboundConnections: options.maxInboundConnections ?? defaults.maxInboundConnections,
+      maxInboundConnectionsPerAddress:
+        options.maxInboundConnectionsPerAddress ?? defaults.maxInboundConnectionsPerAddress,
+      firstRequestTimeoutMs: options.firstRequestTimeoutMs ?? defaults.firstRequestTimeoutMs,
+      inboundIdleTimeoutMs: options.inboundIdleTimeoutMs ?? defaults.inboundIdleTimeoutMs,
     };
   }
 
@@ -185,6 +253,11 @@ export class StreamTransport {
   /** Open connections (for tests and metrics). */
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /** Connections accepted on the listener and open now. */
+  get inboundConnectionCount(): number {
+    return this.inboundCount;
   }
 
   send(data: Buffer, target: NetworkTarget): Promise<void> {
@@ -225,6 +298,12 @@ export class StreamTransport {
   forget(connection: StreamConnection): void {
     const key = this.keys.get(connection);
     if (key !== undefined && this.connections.get(key) === connection) this.connections.delete(key);
+    const source = connection.inboundSource;
+    if (source === null) return;
+    this.inboundCount--;
+    const left = (this.inboundBySource.get(source) ?? 1) - 1;
+    if (left > 0) this.inboundBySource.set(source, left);
+    else this.inboundBySource.delete(source);
   }
 
   private remember(key: string, connection: StreamConnection): void {
@@ -258,8 +337,39 @@ export class StreamTransport {
       socket.destroy();
       return;
     }
+    const source = connectionSourceKey(socket.remoteAddress);
+    const fromSource = this.inboundBySource.get(source) ?? 0;
+    if (
+      this.inboundCount >= this.settings.maxInboundConnections ||
+      fromSource >= this.settings.maxInboundConnectionsPerAddress
+    ) {
+      socket.on('error', () => {});
+      socket.destroy();
+      this.reportRefusal();
+      return;
+    }
+    this.inboundCount++;
+    this.inboundBySource.set(source, fromSource + 1);
     const peer: NetworkTarget = { host: socket.remoteAddress, port: socket.remotePort, transport: 'tcp' };
-    const connection = new StreamConnection(socket, peer, true, this, this.settings);
+    const connection = new StreamConnection(socket, peer, true, this, this.settings, source);
     this.remember(connectionKey(peer), connection);
+  }
+
+  /** One warning a minute at most, saying how many connections the caps turned away. */
+  private reportRefusal(): void {
+    this.refusedSinceReport++;
+    const nowMs = Date.now();
+    if (nowMs - this.lastRefusalReportMs < refusalReportMs) return;
+    this.options.logger.warn(
+      {
+        refused: this.refusedSinceReport,
+        open: this.inboundCount,
+        maxConnections: this.settings.maxInboundConnections,
+        maxPerAddress: this.settings.maxInboundConnectionsPerAddress,
+      },
+      'SIP TCP connections over the cap closed',
+    );
+    this.refusedSinceReport = 0;
+    this.lastRefusalReportMs = nowMs;
   }
 }
