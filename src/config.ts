@@ -123,6 +123,15 @@ export interface TelephonyConfig {
   quietHours: QuietHours | null;
   /** What SIP over TCP lets unauthenticated peers hold (CALLWRIGHT_SIP_TCP_*). */
   sipTcp: SipTcpLimits;
+  /** How often trunk registrations may go out, whatever the registrar answers (CALLWRIGHT_REGISTRATION_*). */
+  registration: RegistrationLimits;
+}
+
+export interface RegistrationLimits {
+  /** CALLWRIGHT_REGISTRATION_MIN_REFRESH_S: no refresh sooner than this, whatever the grant. */
+  minRefreshMs: number;
+  /** CALLWRIGHT_REGISTRATION_MAX_ATTEMPTS_PER_MINUTE: rounds of REGISTER per trunk and process in any minute. */
+  maxAttemptsPerMinute: number;
 }
 
 /**
@@ -432,6 +441,10 @@ export function loadConfig(env: Environment = process.env): Config {
         firstRequestTimeoutMs:
           readInteger(env, 'CALLWRIGHT_SIP_TCP_FIRST_REQUEST_TIMEOUT_S', 10, 1, 300) * 1000,
         idleTimeoutMs: readInteger(env, 'CALLWRIGHT_SIP_TCP_IDLE_TIMEOUT_S', 600, 1, 86_400) * 1000,
+      },
+      registration: {
+        minRefreshMs: readInteger(env, 'CALLWRIGHT_REGISTRATION_MIN_REFRESH_S', 60, 1, 86_400) * 1000,
+        maxAttemptsPerMinute: readInteger(env, 'CALLWRIGHT_REGISTRATION_MAX_ATTEMPTS_PER_MINUTE', 6, 1, 600),
       },
     },
   };

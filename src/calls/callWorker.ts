@@ -141,6 +141,7 @@ export async function startCallWorker(options: {
     logger: options.logger.child({ component: 'registrations' }),
     trunkAllowPrivate: telephony.trunkAllowPrivate,
     ...(options.registrationSyncMs === undefined ? {} : { syncIntervalMs: options.registrationSyncMs }),
+    limits: telephony.registration,
   });
   registrations.start();
   options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));

@@ -6,6 +6,7 @@ import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type {
   NetworkTarget,
+  RegistrationOptions,
   RegistrationState,
   SipRegistration,
   SipUserAgent,
@@ -24,6 +25,8 @@ export interface TrunkRegistrationsOptions {
   lookup?: HostnameLookup;
   /** NAPTR and SRV of trunk domains (the system's resolver by default). */
   dns?: TrunkDns;
+  /** The refresh floor and the attempts per minute (CALLWRIGHT_REGISTRATION_*); SipRegistration's defaults otherwise. */
+  limits?: Pick<RegistrationOptions, 'minRefreshMs' | 'maxAttemptsPerMinute'>;
 }
 
 /** What a registration depends on: a change (new URI, password, transport) starts it afresh. */
@@ -124,6 +127,7 @@ export class TrunkRegistrations {
         username: trunk.username,
         password: this.options.secretBox.open(trunk.passwordCiphertext),
       },
+      ...this.options.limits,
     });
     registration.on('state', (state) => void this.save(trunk.id, state));
     this.running.set(trunk.id, { registration, fingerprint: fingerprint(trunk) });

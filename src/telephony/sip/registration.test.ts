@@ -58,7 +58,15 @@ async function startRegistrar(decide: (request: ParsedSipRequest, index: number)
   return { port: socket.address().port, registers };
 }
 
-async function register(port: number | number[], extra: { expiresS?: number; retryMinMs?: number } = {}) {
+async function register(
+  port: number | number[],
+  extra: {
+    expiresS?: number;
+    retryMinMs?: number;
+    minRefreshMs?: number;
+    maxAttemptsPerMinute?: number;
+  } = {},
+) {
   const agent = await SipUserAgent.start({ bindAddress: '127.0.0.1', port: 0, logger, timers: { t1Ms: 20 } });
   cleanups.push(() => agent.close());
   const registration = agent.register({
@@ -85,7 +93,7 @@ describe('SIP registration', () => {
       status: 200,
       headers: [`Contact: ${headerValue(request, 'Contact')};expires=2`],
     }));
-    const { registration, states } = await register(registrar.port);
+    const { registration, states } = await register(registrar.port, { minRefreshMs: 100 });
     await until(() => states.filter((state) => state.state === 'registered').length >= 2);
     expect(states.filter((state) => state.state === 'registered')).toHaveLength(2);
     expect(states.find((state) => state.state === 'registered')).toMatchObject({ expiresS: 2 });
@@ -139,5 +147,34 @@ describe('SIP registration', () => {
     await until(() => refused.states.some((state) => state.state === 'failed'));
     expect(refused.states.find((state) => state.state === 'failed')).toMatchObject({ status: 403 });
     expect(never.registers).toHaveLength(0);
+  });
+
+  // Issue 34, finding 8: a hostile registrar must not make us send REGISTERs (each a database write
+  // of the state) as fast as it likes.
+  it('refreshes no sooner than the floor, whatever short lifetime the registrar grants', async () => {
+    const registrar = await startRegistrar((request) => ({
+      status: 200,
+      headers: [`Contact: ${headerValue(request, 'Contact')};expires=1`],
+    }));
+    const { states } = await register(registrar.port, { minRefreshMs: 1_500 });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // The first registration and one refresh at 1.5 s; at expires=1 it used to be one every 0.5 s.
+    const registered = states.filter((state) => state.state === 'registered');
+    expect(registered).toHaveLength(2);
+    expect(registered[0]).toMatchObject({ expiresS: 1 });
+  });
+
+  it('caps attempts per minute: an endless run of 423s does not become a storm of REGISTERs', async () => {
+    let minimum = 3_600;
+    const registrar = await startRegistrar(() => {
+      minimum++;
+      return { status: 423, headers: [`Min-Expires: ${minimum}`] };
+    });
+    await register(registrar.port, { maxAttemptsPerMinute: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const authorized = registrar.registers.filter(
+      (request) => headerValue(request, 'Authorization') !== undefined,
+    );
+    expect(authorized).toHaveLength(3);
   });
 });

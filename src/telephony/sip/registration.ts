@@ -37,7 +37,13 @@ export interface RegistrationOptions {
   /** Back-off after a failure: first wait, doubled up to the maximum. Defaults 30 s and 30 min. */
   readonly retryMinMs?: number;
   readonly retryMaxMs?: number;
+  /** No refresh comes sooner than this after a registration, whatever the grant. Default 60 s. */
+  readonly minRefreshMs?: number;
+  /** Attempts (rounds of REGISTER) started in any minute; more wait. Default 6. */
+  readonly maxAttemptsPerMinute?: number;
 }
+
+export const registrationDefaults = { minRefreshMs: 60_000, maxAttemptsPerMinute: 6 };
 
 export type RegistrationState =
   | { readonly state: 'registering' }
@@ -61,6 +67,9 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
   private registrarIndex = 0;
   private current: RegistrationState = { state: 'registering' };
   private stopped = false;
+  /** When the attempts of the last minute started. */
+  private attemptStartsMs: number[] = [];
+  private saidGrantTooShort = false;
 
   constructor(
     private readonly services: CallServices,
@@ -93,8 +102,28 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
     this.emit('state', state);
   }
 
+  /**
+   * Whether another attempt may start now; otherwise it is put off until the oldest attempt of
+   * the last minute leaves the window. A registrar that answers every REGISTER at once with a new
+   * 423, a 503 or a short grant cannot make us send (and store a state) faster than this.
+   */
+  private mayAttemptNow(): boolean {
+    const nowMs = Date.now();
+    const windowMs = 60_000;
+    this.attemptStartsMs = this.attemptStartsMs.filter((startMs) => nowMs - startMs < windowMs);
+    const max = this.options.maxAttemptsPerMinute ?? registrationDefaults.maxAttemptsPerMinute;
+    if (this.attemptStartsMs.length < max) {
+      this.attemptStartsMs.push(nowMs);
+      return true;
+    }
+    const waitMs = (this.attemptStartsMs[0] as number) + windowMs - nowMs;
+    this.services.logger.warn({ max, waitMs }, 'SIP registration attempts per minute reached; waiting');
+    this.timers.start('register', waitMs, () => void this.attempt());
+    return false;
+  }
+
   private async attempt(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || !this.mayAttemptNow()) return;
     if (this.current.state !== 'registered') this.set({ state: 'registering' });
     let response = await this.exchange(this.expiresS);
     while (
@@ -129,9 +158,18 @@ export class SipRegistration extends TypedEvents<{ state: RegistrationState }> {
     const grantedS = grantedExpires(response, this.expiresS);
     this.failures = 0;
     this.set({ state: 'registered', expiresS: grantedS, at: new Date().toISOString() });
-    // Refresh with a margin: half the time for short grants, else 30 s before the end.
+    // Refresh with a margin: half the time for short grants, else 30 s before the end; never
+    // sooner than the floor (a registrar granting 1 s would otherwise get two REGISTERs a second).
     const refreshInS = grantedS <= 60 ? grantedS / 2 : grantedS - 30;
-    this.timers.start('register', refreshInS * 1000, () => void this.attempt());
+    const minRefreshMs = this.options.minRefreshMs ?? registrationDefaults.minRefreshMs;
+    if (refreshInS * 1000 < minRefreshMs && !this.saidGrantTooShort) {
+      this.saidGrantTooShort = true;
+      this.services.logger.warn(
+        { grantedS, refreshInMs: minRefreshMs },
+        'SIP registrar granted a lifetime shorter than the refresh floor; refreshing at the floor',
+      );
+    }
+    this.timers.start('register', Math.max(minRefreshMs, refreshInS * 1000), () => void this.attempt());
   }
 
   private fail(status: number | null, reason: string, retryAfterMs: number | null = null): void {
