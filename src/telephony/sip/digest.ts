@@ -72,16 +72,26 @@ export function parseDigestChallenge(headerValue: string): DigestChallenge | nul
   };
 }
 
-/** Of several challenges (one per header value), the strongest this stack supports. */
-export function selectDigestChallenge(headerValues: readonly string[]): DigestChallenge | null {
+/** How strong a digest algorithm's hash is: SHA-256 (and -sess) 2, MD5 (and -sess) 1. */
+export function digestStrength(algorithm: DigestAlgorithm): number {
+  return algorithm.startsWith('SHA-256') ? 2 : 1;
+}
+
+/**
+ * Of several challenges (one per header value), the strongest this stack supports; null when
+ * there is none, or when the strongest is weaker than `minimumStrength` (a re-challenge after a
+ * stronger one: answering it would let whoever sent it downgrade the hash).
+ */
+export function selectDigestChallenge(
+  headerValues: readonly string[],
+  minimumStrength = 0,
+): DigestChallenge | null {
   const challenges = headerValues
     .map((value) => parseDigestChallenge(value))
     .filter((challenge) => challenge !== null);
-  return (
-    challenges.find((challenge) => challenge.algorithm.startsWith('SHA-256')) ??
-    challenges.find((challenge) => challenge !== null) ??
-    null
-  );
+  const strongest =
+    challenges.find((challenge) => challenge.algorithm.startsWith('SHA-256')) ?? challenges[0] ?? null;
+  return strongest !== null && digestStrength(strongest.algorithm) >= minimumStrength ? strongest : null;
 }
 
 function hashHex(algorithm: DigestAlgorithm, text: string): string {

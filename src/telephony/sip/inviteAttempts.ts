@@ -1,5 +1,5 @@
 import type { InviteOptions } from './callTypes.js';
-import { buildDigestAuthorization, selectDigestChallenge } from './digest.js';
+import { buildDigestAuthorization, digestStrength, selectDigestChallenge } from './digest.js';
 import { type InviteRetarget, InviteRetargeting } from './inviteRetargeting.js';
 import { headerValues, type ParsedSipResponse, type SipHeader } from './message.js';
 import { defaultSessionExpiresS, longerSessionAsked } from './sessionTimer.js';
@@ -16,6 +16,8 @@ export class InviteAttempts {
   sessionExpiresS: number;
   private readonly authHeaders = new Map<string, SipHeader>();
   private authAttempts = 0;
+  /** The strongest digest algorithm this server has challenged with: no re-challenge may go below it. */
+  private challengeStrength = 0;
   private readonly retargeting: InviteRetargeting;
 
   constructor(
@@ -60,8 +62,10 @@ export class InviteAttempts {
     const proxy = response.status === 407;
     const challenge = selectDigestChallenge(
       headerValues(response, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate'),
+      this.challengeStrength,
     );
     if (challenge === null) return false;
+    this.challengeStrength = Math.max(this.challengeStrength, digestStrength(challenge.algorithm));
     const headerName = proxy ? 'Proxy-Authorization' : 'Authorization';
     const key = `${headerName}|${challenge.realm}`;
     if (this.authAttempts >= 3 || (this.authHeaders.has(key) && !challenge.stale)) return false;
@@ -101,6 +105,7 @@ export class InviteAttempts {
     if (next.target.host !== previous.host || next.target.port !== previous.port) {
       this.authHeaders.clear();
       this.authAttempts = 0;
+      this.challengeStrength = 0;
     }
     return next;
   }
