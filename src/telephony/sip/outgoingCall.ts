@@ -462,14 +462,11 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
     if (this.answered !== null) this.resolveOutcome({ kind: 'ended', answered: this.answered, ended });
   }
 
-  /**
-   * In-dialog requests come from the server the call went to, its outbound proxy, or the next hop
-   * its answer named (when the trunk rules allow it), over the call's transport.
-   */
+  /** Requests in the call come from its server, outbound proxy or allowed next hop, over its transport. */
   acceptsSource(source: NetworkTarget): boolean {
-    const dialog = this.dialog;
-    if (dialog === null) return false;
-    return comesFromDialogPeer(source, [this.target, this.dialogTarget(dialog)]);
+    const nextHop = this.dialog && allowedNextHop(this.dialog, this.options.allowsRemoteAddress);
+    const peers = [this.target, ...(nextHop ? [overCallTransport(nextHop, this.target)] : [])];
+    return this.dialog !== null && comesFromDialogPeer(source, peers);
   }
 
   handleInDialogRequest(request: ParsedSipRequest, transaction: AnyServerTransaction): void {

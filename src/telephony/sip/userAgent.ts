@@ -59,6 +59,8 @@ export class SipUserAgent implements TransactionUser {
   private readonly incomingByTransaction = new WeakMap<InviteServerTransaction, IncomingCall>();
   private readonly outgoingCalls = new Set<OutgoingCall>();
   private incomingHandler: IncomingCallHandler | null = null;
+  private outsidersRefused = 0;
+  private outsiderReportedAtMs = 0;
   private closed = false;
 
   private constructor(options: SipUserAgentOptions, transport: SipTransports) {
@@ -209,14 +211,22 @@ export class SipUserAgent implements TransactionUser {
    * identifiers, and must not move the media, end the call or transfer it.
    */
   private refuseOutsider(request: ParsedSipRequest, transaction: AnyServerTransaction): void {
-    this.logger.warn(
-      {
-        method: request.method,
-        source: transaction.source.host,
-        transport: transaction.source.transport ?? 'udp',
-      },
-      'SIP in-dialog request from outside the dialog refused',
-    );
+    this.outsidersRefused++;
+    // One line a minute at most: whoever sends these may send many.
+    const nowMs = Date.now();
+    if (nowMs - this.outsiderReportedAtMs >= 60_000) {
+      this.logger.warn(
+        {
+          method: request.method,
+          source: transaction.source.host,
+          transport: transaction.source.transport ?? 'udp',
+          refused: this.outsidersRefused,
+        },
+        'SIP in-dialog request from outside the dialog refused',
+      );
+      this.outsiderReportedAtMs = nowMs;
+      this.outsidersRefused = 0;
+    }
     transaction.respond(buildResponse(request, 403, { reason: 'Not From The Dialog Peer' }));
   }
 
