@@ -1,9 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopbackServeEnv, type ServeProcess, startServeProcess } from '../helpers/cli.js';
+import {
+  type CliCaller,
+  createCallerWithCli,
+  loopbackServeEnv,
+  type ServeProcess,
+  startServeProcess,
+  startWebhookReceiverWithCli,
+} from '../helpers/cli.js';
+import { postCall } from '../helpers/http.js';
 import { freeUdpPort } from '../sipp/harness.js';
 
 /**
@@ -11,7 +20,8 @@ import { freeUdpPort } from '../sipp/harness.js';
  * `serve` process runs with an open-file limit of 256 and the SIP TCP caps set low (50
  * connections, 20 per address, 3 s for a first request, 6 s idle). Raw sockets from several
  * loopback addresses open connections that never say anything; 300 more flood in. The caps hold,
- * the extra connections are closed at once, the API keeps answering, and the silent connections
+ * the extra connections are closed at once, the API keeps answering, a call still goes out and
+ * its call.completed webhook is delivered (before the fix: EMFILE), and the silent connections
  * are closed after the short first-request timeout while one that sent a request stays.
  */
 
@@ -19,6 +29,10 @@ const dataDir = mkdtempSync(join(tmpdir(), 'callwright-siptcp-'));
 let serve: ServeProcess;
 let sipPort: number;
 const sockets: Socket[] = [];
+let caller: CliCaller;
+let receiver: Server;
+/** The call ids of the call.completed events delivered. */
+const delivered: string[] = [];
 
 /** A port free for both UDP and TCP on 127.0.0.1. */
 async function freeSipPort(): Promise<number> {
@@ -38,9 +52,16 @@ async function freeSipPort(): Promise<number> {
 
 beforeAll(async () => {
   sipPort = await freeSipPort();
+  const rtpBase = 45_000 + (process.pid % 40) * 100;
+  const cliEnv = loopbackServeEnv(dataDir, rtpBase, { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  caller = createCallerWithCli(cliEnv, { name: 'siptcp', maxDurationS: 2 });
+  receiver = await startWebhookReceiverWithCli(cliEnv, caller.accountId, ({ callId }) =>
+    delivered.push(callId),
+  );
   serve = await startServeProcess(
     [],
-    loopbackServeEnv(dataDir, 45_000 + (process.pid % 40) * 100, {
+    loopbackServeEnv(dataDir, rtpBase, {
+      CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
       CALLWRIGHT_SIP_PORT: String(sipPort),
       CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS: '50',
       CALLWRIGHT_SIP_TCP_MAX_CONNECTIONS_PER_ADDRESS: '20',
@@ -55,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   await serve?.stop();
+  await new Promise((resolve) => receiver?.close(resolve));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -134,7 +156,20 @@ describe('SIP over TCP: connection caps and timeouts (issue 34, finding 4)', () 
     const answers = await Promise.all(Array.from({ length: 20 }, () => healthy()));
     expect(answers.every(Boolean)).toBe(true);
     expect(openCount([...first, ...second, ...third])).toBe(50);
-  }, 30_000);
+
+    // A call still goes out (to the sandbox's busy line) and its call.completed webhook arrives.
+    const placed = await postCall(serve.url, caller.key, {
+      agent_id: caller.agentId,
+      from_number: '+15550009999',
+      to_number: '+15550100002',
+    });
+    expect(placed.status).toBe(200);
+    const callId = (placed.body as { call_id: string }).call_id;
+    const deadline = Date.now() + 20_000;
+    while (!delivered.includes(callId) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(delivered).toContain(callId);
+  }, 50_000);
 
   it('closes a connection that sent no request after the short timeout; one that did stays until idle', async () => {
     // Let the earlier connections go (first-request timeout), so there is room again.
