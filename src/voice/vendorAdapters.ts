@@ -89,15 +89,21 @@ export function vendorTextToSpeech(
   logger: Logger,
 ): TextToSpeech {
   const language = choice.language ? { language: choice.language.slice(0, 2) } : {};
+  const vendorOptions = choice.options ? { vendorOptions: choice.options } : {};
   switch (choice.provider) {
     case 'openai':
-      return new OpenAiTextToSpeech({ endpoint: openAiEndpoint(credential), model: choice.model ?? 'tts-1' });
+      return new OpenAiTextToSpeech({
+        endpoint: openAiEndpoint(credential),
+        model: choice.model ?? 'tts-1',
+        ...vendorOptions,
+      });
     case 'elevenlabs':
       return new ElevenLabsTextToSpeech({
         apiKey: credential.apiKey,
         baseUrl: credential.baseUrl,
         ...(choice.model ? { modelId: choice.model } : {}),
         ...language,
+        ...vendorOptions,
         logger,
       });
     case 'cartesia':
@@ -106,6 +112,7 @@ export function vendorTextToSpeech(
         baseUrl: credential.baseUrl,
         ...(choice.model ? { modelId: choice.model } : {}),
         ...language,
+        ...vendorOptions,
         logger,
       });
     case 'deepgram':
@@ -113,6 +120,7 @@ export function vendorTextToSpeech(
         apiKey: credential.apiKey,
         baseUrl: credential.baseUrl,
         ...(choice.model ? { model: choice.model } : {}),
+        ...vendorOptions,
         logger,
       });
     default:
@@ -126,12 +134,14 @@ export function vendorSpeechToText(
   credential: VendorCredential,
   logger: Logger,
 ): SpeechToText {
+  const vendorOptions = choice.options ? { vendorOptions: choice.options } : {};
   switch (choice.provider) {
     case 'openai':
       return new OpenAiSpeechToText({
         endpoint: openAiEndpoint(credential),
         model: choice.model ?? 'whisper-1',
         ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
+        ...vendorOptions,
       });
     case 'deepgram':
       return new DeepgramSpeechToText({
@@ -139,6 +149,7 @@ export function vendorSpeechToText(
         baseUrl: credential.baseUrl,
         ...(choice.model ? { model: choice.model } : {}),
         ...(choice.language ? { language: choice.language } : {}),
+        ...vendorOptions,
         logger,
       });
     default:
@@ -157,6 +168,7 @@ export function vendorSpeechToSpeech(
     baseUrl: openAiEndpoint(credential).baseUrl,
     turnDetection: choice.turnDetection,
     ...(choice.model ? { model: choice.model } : {}),
+    ...(choice.options ? { vendorOptions: choice.options } : {}),
     logger,
   });
 }

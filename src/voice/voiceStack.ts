@@ -190,6 +190,7 @@ export class VoiceStack {
         model: llmChoice?.model ?? this.config.llmModel,
         logger,
         usage,
+        ...(llmChoice?.options ? { vendorOptions: llmChoice.options } : {}),
       });
       const tools =
         settings.tools.length === 0

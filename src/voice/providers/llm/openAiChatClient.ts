@@ -1,4 +1,5 @@
 import type { UsageMeter } from '../../../domain/usage.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import {
   type OpenAiCompatibleEndpoint,
@@ -65,6 +66,12 @@ export interface OpenAiChatClientOptions {
   logger?: Logger;
   /** Counts the tokens the server reports, for the call's usage and cost. */
   usage?: UsageMeter;
+  /**
+   * The agent's options (`temperature`, `top_p`, `max_tokens`, `seed`…), sent as fields of the
+   * conversation's requests (`streamChat`); the structured answers of `completeJson` keep the
+   * server's defaults.
+   */
+  vendorOptions?: VendorOptions;
 }
 
 /** The token counts a server reports (`usage`, on the last chunk of a stream). */
@@ -139,8 +146,10 @@ export class OpenAiChatClient {
   readonly #model: string;
   readonly #logger: Logger | undefined;
   readonly #usage: UsageMeter | undefined;
+  readonly #vendorOptions: VendorOptions;
 
   constructor(options: OpenAiChatClientOptions) {
+    this.#vendorOptions = options.vendorOptions ?? {};
     this.#endpoint = options.endpoint;
     this.#model = options.model;
     this.#logger = options.logger;
@@ -159,6 +168,7 @@ export class OpenAiChatClient {
    */
   async *streamChat(request: StreamChatRequest): AsyncIterable<ChatStreamEvent> {
     const body: Record<string, unknown> = {
+      ...this.#vendorOptions,
       model: this.#model,
       messages: request.messages.map(toWireMessage),
       stream: true,

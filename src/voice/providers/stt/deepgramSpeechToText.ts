@@ -1,4 +1,5 @@
 import { DeepgramClient } from '@deepgram/sdk';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import { encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
@@ -23,6 +24,8 @@ export interface DeepgramSpeechToTextOptions {
   connectTimeoutMs?: number;
   /** A KeepAlive goes out after this long without audio (Deepgram closes an idle stream at 10 s). */
   keepAliveIntervalMs?: number;
+  /** The agent's options (`endpointing`, `smart_format`…), sent as query parameters of the stream. */
+  vendorOptions?: VendorOptions;
   logger?: Logger;
 }
 
@@ -71,6 +74,10 @@ export class DeepgramSpeechToText implements SpeechToText {
       punctuate: 'true',
       ...(this.options.language ? { language: this.options.language } : {}),
       ...(phrases.length > 0 ? { keyterm: phrases.slice(0, 20) } : {}),
+      // Merged into the query last: `endpointing=300`, `smart_format=true`…
+      queryParams: Object.fromEntries(
+        Object.entries(this.options.vendorOptions ?? {}).map(([name, value]) => [name, String(value)]),
+      ),
       Authorization: `Token ${this.options.apiKey}`,
       reconnectAttempts: 0,
       connectionTimeoutInSeconds: (this.options.connectTimeoutMs ?? 3_000) / 1000,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
@@ -13,7 +14,24 @@ export interface CartesiaTextToSpeechOptions {
   defaultVoiceId?: string;
   /** ISO 639-1, e.g. `en`. */
   language?: string;
+  /**
+   * The agent's options: `speed`, `volume`, `emotion` go in the request's `generation_config`;
+   * `max_buffer_delay_ms` and `pronunciation_dict_id` are fields of the request itself.
+   */
+  vendorOptions?: VendorOptions;
   logger?: Logger;
+}
+
+const generationConfigNames = new Set(['speed', 'volume', 'emotion']);
+
+/** The agent's options as fields of a generation request. */
+function requestFields(vendorOptions: VendorOptions): Record<string, unknown> {
+  const entries = Object.entries(vendorOptions);
+  const generationConfig = Object.fromEntries(entries.filter(([name]) => generationConfigNames.has(name)));
+  return {
+    ...Object.fromEntries(entries.filter(([name]) => !generationConfigNames.has(name))),
+    ...(Object.keys(generationConfig).length > 0 ? { generation_config: generationConfig } : {}),
+  };
 }
 
 /** The API version the messages below follow (Cartesia's TTS WebSocket reference, 2026-03-01). */
@@ -53,6 +71,7 @@ export class CartesiaTextToSpeech implements TextToSpeech {
       signal: options.signal,
       openingMessages: [
         {
+          ...requestFields(this.options.vendorOptions ?? {}),
           model_id: this.options.modelId ?? 'sonic-3',
           transcript: text.trim(),
           voice: { mode: 'id', id: options.voice ?? this.options.defaultVoiceId ?? defaultVoiceId },

@@ -1,3 +1,4 @@
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
@@ -8,6 +9,8 @@ export interface DeepgramTextToSpeechOptions {
   baseUrl?: string | null;
   /** The Aura voice model when the agent names none; default `aura-2-thalia-en`. */
   model?: string;
+  /** The agent's options (`speed`, `mip_opt_out`), sent as query parameters of the socket. */
+  vendorOptions?: VendorOptions;
   logger?: Logger;
 }
 
@@ -34,6 +37,8 @@ export class DeepgramTextToSpeech implements TextToSpeech {
       encoding: 'mulaw',
       sample_rate: '8000',
     });
+    for (const [name, value] of Object.entries(this.options.vendorOptions ?? {}))
+      query.set(name, String(value));
     return `${webSocketBase(this.options.baseUrl, 'wss://api.deepgram.com')}/v1/speak?${query}`;
   }
 
