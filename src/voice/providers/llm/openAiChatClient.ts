@@ -1,3 +1,4 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { UsageMeter } from '../../../domain/usage.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
@@ -203,10 +204,14 @@ export class OpenAiChatClient {
       try {
         chunk = JSON.parse(data) as StreamChunk;
       } catch {
-        throw new ProviderError(providerName, `streamed a chunk that is not JSON: ${data.slice(0, 200)}`);
+        throw new ProviderError(providerName, 'streamed a chunk that is not JSON');
       }
-      if (chunk.error)
-        throw new ProviderError(providerName, `stream failed: ${chunk.error.message ?? 'unknown error'}`);
+      if (chunk.error) {
+        const { code, type } = chunk.error as { code?: unknown; type?: unknown };
+        const known = [this.#endpoint.apiKey];
+        const what = vendorErrorCode(code, known) ?? vendorErrorCode(type, known) ?? 'no code';
+        throw new ProviderError(providerName, `stream failed: ${what}`);
+      }
       this.#noteUsage(chunk.usage);
       const choice = chunk.choices?.[0];
       if (!choice) continue;
@@ -270,7 +275,7 @@ export class OpenAiChatClient {
     try {
       return JSON.parse(message.content) as unknown;
     } catch {
-      throw new ProviderError(providerName, `answer is not JSON: ${message.content.slice(0, 200)}`);
+      throw new ProviderError(providerName, 'answer is not JSON');
     }
   }
 }

@@ -5,11 +5,13 @@ import type {
 } from 'openai/resources/realtime/realtime';
 import WebSocket from 'ws';
 import type { RealtimeTurnDetection } from '../../../domain/agentVoiceSettings.js';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { decodeG711, encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
-import { webSocketBase } from '../tts/replySocket.js';
+import { socketOptions, webSocketBase } from '../tts/replySocket.js';
 import type {
   SpeechToSpeech,
   SpeechToSpeechEvent,
@@ -34,6 +36,8 @@ export interface OpenAiRealtimeOptions {
    * `max_output_tokens` on the session.
    */
   vendorOptions?: VendorOptions;
+  /** The address guard of the socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger: Logger;
 }
 
@@ -91,7 +95,10 @@ export class OpenAiRealtimeSpeechToSpeech implements SpeechToSpeech {
   ): Promise<SpeechToSpeechSession> {
     const model = this.options.model ?? 'gpt-realtime';
     const url = `${webSocketBase(this.options.baseUrl, 'https://api.openai.com/v1')}/realtime?model=${encodeURIComponent(model)}`;
-    const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${this.options.apiKey}` } });
+    const socket = new WebSocket(
+      url,
+      socketOptions(url, { Authorization: `Bearer ${this.options.apiKey}` }, this.options.connections),
+    );
     const session = new OpenAiRealtimeSession(socket, onEvent, this.options.logger);
     const vendorOptions = this.options.vendorOptions ?? {};
     const { speed, noise_reduction, transcription_model, max_output_tokens } = vendorOptions;
@@ -331,6 +338,8 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
   }
 }
 
+/** The type and code of a Realtime error event; its message is the vendor's free text, not kept. */
 function describe(error: { type?: string; code?: string | null; message?: string }): string {
-  return `${error.type ?? 'error'}${error.code ? ` ${error.code}` : ''}: ${(error.message ?? '').slice(0, 200)}`;
+  const code = vendorErrorCode(error.code);
+  return `${vendorErrorCode(error.type) ?? 'error'}${code ? ` ${code}` : ''}`;
 }

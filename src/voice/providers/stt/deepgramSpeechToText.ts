@@ -1,6 +1,8 @@
 import { DeepgramClient } from '@deepgram/sdk';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
 import type {
@@ -26,6 +28,8 @@ export interface DeepgramSpeechToTextOptions {
   keepAliveIntervalMs?: number;
   /** The agent's options (`endpointing`, `smart_format`…), sent as query parameters of the stream. */
   vendorOptions?: VendorOptions;
+  /** The address guard of the stream's socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -60,6 +64,10 @@ export class DeepgramSpeechToText implements SpeechToText {
     this.#client = new DeepgramClient({
       apiKey: options.apiKey,
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+      // Every stream's socket goes through the guard's agent for the base URL's scheme.
+      ...(options.connections
+        ? { agent: options.connections.agentFor(options.baseUrl ?? 'wss://api.deepgram.com') }
+        : {}),
     });
   }
 
@@ -125,7 +133,10 @@ class DeepgramSession implements SpeechToTextSession {
       // Any close before our own is a failure: 1008 (audio it cannot decode), 1011 (nothing sent
       // in time, or a fault on Deepgram's side), or a network drop.
       this.fail(
-        new ProviderError(providerName, `the stream closed (${event.code} ${event.reason || 'no reason'})`),
+        new ProviderError(
+          providerName,
+          `the stream closed (${event.code} ${vendorErrorCode(event.reason, [this.options.apiKey]) ?? 'no code'})`,
+        ),
       );
     });
     socket.on('error', (error) =>

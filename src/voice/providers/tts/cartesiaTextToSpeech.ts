@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -19,6 +21,8 @@ export interface CartesiaTextToSpeechOptions {
    * `max_buffer_delay_ms` and `pronunciation_dict_id` are fields of the request itself.
    */
   vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -53,7 +57,7 @@ export class CartesiaTextToSpeech implements TextToSpeech {
   constructor(private readonly options: CartesiaTextToSpeechOptions) {
     this.#url = `${webSocketBase(options.baseUrl, 'wss://api.cartesia.ai')}/tts/websocket`;
     this.#headers = { Authorization: `Bearer ${options.apiKey}`, 'Cartesia-Version': cartesiaVersion };
-    this.#warmer = new SocketWarmer(this.#headers);
+    this.#warmer = new SocketWarmer(this.#headers, options.connections);
   }
 
   /** Opens the next reply's socket now (one per reply: an abort closes it). */
@@ -68,6 +72,7 @@ export class CartesiaTextToSpeech implements TextToSpeech {
       url: this.#url,
       headers: this.#headers,
       warmer: this.#warmer,
+      connections: this.options.connections,
       signal: options.signal,
       openingMessages: [
         {
@@ -85,10 +90,10 @@ export class CartesiaTextToSpeech implements TextToSpeech {
       readMessage: (message) => {
         if (message.context_id !== undefined && message.context_id !== contextId) return { kind: 'ignore' };
         if (message.type === 'error') {
-          const what = String(message.error_code ?? message.title ?? 'error');
-          const detail = String(message.message ?? message.error ?? '');
+          // The status and code only: the title and message are the vendor's free text.
+          const what = vendorErrorCode(message.error_code, [this.options.apiKey]) ?? 'error';
           const status = typeof message.status_code === 'number' ? message.status_code : undefined;
-          return { kind: 'error', message: `${what}: ${detail}`, ...(status ? { status } : {}) };
+          return { kind: 'error', message: what, ...(status ? { status } : {}) };
         }
         const last = message.type === 'done' || message.done === true;
         if (message.type === 'chunk')

@@ -1,5 +1,7 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -11,6 +13,8 @@ export interface DeepgramTextToSpeechOptions {
   model?: string;
   /** The agent's options (`speed`, `mip_opt_out`), sent as query parameters of the socket. */
   vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -28,7 +32,7 @@ export class DeepgramTextToSpeech implements TextToSpeech {
 
   constructor(private readonly options: DeepgramTextToSpeechOptions) {
     this.#headers = { Authorization: `Token ${options.apiKey}` };
-    this.#warmer = new SocketWarmer(this.#headers);
+    this.#warmer = new SocketWarmer(this.#headers, options.connections);
   }
 
   #urlOf(voice: string | undefined): string {
@@ -53,6 +57,7 @@ export class DeepgramTextToSpeech implements TextToSpeech {
       url: this.#urlOf(options.voice),
       headers: this.#headers,
       warmer: this.#warmer,
+      connections: this.options.connections,
       binaryAudio: true,
       signal: options.signal,
       openingMessages: [{ type: 'Speak', text: text.trim() }, { type: 'Flush' }],
@@ -61,16 +66,14 @@ export class DeepgramTextToSpeech implements TextToSpeech {
         if (message.type === 'Flushed') return { kind: 'end' };
         if (message.type === 'Warning')
           this.options.logger?.warn(
-            {
-              code: String(message.code ?? ''),
-              description: String(message.description ?? '').slice(0, 200),
-            },
+            { code: vendorErrorCode(message.code, [this.options.apiKey]) },
             'deepgram aura warning',
           );
         if (message.type === 'Error' || message.err_code !== undefined)
           return {
             kind: 'error',
-            message: `${String(message.err_code ?? message.code ?? 'error')}: ${String(message.err_msg ?? message.description ?? '')}`,
+            // The code only: err_msg/description are the vendor's free text.
+            message: vendorErrorCode(message.err_code ?? message.code, [this.options.apiKey]) ?? 'error',
           };
         return { kind: 'ignore' };
       },

@@ -1,5 +1,7 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -19,6 +21,8 @@ export interface ElevenLabsTextToSpeechOptions {
    * `chunk_length_schedule` ("120,160,250,290") in its `generation_config`.
    */
   vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -53,7 +57,7 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
   readonly #warmer: SocketWarmer;
 
   constructor(private readonly options: ElevenLabsTextToSpeechOptions) {
-    this.#warmer = new SocketWarmer({ 'xi-api-key': options.apiKey });
+    this.#warmer = new SocketWarmer({ 'xi-api-key': options.apiKey }, options.connections);
   }
 
   /** The socket of a voice (the voice is in its path, the audio format in its query). */
@@ -81,6 +85,7 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
       url: this.#urlOf(options.voice),
       headers: { 'xi-api-key': this.options.apiKey },
       warmer: this.#warmer,
+      connections: this.options.connections,
       signal: options.signal,
       openingMessages: [
         openingMessage(this.options.vendorOptions ?? {}),
@@ -89,10 +94,8 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
       ],
       readMessage: (message) => {
         if (typeof message.error === 'string' || (typeof message.message === 'string' && !message.audio))
-          return {
-            kind: 'error',
-            message: `${String(message.error ?? 'error')}: ${String(message.message ?? '')}`,
-          };
+          // The code only: the message is the vendor's free text (it may echo the key).
+          return { kind: 'error', message: vendorErrorCode(message.error, [this.options.apiKey]) ?? 'error' };
         const last = message.isFinal === true;
         if (typeof message.audio === 'string' && message.audio.length > 0)
           return { kind: 'audio', mulawBase64: message.audio, last };
