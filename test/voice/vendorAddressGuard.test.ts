@@ -330,4 +330,45 @@ describe('every vendor adapter connects through the guard', () => {
       await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
+
+  it('follows no redirect on a WebSocket either: a 307 on the upgrade is the vendor’s refusal', async () => {
+    const allowed = new GuardedConnections({
+      allowPrivate: true,
+      subject: 'the credential base_url',
+      allowPrivateSetting: 'CALLWRIGHT_PROVIDER_ALLOW_PRIVATE',
+      lookup: dns.lookup,
+    });
+    const before = chat.requests.length;
+    const ws = `ws://127.0.0.1:${redirectorPort}`;
+    const logger = createLogger('silent');
+    const refusals = await Promise.all(
+      [
+        new DeepgramSpeechToText({ apiKey: 'dg-0000', baseUrl: ws, connections: allowed }).startSession(),
+        (async () => {
+          for await (const _ of new ElevenLabsTextToSpeech({
+            apiKey: 'xi-0000',
+            baseUrl: ws,
+            connections: allowed,
+          }).synthesize('Hi.')) {
+            // no audio expected
+          }
+        })(),
+        new OpenAiRealtimeSpeechToSpeech({
+          apiKey: 'sk-0000',
+          baseUrl: `http://127.0.0.1:${redirectorPort}/v1`,
+          connections: allowed,
+          logger,
+        }).open({ instructions: 'x', tools: [] }, () => undefined),
+      ].map((attempt) =>
+        Promise.resolve(attempt).then(
+          () => null,
+          (caught: unknown) => caught,
+        ),
+      ),
+    );
+    for (const refusal of refusals)
+      expect((refusal as { providerStatus?: number } | null)?.providerStatus).toBe(307);
+    expect(chat.requests.length).toBe(before);
+    allowed.close();
+  });
 });
