@@ -233,10 +233,16 @@ describe('vendor base URLs guarded at use', () => {
       apiKey: openAiKey,
       baseUrl: `http://llm.vendor.test:${new URL(chat.baseUrl).port}/v1`,
     });
-    const call = await place(lenient, owner, llmAgent);
+    // The agent's saved vendor options travel from its settings to the model's request (item 5).
+    const call = await place(lenient, owner, {
+      ...llmAgent,
+      settings: { llm: { provider: 'openai', options: { temperature: 0.2, seed: 7 } } },
+    });
     expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     expect(call.transcript[0]?.text).toBe('Hello from the model.');
     expect(chatRequests()).toBe(before + 1);
+    const sent = chat.requests.filter((request) => request.path === '/v1/chat/completions').at(-1)?.json;
+    expect(sent).toMatchObject({ temperature: 0.2, seed: 7, stream: true });
   });
 });
 
