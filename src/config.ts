@@ -99,6 +99,11 @@ export interface VendorCredential {
   apiKey: string;
   /** The vendor's own address when null; a self-hosted or test endpoint (http(s) or ws(s)) otherwise. */
   baseUrl: string | null;
+  /**
+   * An account's own credential: its base URL is checked against CALLWRIGHT_PROVIDER_ALLOW_PRIVATE
+   * (as it is then) at every connection. Absent: the operator's own (CALLWRIGHT_<VENDOR>_*), trusted.
+   */
+  accountOwned?: boolean;
 }
 
 export interface TelephonyConfig {

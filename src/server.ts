@@ -21,6 +21,7 @@ import { MemoryRateLimiter } from './limits/rateLimiter.js';
 import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics/registry.js';
 import { ServiceMetrics } from './metrics/serviceMetrics.js';
+import type { HostnameLookup } from './net/hostGuard.js';
 import { openConfiguredStore, recordingStorageFor, type ServiceStore } from './openStore.js';
 import { queueNames } from './queue/types.js';
 import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFiles.js';
@@ -156,6 +157,8 @@ export interface StartServiceOptions {
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
   /** How often workers read the trunks to register again (tests shorten it). Default 30 s. */
   registrationSyncMs?: number;
+  /** How vendor hosts are resolved at each connection; default the system's (tests use their own DNS server). */
+  vendorHostLookup?: HostnameLookup;
 }
 
 /** How often start-up runs again when PostgreSQL drops a connection midway through it. */
@@ -264,7 +267,9 @@ async function startServiceOnce(
     const recordingStorage = recordingStorageFor(store, config.dataDir);
     // The sandbox carrier runs inside each worker process (its own, on loopback).
     voice = runsWorkers
-      ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }))
+      ? await VoiceStack.start(config.voice, logger.child({ component: 'voice' }), {
+          ...(options.vendorHostLookup ? { vendorHostLookup: options.vendorHostLookup } : {}),
+        })
       : undefined;
     const startedVoice = voice;
     const speechEngines = startedVoice ? () => startedVoice.engineHealth() : undefined;

@@ -133,10 +133,15 @@ export async function accountVendorKeys(
   store: Store,
   secretBox: SecretBox,
   accountId: string,
-): Promise<Map<string, { apiKey: string; baseUrl: string | null }>> {
-  const keys = new Map<string, { apiKey: string; baseUrl: string | null }>();
+): Promise<Map<string, { apiKey: string; baseUrl: string | null; accountOwned: true }>> {
+  const keys = new Map<string, { apiKey: string; baseUrl: string | null; accountOwned: true }>();
   for (const credential of await store.credentials.list(accountId)) {
-    const opened = { apiKey: secretBox.open(credential.apiKeyCiphertext), baseUrl: credential.baseUrl };
+    const opened = {
+      apiKey: secretBox.open(credential.apiKeyCiphertext),
+      baseUrl: credential.baseUrl,
+      // Guarded at each connection against the setting as it is then (src/voice/vendorAdapters.ts).
+      accountOwned: true as const,
+    };
     // By name, for an agent stage that names its credential; by provider, the first by name.
     keys.set(`${credential.provider}/${credential.name}`, opened);
     if (!keys.has(credential.provider)) keys.set(credential.provider, opened);

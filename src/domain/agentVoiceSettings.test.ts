@@ -66,7 +66,34 @@ describe('checkAgentVoiceSettings', () => {
     [{ tts: { fallback: [{}, {}, {}, {}] } }, /at most 3 choices/],
     [{ tts: { fallback: [{ provider: 'nope' }] } }, /settings\.tts\.fallback\[0\]\.provider must be one of/],
     [{ llm: { model: '' } }, /settings\.llm\.model must be a text/],
-    [{ tts: { options: { nested: { a: 1 } } } }, /settings\.tts\.options\.nested must be/],
+    [
+      { tts: { provider: 'elevenlabs', options: { stability: { a: 1 } } } },
+      /settings\.tts\.options\.stability must be a number from 0 to 1/,
+    ],
+    [
+      { stt: { provider: 'deepgram', options: { foo: 1 } } },
+      /settings\.stt\.options\.foo is not an option of deepgram \(known: endpointing,/,
+    ],
+    [
+      { stt: { provider: 'deepgram', options: { endpointing: 'soon' } } },
+      /settings\.stt\.options\.endpointing must be a whole number from 10 to 10000, or false/,
+    ],
+    [
+      { tts: { fallback: [{ provider: 'cartesia', options: { stability: 0.5 } }] } },
+      /settings\.tts\.fallback\[0\]\.options\.stability is not an option of cartesia/,
+    ],
+    [
+      { tts: { options: { speed: 1 } } },
+      /settings\.tts\.options\.speed is not an option: flite takes no options/,
+    ],
+    [
+      { llm: { options: { temperature: 3 } } },
+      /settings\.llm\.options\.temperature must be a number from 0 to 2/,
+    ],
+    [
+      { realtime: { provider: 'openai', options: { voice_speed: 1 } } },
+      /settings\.realtime\.options\.voice_speed is not an option of openai/,
+    ],
     [{ voicemail: { action: 'sing' } }, /settings\.voicemail\.action/],
     [
       { voicemail: { wait_for_decision: 'yes' } },
@@ -112,6 +139,13 @@ describe('checkAgentVoiceSettings', () => {
 });
 
 describe('agentVoiceSettingsOf (rows saved before the checks)', () => {
+  it('sends the options of a stored row that fit and leaves out the others', () => {
+    const settings = agentVoiceSettingsOf({
+      stt: { provider: 'deepgram', options: { endpointing: 300, foo: 'bar', smart_format: 'yes' } },
+    });
+    expect(settings.stt).toEqual([{ provider: 'deepgram', options: { endpointing: 300 } }]);
+  });
+
   it('keeps the parts that pass and uses the offline engine for the others', () => {
     expect(
       agentVoiceSettingsOf({

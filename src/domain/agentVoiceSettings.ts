@@ -12,6 +12,7 @@ import {
 import { type AnalysisSettings, checkAnalysisSettings, noAnalysisSettings } from './callAnalysis.js';
 import { isObject, onlyKnownFields, type RawSettings, refuse, wholeNumber } from './settingsParsing.js';
 import { checkTurnTaking, defaultTurnTaking, type TurnTakingSettings } from './turnTakingSettings.js';
+import { checkVendorOptions, type VendorOptionStage, type VendorOptions } from './vendorOptions.js';
 
 /**
  * An agent's voice settings (the `settings` of the agent record): which speech recogniser, language
@@ -52,8 +53,11 @@ export type LlmProvider = (typeof llmProviders)[number];
 export type RealtimeProvider = (typeof realtimeProviders)[number];
 export type RealtimeTurnDetection = (typeof realtimeTurnDetections)[number];
 
-/** Vendor options passed through to the provider: flat, small, scalar values only. */
-export type VendorOptions = Record<string, string | number | boolean>;
+/**
+ * Vendor options passed through to the provider: flat, small, scalar values only, each one the
+ * provider's catalog lists (src/domain/vendorOptions.ts).
+ */
+export type { VendorOptions } from './vendorOptions.js';
 
 export interface SttChoice {
   provider: SttProvider;
@@ -189,22 +193,26 @@ function optionalLanguage(where: string, value: unknown): string | undefined {
   return text;
 }
 
-function optionalOptions(where: string, value: unknown): VendorOptions | undefined {
+/**
+ * A choice's vendor options: an object of at most `optionsMax` options, each one its provider's
+ * catalog lists with a value that fits. `strict` (an agent being saved) refuses the first that does
+ * not, naming it (`settings.stt.options.foo`); otherwise (a stored row read for a call) such an
+ * option is left out and the rest are sent.
+ */
+function optionalOptions(
+  where: string,
+  value: unknown,
+  stage: VendorOptionStage,
+  provider: string,
+  strict: boolean,
+): VendorOptions | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value)) refuse(`${where} must be an object of vendor options`);
-  const entries = Object.entries(value);
-  if (entries.length > voiceSettingsLimits.optionsMax)
+  if (Object.keys(value).length > voiceSettingsLimits.optionsMax)
     refuse(`${where} has more than ${voiceSettingsLimits.optionsMax} options`);
-  for (const [key, option] of entries) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key))
-      refuse(`${where}: "${key.slice(0, 60)}" is not an option name`);
-    const fits =
-      typeof option === 'boolean' ||
-      (typeof option === 'number' && Number.isFinite(option)) ||
-      (typeof option === 'string' && option.length <= voiceSettingsLimits.textMaxChars);
-    if (!fits) refuse(`${where}.${key} must be a short text, a number or true/false`);
-  }
-  return value as VendorOptions;
+  const { options, problem } = checkVendorOptions(where, stage, provider, value);
+  if (strict && problem !== null) refuse(problem);
+  return Object.keys(options).length > 0 ? options : undefined;
 }
 
 /** The name of one of the account's credentials; offline engines take none. */
@@ -226,11 +234,16 @@ function providerOf<P extends string>(where: string, value: unknown, known: read
   return value as P;
 }
 
-function chain<T>(where: string, raw: unknown, parseOne: (where: string, value: Raw) => T): T[] {
+function chain<T>(
+  where: string,
+  raw: unknown,
+  parseOne: (where: string, value: Raw, strict: boolean) => T,
+  strict = true,
+): T[] {
   if (raw === undefined) return [];
   if (!isObject(raw)) refuse(`${where} must be an object`);
   const { fallback, ...first } = raw;
-  const choices = [parseOne(where, first)];
+  const choices = [parseOne(where, first, strict)];
   if (fallback === undefined) return choices;
   if (!Array.isArray(fallback) || fallback.length > voiceSettingsLimits.fallbacksMax)
     refuse(`${where}.fallback must be a list of at most ${voiceSettingsLimits.fallbacksMax} choices`);
@@ -238,18 +251,18 @@ function chain<T>(where: string, raw: unknown, parseOne: (where: string, value: 
     const at = `${where}.fallback[${index}]`;
     if (!isObject(entry)) refuse(`${at} must be an object`);
     if ('fallback' in entry) refuse(`${at}.fallback: a fallback has no fallbacks of its own`);
-    choices.push(parseOne(at, entry));
+    choices.push(parseOne(at, entry, strict));
   });
   return choices;
 }
 
-function parseStt(where: string, value: Raw): SttChoice {
+function parseStt(where: string, value: Raw, strict: boolean): SttChoice {
   onlyKnownFields(where, value, ['provider', 'credential', 'model', 'language', 'options', 'fallback']);
   const choice: SttChoice = { provider: providerOf(where, value.provider, sttProviders, 'pocketsphinx') };
   const credential = optionalCredential(where, value.credential, choice.provider);
   const model = optionalText(`${where}.model`, value.model);
   const language = optionalLanguage(`${where}.language`, value.language);
-  const options = optionalOptions(`${where}.options`, value.options);
+  const options = optionalOptions(`${where}.options`, value.options, 'stt', choice.provider, strict);
   return {
     ...choice,
     ...(credential ? { credential } : {}),
@@ -259,7 +272,7 @@ function parseStt(where: string, value: Raw): SttChoice {
   };
 }
 
-function parseTts(where: string, value: Raw): TtsChoice {
+function parseTts(where: string, value: Raw, strict: boolean): TtsChoice {
   onlyKnownFields(where, value, [
     'provider',
     'credential',
@@ -278,7 +291,7 @@ function parseTts(where: string, value: Raw): TtsChoice {
   if (voice !== undefined && !/^[A-Za-z0-9_.:-]+$/.test(voice))
     refuse(`${where}.voice "${voice.slice(0, 40)}" is not a voice name or id`);
   const language = optionalLanguage(`${where}.language`, value.language);
-  const options = optionalOptions(`${where}.options`, value.options);
+  const options = optionalOptions(`${where}.options`, value.options, 'tts', provider, strict);
   return {
     provider,
     ...(credential ? { credential } : {}),
@@ -289,12 +302,12 @@ function parseTts(where: string, value: Raw): TtsChoice {
   };
 }
 
-function parseLlm(where: string, value: Raw): LlmChoice {
+function parseLlm(where: string, value: Raw, strict: boolean): LlmChoice {
   onlyKnownFields(where, value, ['provider', 'credential', 'model', 'options', 'fallback']);
   const provider = providerOf(where, value.provider, llmProviders, 'openai');
   const credential = optionalCredential(where, value.credential, provider);
   const model = optionalText(`${where}.model`, value.model);
-  const options = optionalOptions(`${where}.options`, value.options);
+  const options = optionalOptions(`${where}.options`, value.options, 'llm', provider, strict);
   return {
     provider,
     ...(credential ? { credential } : {}),
@@ -303,7 +316,7 @@ function parseLlm(where: string, value: Raw): LlmChoice {
   };
 }
 
-function parseRealtime(raw: unknown): RealtimeChoice | null {
+function parseRealtime(raw: unknown, strict = true): RealtimeChoice | null {
   if (raw === undefined || raw === null) return null;
   const where = 'settings.realtime';
   if (!isObject(raw)) refuse(`${where} must be an object`);
@@ -317,9 +330,22 @@ function parseRealtime(raw: unknown): RealtimeChoice | null {
     refuse(`${where}.voice "${voice.slice(0, 40)}" is not a voice name or id`);
   const language = optionalLanguage(`${where}.language`, raw.language);
   const { turn_detection: turnDetection = 'server_vad', ...vendorOptions } =
-    optionalOptions(`${where}.options`, raw.options) ?? {};
+    optionalOptions(`${where}.options`, raw.options, 'realtime', provider, strict) ?? {};
   if (!(realtimeTurnDetections as readonly unknown[]).includes(turnDetection))
     refuse(`${where}.options.turn_detection must be one of ${realtimeTurnDetections.join(', ')}`);
+  // The vendor refuses tuning of the other kind of turn detection: so do we, naming it.
+  const otherKindOnly =
+    turnDetection === 'semantic_vad'
+      ? ['threshold', 'prefix_padding_ms', 'silence_duration_ms', 'idle_timeout_ms']
+      : ['eagerness'];
+  for (const name of otherKindOnly) {
+    if (!(name in vendorOptions)) continue;
+    if (strict)
+      refuse(
+        `${where}.options.${name} applies to ${turnDetection === 'semantic_vad' ? 'server_vad' : 'semantic_vad'} turn detection only`,
+      );
+    delete vendorOptions[name];
+  }
   return {
     provider,
     turnDetection: turnDetection as RealtimeTurnDetection,
@@ -439,7 +465,7 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
   // Unreadable: no speech-to-speech (the stages), hang up on voicemail, the default turn-taking,
   // no tools (the model is not offered what cannot be called), the extraction fields alone, no
   // transfers, the default phone-menu guard.
-  const realtime = partOr<RealtimeChoice | null>(() => parseRealtime(parts.realtime), null);
+  const realtime = partOr<RealtimeChoice | null>(() => parseRealtime(parts.realtime, false), null);
   const voicemail = partOr<VoicemailChoice>(() => parseVoicemail(parts.voicemail), {});
   const turnTaking = partOr(() => checkTurnTaking(parts.turn_taking), { ...defaultTurnTaking });
   const tools = partOr<AgentTool[]>(() => checkAgentTools(parts.tools), []);
@@ -451,9 +477,12 @@ export function agentVoiceSettingsOf(raw: unknown): AgentVoiceSettings {
     defaultIvrMaxPromptRepeats,
   );
   return {
-    stt: orElse(() => chain('settings.stt', parts.stt, parseStt), { provider: 'pocketsphinx' as const }),
-    tts: orElse(() => chain('settings.tts', parts.tts, parseTts), { provider: 'flite' as const }),
-    llm: orElse(() => chain('settings.llm', parts.llm, parseLlm), { provider: 'openai' as const }),
+    // Options saved before they were checked: the ones that fit are sent, the others left out.
+    stt: orElse(() => chain('settings.stt', parts.stt, parseStt, false), {
+      provider: 'pocketsphinx' as const,
+    }),
+    tts: orElse(() => chain('settings.tts', parts.tts, parseTts, false), { provider: 'flite' as const }),
+    llm: orElse(() => chain('settings.llm', parts.llm, parseLlm, false), { provider: 'openai' as const }),
     realtime,
     voicemail,
     turnTaking,

@@ -1,6 +1,7 @@
 import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry } from '../domain/records.js';
+import { scrubSecrets } from '../domain/secretScrubbing.js';
 import type { Logger } from '../logger.js';
 import type { TransferResult } from '../telephony/sip/index.js';
 import type { AgentBrain } from './brains/types.js';
@@ -110,13 +111,16 @@ export async function conversationResult(parts: {
   };
 }
 
-/** The call's provider failures as its metrics list them (no credentials, ever). */
+/**
+ * The call's provider failures as its metrics list them: no credentials, ever — each reason is
+ * scrubbed again here, where it is stored, whatever made it.
+ */
 export function providerFailureMetrics(log: ProviderFailureLog): Record<string, unknown>[] {
   return log.failures.map((failure) => ({
     stage: failure.stage,
     provider: failure.provider,
     status: failure.status,
-    reason: failure.reason,
+    reason: scrubSecrets(failure.reason),
     at_ms: failure.atMs,
   }));
 }

@@ -1,6 +1,9 @@
+import { providerAllowPrivateSettingName } from '../admin/credentials.js';
 import type { VendorCredential, VoiceConfig } from '../config.js';
 import type { RealtimeChoice, SttChoice, TtsChoice } from '../domain/agentVoiceSettings.js';
 import type { Logger } from '../logger.js';
+import { GuardedConnections } from '../net/guardedConnections.js';
+import { checkHost, type HostnameLookup } from '../net/hostGuard.js';
 import {
   CartesiaTextToSpeech,
   DeepgramSpeechToText,
@@ -75,10 +78,57 @@ export function missingCredential(
     : 'no account credential (service-wide keys are switched off)';
 }
 
-export function openAiEndpoint(credential: VendorCredential): OpenAiCompatibleEndpoint {
+/** How the base URLs of a call's credentials are guarded (CALLWRIGHT_PROVIDER_ALLOW_PRIVATE, as it is now). */
+export interface VendorConnectionPolicy {
+  allowPrivate: boolean;
+  /** How names are resolved (tests inject their own resolver); default the system's. */
+  lookup?: HostnameLookup | undefined;
+}
+
+function guardOptions(credential: VendorCredential, policy: VendorConnectionPolicy) {
+  return {
+    // The operator's own endpoints (CALLWRIGHT_<VENDOR>_BASE_URL) may be anywhere; still pinned.
+    allowPrivate: credential.accountOwned !== true || policy.allowPrivate,
+    subject: 'the credential base_url',
+    allowPrivateSetting: providerAllowPrivateSettingName,
+    ...(policy.lookup ? { lookup: policy.lookup } : {}),
+  };
+}
+
+/**
+ * The guard every connection made with this credential goes through: each connection resolves the
+ * host, refuses a private or loopback address of an account's credential unless allowed, and
+ * connects to the address it checked (src/net/guardedConnections.ts).
+ */
+export function connectionsFor(
+  credential: VendorCredential,
+  policy: VendorConnectionPolicy,
+): GuardedConnections {
+  return new GuardedConnections(guardOptions(credential, policy));
+}
+
+/**
+ * Why an account's stored base URL cannot be used now (an IP literal or `localhost` in a refused
+ * range while CALLWRIGHT_PROVIDER_ALLOW_PRIVATE is off), or null. Names are judged at connection.
+ */
+export function refusedBaseUrl(credential: VendorCredential, policy: VendorConnectionPolicy): string | null {
+  if (!credential.baseUrl) return null;
+  try {
+    checkHost(new URL(credential.baseUrl).hostname, guardOptions(credential, policy));
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+export function openAiEndpoint(
+  credential: VendorCredential,
+  connections?: GuardedConnections,
+): OpenAiCompatibleEndpoint {
   return {
     baseUrl: credential.baseUrl ?? 'https://api.openai.com/v1',
     ...(credential.apiKey ? { apiKey: credential.apiKey } : {}),
+    ...(connections ? { connections } : {}),
   };
 }
 
@@ -87,17 +137,26 @@ export function vendorTextToSpeech(
   choice: TtsChoice,
   credential: VendorCredential,
   logger: Logger,
+  connections?: GuardedConnections,
 ): TextToSpeech {
   const language = choice.language ? { language: choice.language.slice(0, 2) } : {};
+  const vendorOptions = choice.options ? { vendorOptions: choice.options } : {};
+  const guard = connections ? { connections } : {};
   switch (choice.provider) {
     case 'openai':
-      return new OpenAiTextToSpeech({ endpoint: openAiEndpoint(credential), model: choice.model ?? 'tts-1' });
+      return new OpenAiTextToSpeech({
+        endpoint: openAiEndpoint(credential, connections),
+        model: choice.model ?? 'tts-1',
+        ...vendorOptions,
+      });
     case 'elevenlabs':
       return new ElevenLabsTextToSpeech({
         apiKey: credential.apiKey,
         baseUrl: credential.baseUrl,
         ...(choice.model ? { modelId: choice.model } : {}),
         ...language,
+        ...vendorOptions,
+        ...guard,
         logger,
       });
     case 'cartesia':
@@ -106,6 +165,8 @@ export function vendorTextToSpeech(
         baseUrl: credential.baseUrl,
         ...(choice.model ? { modelId: choice.model } : {}),
         ...language,
+        ...vendorOptions,
+        ...guard,
         logger,
       });
     case 'deepgram':
@@ -113,6 +174,8 @@ export function vendorTextToSpeech(
         apiKey: credential.apiKey,
         baseUrl: credential.baseUrl,
         ...(choice.model ? { model: choice.model } : {}),
+        ...vendorOptions,
+        ...guard,
         logger,
       });
     default:
@@ -125,13 +188,16 @@ export function vendorSpeechToText(
   choice: SttChoice,
   credential: VendorCredential,
   logger: Logger,
+  connections?: GuardedConnections,
 ): SpeechToText {
+  const vendorOptions = choice.options ? { vendorOptions: choice.options } : {};
   switch (choice.provider) {
     case 'openai':
       return new OpenAiSpeechToText({
-        endpoint: openAiEndpoint(credential),
+        endpoint: openAiEndpoint(credential, connections),
         model: choice.model ?? 'whisper-1',
         ...(choice.language ? { language: choice.language.slice(0, 2) } : {}),
+        ...vendorOptions,
       });
     case 'deepgram':
       return new DeepgramSpeechToText({
@@ -139,6 +205,8 @@ export function vendorSpeechToText(
         baseUrl: credential.baseUrl,
         ...(choice.model ? { model: choice.model } : {}),
         ...(choice.language ? { language: choice.language } : {}),
+        ...vendorOptions,
+        ...(connections ? { connections } : {}),
         logger,
       });
     default:
@@ -151,12 +219,15 @@ export function vendorSpeechToSpeech(
   choice: RealtimeChoice,
   credential: VendorCredential,
   logger: Logger,
+  connections?: GuardedConnections,
 ): SpeechToSpeech {
   return new OpenAiRealtimeSpeechToSpeech({
     apiKey: credential.apiKey,
     baseUrl: openAiEndpoint(credential).baseUrl,
     turnDetection: choice.turnDetection,
     ...(choice.model ? { model: choice.model } : {}),
+    ...(choice.options ? { vendorOptions: choice.options } : {}),
+    ...(connections ? { connections } : {}),
     logger,
   });
 }

@@ -13,6 +13,7 @@ import { renderTemplate, type VariableValue } from '../domain/templates.js';
 import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
+import type { HostnameLookup } from '../net/hostGuard.js';
 import { ToolCaller } from '../tools/toolCaller.js';
 import type { VoicemailPolicy } from './answeringMachine.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
@@ -38,13 +39,21 @@ import type { RealtimeSessionPlan } from './realtimeConversation.js';
 import { realtimeBuiltInTools } from './realtimeTools.js';
 import {
   type AccountVendorKeys,
+  connectionsFor,
   credentialFor,
   missingCredential,
   openAiEndpoint,
+  refusedBaseUrl,
+  type VendorConnectionPolicy,
   vendorSpeechToSpeech,
   vendorSpeechToText,
   vendorTextToSpeech,
 } from './vendorAdapters.js';
+
+export interface VoiceStackOptions {
+  /** How vendor hosts are resolved at each connection (tests inject their own resolver). */
+  vendorHostLookup?: HostnameLookup;
+}
 
 /** A speech-to-speech session that holds the whole conversation in place of stt, llm and tts. */
 export type CallRealtimeVoice = RealtimeSessionPlan;
@@ -103,15 +112,20 @@ export class VoiceStack {
     private readonly vadFactory: FvadDetectorFactory,
     private readonly config: VoiceConfig,
     private readonly logger: Logger,
+    private readonly vendorHostLookup: HostnameLookup | undefined,
   ) {}
 
-  static async start(config: VoiceConfig, logger: Logger): Promise<VoiceStack> {
+  static async start(
+    config: VoiceConfig,
+    logger: Logger,
+    options: VoiceStackOptions = {},
+  ): Promise<VoiceStack> {
     const [tts, stt, vad] = await Promise.all([
       FliteTextToSpeech.start({ defaultVoice: 'kal', logger }),
       PocketsphinxSpeechToText.start({ processCount: config.sttWorkers, freeForm: true, logger }),
       FvadDetectorFactory.load(),
     ]);
-    return new VoiceStack(tts, stt, vad, config, logger);
+    return new VoiceStack(tts, stt, vad, config, logger, options.vendorHostLookup);
   }
 
   /** The offline engines' processes and failures, for /healthz, /readyz and /metrics. */
@@ -124,6 +138,11 @@ export class VoiceStack {
     return this.vadFactory.openDetectors;
   }
 
+  /** How this call's credentials are guarded: the private-address setting as it is now. */
+  private connectionPolicy(): VendorConnectionPolicy {
+    return { allowPrivate: this.config.providerAllowPrivate, lookup: this.vendorHostLookup };
+  }
+
   /** The choices of a stage this call can use, in order; a ProviderError naming what is missing. */
   private usable<T extends { provider: string; credential?: string }>(
     stage: string,
@@ -132,7 +151,11 @@ export class VoiceStack {
   ): [T, ...T[]] {
     const missing: string[] = [];
     const usable = choices.filter((choice) => {
-      const why = missingCredential(choice.provider, this.config, keys, choice.credential);
+      const credential = credentialFor(choice.provider, this.config, keys, choice.credential);
+      // A stored base URL is judged against the setting as it is now, not as it was when saved.
+      const why =
+        missingCredential(choice.provider, this.config, keys, choice.credential) ??
+        (credential ? refusedBaseUrl(credential, this.connectionPolicy()) : null);
       if (why !== null) missing.push(`${choice.provider}: ${why}`);
       return why === null;
     });
@@ -186,10 +209,11 @@ export class VoiceStack {
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
       const chat = new OpenAiChatClient({
-        endpoint: openAiEndpoint(llmCredential),
+        endpoint: openAiEndpoint(llmCredential, connectionsFor(llmCredential, this.connectionPolicy())),
         model: llmChoice?.model ?? this.config.llmModel,
         logger,
         usage,
+        ...(llmChoice?.options ? { vendorOptions: llmChoice.options } : {}),
       });
       const tools =
         settings.tools.length === 0
@@ -213,11 +237,18 @@ export class VoiceStack {
       });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
+        const realtimeCredential = credentialFor(
+          choice.provider,
+          this.config,
+          accountKeys,
+          choice.credential,
+        ) as VendorCredential;
         realtime = {
           speechToSpeech: vendorSpeechToSpeech(
             choice,
-            credentialFor(choice.provider, this.config, accountKeys, choice.credential) as VendorCredential,
+            realtimeCredential,
             logger,
+            connectionsFor(realtimeCredential, this.connectionPolicy()),
           ),
           session: {
             instructions: systemPrompt,
@@ -314,10 +345,17 @@ export class VoiceStack {
     ownAdapters: TextToSpeech[],
   ): TextToSpeech {
     if (choice.provider === 'flite') return this.offlineTts;
+    const credential = credentialFor(
+      choice.provider,
+      this.config,
+      keys,
+      choice.credential,
+    ) as VendorCredential;
     const adapter = vendorTextToSpeech(
       choice,
-      credentialFor(choice.provider, this.config, keys, choice.credential) as VendorCredential,
+      credential,
       logger,
+      connectionsFor(credential, this.connectionPolicy()),
     );
     ownAdapters.push(adapter);
     return adapter;
@@ -325,10 +363,17 @@ export class VoiceStack {
 
   private sttFor(choice: SttChoice, keys: AccountVendorKeys, logger: Logger): SpeechToText {
     if (choice.provider === 'pocketsphinx') return this.offlineStt;
+    const credential = credentialFor(
+      choice.provider,
+      this.config,
+      keys,
+      choice.credential,
+    ) as VendorCredential;
     return vendorSpeechToText(
       choice,
-      credentialFor(choice.provider, this.config, keys, choice.credential) as VendorCredential,
+      credential,
       logger,
+      connectionsFor(credential, this.connectionPolicy()),
     );
   }
 

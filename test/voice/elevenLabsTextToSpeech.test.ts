@@ -106,10 +106,13 @@ describe('ElevenLabsTextToSpeech', () => {
     await expect(collect(tts().synthesize('Hi.', { voice: 'NoSuchVoice' }))).rejects.toThrow(
       /voice_not_found/,
     );
-    fake.script.errorFrame = { error: 'quota_exceeded', message: 'This request exceeds your quota.' };
-    await expect(collect(tts().synthesize('Hi.', { voice: voiceId }))).rejects.toThrow(
-      /quota_exceeded: This request exceeds your quota/,
+    // The message echoes the key, as some vendors' errors do: only the code is kept (issue 33).
+    fake.script.errorFrame = { error: 'quota_exceeded', message: `Quota exceeded for key ${apiKey}.` };
+    const spent = await collect(tts().synthesize('Hi.', { voice: voiceId })).catch(
+      (caught: unknown) => caught,
     );
+    expect((spent as Error).message).toBe('elevenlabs: quota_exceeded');
+    expect((spent as Error).stack).not.toContain(apiKey);
   });
 
   it('a frame that is not a message is an error, never audio', async () => {

@@ -1,3 +1,5 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import { type GuardedConnections, sendGuardedRequest } from '../../../net/guardedConnections.js';
 import { abortReason, ProviderError } from '../providerError.js';
 
 /** Where an OpenAI-compatible server lives (OpenAI itself, or a self-hosted model server). */
@@ -11,10 +13,15 @@ export interface OpenAiCompatibleEndpoint {
    * two pieces of the body. Default 30 000 ms.
    */
   timeoutMs?: number;
+  /**
+   * The address guard of every connection (an account's credential: private addresses refused
+   * unless allowed, the address pinned); absent: the host as it resolves (the operator's own).
+   * Redirects are never followed either way.
+   */
+  connections?: GuardedConnections;
 }
 
 const defaultTimeoutMs = 30_000;
-const errorBodyPreviewLength = 500;
 
 export interface ProviderRequest {
   providerName: string;
@@ -40,21 +47,26 @@ function joinUrl(baseUrl: string, path: string): string {
   return `${baseUrl.replace(/\/+$/, '')}${path}`;
 }
 
-/** The `error.message` of an OpenAI-style error body, or the start of whatever the body was. */
-function describeErrorBody(bodyText: string): string {
+/**
+ * The short code of an OpenAI-style error body (`error.code`, else `error.type`: `invalid_api_key`,
+ * `rate_limit_exceeded`…), or null. The body's free text is never kept: a vendor may echo the key
+ * in it, and an internal server its internals (issue 33).
+ */
+function errorCodeOf(bodyText: string, apiKey: string | undefined): string | null {
   try {
     const parsed: unknown = JSON.parse(bodyText);
     if (typeof parsed === 'object' && parsed !== null && 'error' in parsed) {
       const error = (parsed as { error: unknown }).error;
-      if (typeof error === 'string') return error;
-      if (typeof error === 'object' && error !== null && 'message' in error) {
-        return String((error as { message: unknown }).message);
+      if (typeof error === 'object' && error !== null) {
+        const { code, type } = error as { code?: unknown; type?: unknown };
+        return vendorErrorCode(code, [apiKey]) ?? vendorErrorCode(type, [apiKey]);
       }
+      return vendorErrorCode(error, [apiKey]);
     }
   } catch {
-    // Not JSON: fall through to the raw text.
+    // Not JSON: nothing of it is kept.
   }
-  return bodyText.slice(0, errorBodyPreviewLength).trim() || '(empty body)';
+  return null;
 }
 
 /**
@@ -95,11 +107,12 @@ export async function postToProvider(request: ProviderRequest): Promise<Provider
   armDeadline();
   let response: Response;
   try {
-    response = await fetch(joinUrl(endpoint.baseUrl, request.path), {
+    response = await sendGuardedRequest(joinUrl(endpoint.baseUrl, request.path), {
       method: 'POST',
       headers,
       body: request.body,
       signal: signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal,
+      connections: endpoint.connections,
     });
   } catch (error) {
     throw explain(error);
@@ -112,8 +125,10 @@ export async function postToProvider(request: ProviderRequest): Promise<Provider
       throw explain(error);
     }
     done();
-    throw new ProviderError(providerName, `HTTP ${response.status}: ${describeErrorBody(bodyText)}`, {
+    const code = errorCodeOf(bodyText, endpoint.apiKey);
+    throw new ProviderError(providerName, `HTTP ${response.status}${code ? ` ${code}` : ''}`, {
       providerStatus: response.status,
+      secrets: [endpoint.apiKey],
     });
   }
   armDeadline();

@@ -1,3 +1,4 @@
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import { encodeWav } from '../audio/wav.js';
 import { ProviderError } from '../providerError.js';
@@ -20,6 +21,8 @@ export interface OpenAiSpeechToTextOptions {
   language?: string;
   /** Longest utterance kept; audio beyond it is dropped. Default 60 000 ms. */
   maxUtteranceMs?: number;
+  /** The agent's options (`prompt`, `temperature`), sent as form fields. */
+  vendorOptions?: VendorOptions;
   logger?: Logger;
 }
 
@@ -97,7 +100,11 @@ class OpenAiTranscriptionSession implements SpeechToTextSession {
     form.append('model', this.#options.model);
     form.append('response_format', 'json');
     if (this.#options.language) form.append('language', this.#options.language);
-    if (this.#phrases.length > 0) form.append('prompt', `Expected answers: ${this.#phrases.join('; ')}.`);
+    const { prompt, ...vendorFields } = this.#options.vendorOptions ?? {};
+    const expected = this.#phrases.length > 0 ? `Expected answers: ${this.#phrases.join('; ')}.` : '';
+    const fullPrompt = [prompt, expected].filter(Boolean).join(' ');
+    if (fullPrompt) form.append('prompt', fullPrompt);
+    for (const [name, value] of Object.entries(vendorFields)) form.append(name, String(value));
     const answer = await postJsonToProvider({
       providerName,
       endpoint: this.#options.endpoint,

@@ -1,3 +1,4 @@
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import { createResampler, resample } from '../audio/resampler.js';
 import { decodeWav, int16FromLittleEndianBytes } from '../audio/wav.js';
@@ -23,6 +24,8 @@ export interface OpenAiTextToSpeechOptions {
   responseFormat?: 'pcm' | 'wav';
   /** Rate of `pcm` answers, which carry no header. OpenAI sends 24 000 Hz (the default). */
   pcmSampleRateHz?: number;
+  /** The agent's options (`speed`, `instructions`), sent as fields of the request body. */
+  vendorOptions?: VendorOptions;
   logger?: Logger;
 }
 
@@ -44,6 +47,7 @@ export class OpenAiTextToSpeech implements TextToSpeech {
       endpoint: this.#options.endpoint,
       path: '/audio/speech',
       body: JSON.stringify({
+        ...this.#options.vendorOptions,
         model: this.#options.model,
         input: text,
         voice: options.voice ?? this.#options.defaultVoice ?? 'alloy',

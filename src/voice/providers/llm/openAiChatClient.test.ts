@@ -139,13 +139,16 @@ describe('OpenAiChatClient.streamChat', () => {
     ]);
   });
 
-  it('fails with the status and message on an HTTP error', async () => {
-    server.script.nextFailure = { status: 429, body: '{"error":{"message":"Rate limit reached"}}' };
+  it('fails with the status and code on an HTTP error', async () => {
+    server.script.nextFailure = {
+      status: 429,
+      body: '{"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}}',
+    };
     await expect(
       collect(client.streamChat({ messages: [{ role: 'user', content: 'Hi' }] })),
     ).rejects.toMatchObject({
       providerStatus: 429,
-      message: 'openai-chat: HTTP 429: Rate limit reached',
+      message: 'openai-chat: HTTP 429 rate_limit_exceeded',
     });
   });
 
@@ -189,7 +192,7 @@ describe('OpenAiChatClient.completeJson', () => {
     server.script.chatJsonContent = 'Sure! Here is the JSON';
     await expect(
       client.completeJson({ messages: [{ role: 'user', content: 'x' }], schema: { name: 's', schema: {} } }),
-    ).rejects.toThrow('openai-chat: answer is not JSON: Sure! Here is the JSON');
+    ).rejects.toThrow(/^openai-chat: answer is not JSON$/);
   });
 });
 

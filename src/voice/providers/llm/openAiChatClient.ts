@@ -1,4 +1,6 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
 import type { UsageMeter } from '../../../domain/usage.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
 import {
   type OpenAiCompatibleEndpoint,
@@ -65,6 +67,12 @@ export interface OpenAiChatClientOptions {
   logger?: Logger;
   /** Counts the tokens the server reports, for the call's usage and cost. */
   usage?: UsageMeter;
+  /**
+   * The agent's options (`temperature`, `top_p`, `max_tokens`, `seed`…), sent as fields of the
+   * conversation's requests (`streamChat`); the structured answers of `completeJson` keep the
+   * server's defaults.
+   */
+  vendorOptions?: VendorOptions;
 }
 
 /** The token counts a server reports (`usage`, on the last chunk of a stream). */
@@ -139,8 +147,10 @@ export class OpenAiChatClient {
   readonly #model: string;
   readonly #logger: Logger | undefined;
   readonly #usage: UsageMeter | undefined;
+  readonly #vendorOptions: VendorOptions;
 
   constructor(options: OpenAiChatClientOptions) {
+    this.#vendorOptions = options.vendorOptions ?? {};
     this.#endpoint = options.endpoint;
     this.#model = options.model;
     this.#logger = options.logger;
@@ -159,6 +169,7 @@ export class OpenAiChatClient {
    */
   async *streamChat(request: StreamChatRequest): AsyncIterable<ChatStreamEvent> {
     const body: Record<string, unknown> = {
+      ...this.#vendorOptions,
       model: this.#model,
       messages: request.messages.map(toWireMessage),
       stream: true,
@@ -193,10 +204,14 @@ export class OpenAiChatClient {
       try {
         chunk = JSON.parse(data) as StreamChunk;
       } catch {
-        throw new ProviderError(providerName, `streamed a chunk that is not JSON: ${data.slice(0, 200)}`);
+        throw new ProviderError(providerName, 'streamed a chunk that is not JSON');
       }
-      if (chunk.error)
-        throw new ProviderError(providerName, `stream failed: ${chunk.error.message ?? 'unknown error'}`);
+      if (chunk.error) {
+        const { code, type } = chunk.error as { code?: unknown; type?: unknown };
+        const known = [this.#endpoint.apiKey];
+        const what = vendorErrorCode(code, known) ?? vendorErrorCode(type, known) ?? 'no code';
+        throw new ProviderError(providerName, `stream failed: ${what}`);
+      }
       this.#noteUsage(chunk.usage);
       const choice = chunk.choices?.[0];
       if (!choice) continue;
@@ -260,7 +275,7 @@ export class OpenAiChatClient {
     try {
       return JSON.parse(message.content) as unknown;
     } catch {
-      throw new ProviderError(providerName, `answer is not JSON: ${message.content.slice(0, 200)}`);
+      throw new ProviderError(providerName, 'answer is not JSON');
     }
   }
 }

@@ -5,10 +5,13 @@ import type {
 } from 'openai/resources/realtime/realtime';
 import WebSocket from 'ws';
 import type { RealtimeTurnDetection } from '../../../domain/agentVoiceSettings.js';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { decodeG711, encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
-import { webSocketBase } from '../tts/replySocket.js';
+import { socketOptions, webSocketBase } from '../tts/replySocket.js';
 import type {
   SpeechToSpeech,
   SpeechToSpeechEvent,
@@ -26,7 +29,42 @@ export interface OpenAiRealtimeOptions {
   transcriptionModel?: string;
   /** How long the socket and its configuration may take before the session counts as refused. */
   openTimeoutMs?: number;
+  /**
+   * The agent's options, placed in `session.update`: `speed` (audio.output), `noise_reduction` and
+   * `transcription_model` (audio.input), `threshold`, `prefix_padding_ms`, `silence_duration_ms`,
+   * `idle_timeout_ms` (server_vad) and `eagerness` (semantic_vad) in the turn detection,
+   * `max_output_tokens` on the session.
+   */
+  vendorOptions?: VendorOptions;
+  /** The address guard of the socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger: Logger;
+}
+
+/** The turn detection the session asks for, with the agent's tuning of it. */
+function turnDetectionOf(
+  kind: RealtimeTurnDetection,
+  vendorOptions: VendorOptions,
+): NonNullable<NonNullable<RealtimeSessionCreateRequest['audio']>['input']>['turn_detection'] {
+  const { threshold, prefix_padding_ms, silence_duration_ms, idle_timeout_ms, eagerness } = vendorOptions;
+  if (kind === 'semantic_vad')
+    return {
+      type: 'semantic_vad',
+      create_response: true,
+      interrupt_response: true,
+      ...(typeof eagerness === 'string'
+        ? { eagerness: eagerness as 'low' | 'medium' | 'high' | 'auto' }
+        : {}),
+    };
+  return {
+    type: 'server_vad',
+    create_response: true,
+    interrupt_response: true,
+    silence_duration_ms: typeof silence_duration_ms === 'number' ? silence_duration_ms : 500,
+    ...(typeof threshold === 'number' ? { threshold } : {}),
+    ...(typeof prefix_padding_ms === 'number' ? { prefix_padding_ms } : {}),
+    ...(typeof idle_timeout_ms === 'number' ? { idle_timeout_ms } : {}),
+  };
 }
 
 const provider = 'openai-realtime';
@@ -57,31 +95,39 @@ export class OpenAiRealtimeSpeechToSpeech implements SpeechToSpeech {
   ): Promise<SpeechToSpeechSession> {
     const model = this.options.model ?? 'gpt-realtime';
     const url = `${webSocketBase(this.options.baseUrl, 'https://api.openai.com/v1')}/realtime?model=${encodeURIComponent(model)}`;
-    const socket = new WebSocket(url, { headers: { Authorization: `Bearer ${this.options.apiKey}` } });
+    const socket = new WebSocket(
+      url,
+      socketOptions(url, { Authorization: `Bearer ${this.options.apiKey}` }, this.options.connections),
+    );
     const session = new OpenAiRealtimeSession(socket, onEvent, this.options.logger);
+    const vendorOptions = this.options.vendorOptions ?? {};
+    const { speed, noise_reduction, transcription_model, max_output_tokens } = vendorOptions;
     const configuration: RealtimeSessionCreateRequest = {
       type: 'realtime',
       model,
       instructions: options.instructions,
       output_modalities: ['audio'],
+      ...(typeof max_output_tokens === 'number' ? { max_output_tokens } : {}),
       audio: {
         input: {
           format: { type: 'audio/pcmu' },
           transcription: {
-            model: this.options.transcriptionModel ?? 'gpt-4o-mini-transcribe',
+            model:
+              typeof transcription_model === 'string'
+                ? transcription_model
+                : (this.options.transcriptionModel ?? 'gpt-4o-mini-transcribe'),
             ...(options.language ? { language: options.language.slice(0, 2) } : {}),
           },
-          turn_detection:
-            (this.options.turnDetection ?? 'server_vad') === 'semantic_vad'
-              ? { type: 'semantic_vad', create_response: true, interrupt_response: true }
-              : {
-                  type: 'server_vad',
-                  create_response: true,
-                  interrupt_response: true,
-                  silence_duration_ms: 500,
-                },
+          turn_detection: turnDetectionOf(this.options.turnDetection ?? 'server_vad', vendorOptions),
+          ...(noise_reduction === 'near_field' || noise_reduction === 'far_field'
+            ? { noise_reduction: { type: noise_reduction } }
+            : {}),
         },
-        output: { format: { type: 'audio/pcmu' }, ...(options.voice ? { voice: options.voice } : {}) },
+        output: {
+          format: { type: 'audio/pcmu' },
+          ...(options.voice ? { voice: options.voice } : {}),
+          ...(typeof speed === 'number' ? { speed } : {}),
+        },
       },
       tools: options.tools.map((tool) => ({ type: 'function' as const, ...tool })),
       tool_choice: 'auto',
@@ -292,6 +338,8 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
   }
 }
 
+/** The type and code of a Realtime error event; its message is the vendor's free text, not kept. */
 function describe(error: { type?: string; code?: string | null; message?: string }): string {
-  return `${error.type ?? 'error'}${error.code ? ` ${error.code}` : ''}: ${(error.message ?? '').slice(0, 200)}`;
+  const code = vendorErrorCode(error.code);
+  return `${vendorErrorCode(error.type) ?? 'error'}${code ? ` ${code}` : ''}`;
 }

@@ -1,5 +1,8 @@
 import { DeepgramClient } from '@deepgram/sdk';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
 import type {
@@ -23,6 +26,10 @@ export interface DeepgramSpeechToTextOptions {
   connectTimeoutMs?: number;
   /** A KeepAlive goes out after this long without audio (Deepgram closes an idle stream at 10 s). */
   keepAliveIntervalMs?: number;
+  /** The agent's options (`endpointing`, `smart_format`…), sent as query parameters of the stream. */
+  vendorOptions?: VendorOptions;
+  /** The address guard of the stream's socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -57,6 +64,10 @@ export class DeepgramSpeechToText implements SpeechToText {
     this.#client = new DeepgramClient({
       apiKey: options.apiKey,
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+      // Every stream's socket goes through the guard's agent for the base URL's scheme.
+      ...(options.connections
+        ? { agent: options.connections.agentFor(options.baseUrl ?? 'wss://api.deepgram.com') }
+        : {}),
     });
   }
 
@@ -71,6 +82,10 @@ export class DeepgramSpeechToText implements SpeechToText {
       punctuate: 'true',
       ...(this.options.language ? { language: this.options.language } : {}),
       ...(phrases.length > 0 ? { keyterm: phrases.slice(0, 20) } : {}),
+      // Merged into the query last: `endpointing=300`, `smart_format=true`…
+      queryParams: Object.fromEntries(
+        Object.entries(this.options.vendorOptions ?? {}).map(([name, value]) => [name, String(value)]),
+      ),
       Authorization: `Token ${this.options.apiKey}`,
       reconnectAttempts: 0,
       connectionTimeoutInSeconds: (this.options.connectTimeoutMs ?? 3_000) / 1000,
@@ -118,7 +133,10 @@ class DeepgramSession implements SpeechToTextSession {
       // Any close before our own is a failure: 1008 (audio it cannot decode), 1011 (nothing sent
       // in time, or a fault on Deepgram's side), or a network drop.
       this.fail(
-        new ProviderError(providerName, `the stream closed (${event.code} ${event.reason || 'no reason'})`),
+        new ProviderError(
+          providerName,
+          `the stream closed (${event.code} ${vendorErrorCode(event.reason, [this.options.apiKey]) ?? 'no code'})`,
+        ),
       );
     });
     socket.on('error', (error) =>

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -13,7 +16,26 @@ export interface CartesiaTextToSpeechOptions {
   defaultVoiceId?: string;
   /** ISO 639-1, e.g. `en`. */
   language?: string;
+  /**
+   * The agent's options: `speed`, `volume`, `emotion` go in the request's `generation_config`;
+   * `max_buffer_delay_ms` and `pronunciation_dict_id` are fields of the request itself.
+   */
+  vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
+}
+
+const generationConfigNames = new Set(['speed', 'volume', 'emotion']);
+
+/** The agent's options as fields of a generation request. */
+function requestFields(vendorOptions: VendorOptions): Record<string, unknown> {
+  const entries = Object.entries(vendorOptions);
+  const generationConfig = Object.fromEntries(entries.filter(([name]) => generationConfigNames.has(name)));
+  return {
+    ...Object.fromEntries(entries.filter(([name]) => !generationConfigNames.has(name))),
+    ...(Object.keys(generationConfig).length > 0 ? { generation_config: generationConfig } : {}),
+  };
 }
 
 /** The API version the messages below follow (Cartesia's TTS WebSocket reference, 2026-03-01). */
@@ -35,7 +57,7 @@ export class CartesiaTextToSpeech implements TextToSpeech {
   constructor(private readonly options: CartesiaTextToSpeechOptions) {
     this.#url = `${webSocketBase(options.baseUrl, 'wss://api.cartesia.ai')}/tts/websocket`;
     this.#headers = { Authorization: `Bearer ${options.apiKey}`, 'Cartesia-Version': cartesiaVersion };
-    this.#warmer = new SocketWarmer(this.#headers);
+    this.#warmer = new SocketWarmer(this.#headers, options.connections);
   }
 
   /** Opens the next reply's socket now (one per reply: an abort closes it). */
@@ -50,9 +72,11 @@ export class CartesiaTextToSpeech implements TextToSpeech {
       url: this.#url,
       headers: this.#headers,
       warmer: this.#warmer,
+      connections: this.options.connections,
       signal: options.signal,
       openingMessages: [
         {
+          ...requestFields(this.options.vendorOptions ?? {}),
           model_id: this.options.modelId ?? 'sonic-3',
           transcript: text.trim(),
           voice: { mode: 'id', id: options.voice ?? this.options.defaultVoiceId ?? defaultVoiceId },
@@ -66,10 +90,10 @@ export class CartesiaTextToSpeech implements TextToSpeech {
       readMessage: (message) => {
         if (message.context_id !== undefined && message.context_id !== contextId) return { kind: 'ignore' };
         if (message.type === 'error') {
-          const what = String(message.error_code ?? message.title ?? 'error');
-          const detail = String(message.message ?? message.error ?? '');
+          // The status and code only: the title and message are the vendor's free text.
+          const what = vendorErrorCode(message.error_code, [this.options.apiKey]) ?? 'error';
           const status = typeof message.status_code === 'number' ? message.status_code : undefined;
-          return { kind: 'error', message: `${what}: ${detail}`, ...(status ? { status } : {}) };
+          return { kind: 'error', message: what, ...(status ? { status } : {}) };
         }
         const last = message.type === 'done' || message.done === true;
         if (message.type === 'chunk')

@@ -1,4 +1,7 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -8,6 +11,10 @@ export interface DeepgramTextToSpeechOptions {
   baseUrl?: string | null;
   /** The Aura voice model when the agent names none; default `aura-2-thalia-en`. */
   model?: string;
+  /** The agent's options (`speed`, `mip_opt_out`), sent as query parameters of the socket. */
+  vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
 }
 
@@ -25,7 +32,7 @@ export class DeepgramTextToSpeech implements TextToSpeech {
 
   constructor(private readonly options: DeepgramTextToSpeechOptions) {
     this.#headers = { Authorization: `Token ${options.apiKey}` };
-    this.#warmer = new SocketWarmer(this.#headers);
+    this.#warmer = new SocketWarmer(this.#headers, options.connections);
   }
 
   #urlOf(voice: string | undefined): string {
@@ -34,6 +41,8 @@ export class DeepgramTextToSpeech implements TextToSpeech {
       encoding: 'mulaw',
       sample_rate: '8000',
     });
+    for (const [name, value] of Object.entries(this.options.vendorOptions ?? {}))
+      query.set(name, String(value));
     return `${webSocketBase(this.options.baseUrl, 'wss://api.deepgram.com')}/v1/speak?${query}`;
   }
 
@@ -48,6 +57,7 @@ export class DeepgramTextToSpeech implements TextToSpeech {
       url: this.#urlOf(options.voice),
       headers: this.#headers,
       warmer: this.#warmer,
+      connections: this.options.connections,
       binaryAudio: true,
       signal: options.signal,
       openingMessages: [{ type: 'Speak', text: text.trim() }, { type: 'Flush' }],
@@ -56,16 +66,14 @@ export class DeepgramTextToSpeech implements TextToSpeech {
         if (message.type === 'Flushed') return { kind: 'end' };
         if (message.type === 'Warning')
           this.options.logger?.warn(
-            {
-              code: String(message.code ?? ''),
-              description: String(message.description ?? '').slice(0, 200),
-            },
+            { code: vendorErrorCode(message.code, [this.options.apiKey]) },
             'deepgram aura warning',
           );
         if (message.type === 'Error' || message.err_code !== undefined)
           return {
             kind: 'error',
-            message: `${String(message.err_code ?? message.code ?? 'error')}: ${String(message.err_msg ?? message.description ?? '')}`,
+            // The code only: err_msg/description are the vendor's free text.
+            message: vendorErrorCode(message.err_code ?? message.code, [this.options.apiKey]) ?? 'error',
           };
         return { kind: 'ignore' };
       },

@@ -1,4 +1,7 @@
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { VendorOptions } from '../../../domain/vendorOptions.js';
 import type { Logger } from '../../../logger.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import type { AudioChunk, SynthesizeOptions, TextToSpeech } from '../types.js';
 import { SocketWarmer, streamReplyOverSocket, webSocketBase } from './replySocket.js';
 
@@ -12,7 +15,32 @@ export interface ElevenLabsTextToSpeechOptions {
   defaultVoiceId?: string;
   /** ISO 639-1, e.g. `en`; sent as `language_code`. */
   language?: string;
+  /**
+   * The agent's options: `enable_logging`, `auto_mode`… go in the socket's query; `stability`,
+   * `similarity_boost`, `style`, `use_speaker_boost`, `speed` in the first message's `voice_settings`;
+   * `chunk_length_schedule` ("120,160,250,290") in its `generation_config`.
+   */
+  vendorOptions?: VendorOptions;
+  /** The address guard of every socket (an account's base URL); absent: none. */
+  connections?: GuardedConnections;
   logger?: Logger;
+}
+
+const voiceSettingNames = new Set(['stability', 'similarity_boost', 'style', 'use_speaker_boost', 'speed']);
+
+/** The first message of a reply: `" "`, with the agent's voice settings and generation config. */
+function openingMessage(vendorOptions: VendorOptions): Record<string, unknown> {
+  const voiceSettings = Object.fromEntries(
+    Object.entries(vendorOptions).filter(([name]) => voiceSettingNames.has(name)),
+  );
+  const schedule = vendorOptions.chunk_length_schedule;
+  return {
+    text: ' ',
+    ...(Object.keys(voiceSettings).length > 0 ? { voice_settings: voiceSettings } : {}),
+    ...(typeof schedule === 'string'
+      ? { generation_config: { chunk_length_schedule: schedule.split(',').map(Number) } }
+      : {}),
+  };
 }
 
 /** "Rachel", one of ElevenLabs' premade voices. */
@@ -29,7 +57,7 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
   readonly #warmer: SocketWarmer;
 
   constructor(private readonly options: ElevenLabsTextToSpeechOptions) {
-    this.#warmer = new SocketWarmer({ 'xi-api-key': options.apiKey });
+    this.#warmer = new SocketWarmer({ 'xi-api-key': options.apiKey }, options.connections);
   }
 
   /** The socket of a voice (the voice is in its path, the audio format in its query). */
@@ -40,6 +68,8 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
       output_format: 'ulaw_8000',
       ...(this.options.language ? { language_code: this.options.language } : {}),
     });
+    for (const [name, value] of Object.entries(this.options.vendorOptions ?? {}))
+      if (!voiceSettingNames.has(name) && name !== 'chunk_length_schedule') query.set(name, String(value));
     const base = webSocketBase(this.options.baseUrl, 'wss://api.elevenlabs.io');
     return `${base}/v1/text-to-speech/${encodeURIComponent(voiceId)}/stream-input?${query}`;
   }
@@ -55,14 +85,17 @@ export class ElevenLabsTextToSpeech implements TextToSpeech {
       url: this.#urlOf(options.voice),
       headers: { 'xi-api-key': this.options.apiKey },
       warmer: this.#warmer,
+      connections: this.options.connections,
       signal: options.signal,
-      openingMessages: [{ text: ' ' }, { text: `${text.trim()} `, flush: true }, { text: '' }],
+      openingMessages: [
+        openingMessage(this.options.vendorOptions ?? {}),
+        { text: `${text.trim()} `, flush: true },
+        { text: '' },
+      ],
       readMessage: (message) => {
         if (typeof message.error === 'string' || (typeof message.message === 'string' && !message.audio))
-          return {
-            kind: 'error',
-            message: `${String(message.error ?? 'error')}: ${String(message.message ?? '')}`,
-          };
+          // The code only: the message is the vendor's free text (it may echo the key).
+          return { kind: 'error', message: vendorErrorCode(message.error, [this.options.apiKey]) ?? 'error' };
         const last = message.isFinal === true;
         if (typeof message.audio === 'string' && message.audio.length > 0)
           return { kind: 'audio', mulawBase64: message.audio, last };

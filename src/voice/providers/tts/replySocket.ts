@@ -1,4 +1,6 @@
 import WebSocket from 'ws';
+import { vendorErrorCode } from '../../../domain/secretScrubbing.js';
+import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { decodeG711 } from '../../../telephony/rtp/g711.js';
 import { abortReason, ProviderError } from '../providerError.js';
 import type { AudioChunk } from '../types.js';
@@ -26,6 +28,17 @@ export interface ReplySocketOptions {
   warmer?: SocketWarmer;
   /** Binary frames are the audio itself (8 kHz μ-law), not base64 in JSON. */
   binaryAudio?: boolean;
+  /** The address guard of the connection (see src/net/guardedConnections.ts); absent: none. */
+  connections?: GuardedConnections | undefined;
+}
+
+/** The `ws` options of a vendor socket: its headers, and the guarded agent when there is one. */
+export function socketOptions(
+  url: string,
+  headers: Record<string, string>,
+  connections?: GuardedConnections,
+) {
+  return { headers, ...(connections ? { agent: connections.agentFor(url) } : {}) };
 }
 
 const isLive = (socket: WebSocket) =>
@@ -41,12 +54,15 @@ export class SocketWarmer {
   readonly #spares = new Map<string, WebSocket>();
   #closed = false;
 
-  constructor(private readonly headers: Record<string, string>) {}
+  constructor(
+    private readonly headers: Record<string, string>,
+    private readonly connections?: GuardedConnections,
+  ) {}
 
   warm(url: string): void {
     const existing = this.#spares.get(url);
     if (this.#closed || (existing && isLive(existing))) return;
-    const socket = new WebSocket(url, { headers: this.headers });
+    const socket = new WebSocket(url, socketOptions(url, this.headers, this.connections));
     socket.on('error', () => undefined);
     socket.on('unexpected-response', () => socket.terminate());
     socket.on('close', () => {
@@ -90,7 +106,8 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
   if (signal?.aborted) throw abortReason(signal);
   const reply = new AudioReplyQueue();
   const socket =
-    options.warmer?.take(options.url) ?? new WebSocket(options.url, { headers: options.headers });
+    options.warmer?.take(options.url) ??
+    new WebSocket(options.url, socketOptions(options.url, options.headers, options.connections));
   const onAbort = () => {
     reply.fail(signal ? abortReason(signal) : new Error('aborted'));
     if (options.cancelMessage !== undefined && socket.readyState === WebSocket.OPEN)
@@ -167,7 +184,7 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
       reply.fail(
         new ProviderError(
           provider,
-          `the socket closed before the end of the audio (${code} ${String(reason) || 'no reason'})`,
+          `the socket closed before the end of the audio (${code} ${vendorErrorCode(String(reason)) ?? 'no code'})`,
         ),
       );
   });
