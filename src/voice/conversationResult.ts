@@ -116,6 +116,7 @@ export function providerFailureMetrics(log: ProviderFailureLog): Record<string, 
     stage: failure.stage,
     provider: failure.provider,
     status: failure.status,
+    kind: failure.kind,
     reason: failure.reason,
     at_ms: failure.atMs,
   }));

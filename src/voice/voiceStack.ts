@@ -33,6 +33,7 @@ import {
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
+  type VoiceStage,
 } from './providers/index.js';
 import type { RealtimeSessionPlan } from './realtimeConversation.js';
 import { realtimeBuiltInTools } from './realtimeTools.js';
@@ -45,6 +46,28 @@ import {
   vendorSpeechToText,
   vendorTextToSpeech,
 } from './vendorAdapters.js';
+
+const voiceStageOf: Record<string, VoiceStage> = {
+  'text-to-speech': 'tts',
+  'speech-to-text': 'stt',
+  'language-model': 'llm',
+  'speech-to-speech': 'realtime',
+};
+
+/**
+ * A stage of the agent has no provider this call can use (no credential for any choice): the call
+ * is not dialled, and the reason goes into its metrics as a provider failure of kind `unusable`.
+ */
+export class StageUnusableError extends ProviderError {
+  constructor(
+    readonly stage: VoiceStage,
+    provider: string,
+    message: string,
+  ) {
+    super(provider, message, { kind: 'unusable' });
+    this.name = 'StageUnusableError';
+  }
+}
 
 /** A speech-to-speech session that holds the whole conversation in place of stt, llm and tts. */
 export type CallRealtimeVoice = RealtimeSessionPlan;
@@ -137,8 +160,9 @@ export class VoiceStack {
       return why === null;
     });
     if (usable.length === 0)
-      throw new ProviderError(
-        stage,
+      throw new StageUnusableError(
+        voiceStageOf[stage] ?? 'tts',
+        choices[0]?.provider ?? stage,
         `no ${stage} provider of this agent can be used (${missing.join('; ')})`,
       );
     return usable as [T, ...T[]];
@@ -190,6 +214,8 @@ export class VoiceStack {
         model: llmChoice?.model ?? this.config.llmModel,
         logger,
         usage,
+        firstTokenTimeoutMs: this.config.llmFirstTokenTimeoutMs,
+        chunkGapTimeoutMs: this.config.llmChunkGapTimeoutMs,
       });
       const tools =
         settings.tools.length === 0
@@ -218,6 +244,7 @@ export class VoiceStack {
             choice,
             credentialFor(choice.provider, this.config, accountKeys, choice.credential) as VendorCredential,
             logger,
+            this.config.realtimePongTimeoutMs,
           ),
           session: {
             instructions: systemPrompt,
@@ -237,6 +264,7 @@ export class VoiceStack {
           // The session says the disclosure as the first words of its greeting.
           firstMessage: disclosure ? [disclosure, firstMessage].filter(Boolean).join(' ') : firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+          chunkGapTimeoutMs: this.config.vendorChunkGapTimeoutMs,
           tools,
         };
       }
@@ -261,7 +289,10 @@ export class VoiceStack {
           ...(choice.model ? { model: choice.model } : {}),
           ...(choice.provider === 'flite'
             ? {}
-            : { firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs }),
+            : {
+                firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+                chunkGapTimeoutMs: this.config.vendorChunkGapTimeoutMs,
+              }),
         })),
         providerFailures,
         usage,
