@@ -14,6 +14,8 @@ export interface HeardOnTheLine {
    * the callee waiting for the agent (their own pauses before they reply included).
    */
   longestLineSilenceMs: number;
+  /** The first agent sound at or after `ms` from the answer; null when none. */
+  agentSoundAfter(ms: number): number | null;
   /** Milliseconds of the agent's channel that are a pure tone of this frequency (a fake vendor's voice). */
   agentToneMs(frequencyHz: number): number;
 }
@@ -52,6 +54,10 @@ export function heardOnTheLine(wavPath: string): HeardOnTheLine {
     firstAgentSoundMs: first < 0 ? null : first * 20,
     longestAgentGapMs: longestRun((index) => !agentLoud[index]),
     longestLineSilenceMs: longestRun((index) => !agentLoud[index] && !calleeLoud[index]),
+    agentSoundAfter(ms: number): number | null {
+      const index = agentLoud.findIndex((loud, at) => loud && at * 20 >= ms);
+      return index < 0 ? null : index * 20;
+    },
     agentToneMs(frequencyHz: number): number {
       // Goertzel per window: a window is the tone when nearly all its energy is in that one bin.
       const coefficient = 2 * Math.cos((2 * Math.PI * frequencyHz) / 8000);
