@@ -20,6 +20,7 @@ import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
+import { providerApology } from './conversationResult.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
   FallbackSpeechToText,
@@ -37,6 +38,7 @@ import {
 } from './providers/index.js';
 import type { RealtimeSessionPlan } from './realtimeConversation.js';
 import { realtimeBuiltInTools } from './realtimeTools.js';
+import { RememberedSpeech } from './rememberedSpeech.js';
 import {
   type AccountVendorKeys,
   credentialFor,
@@ -120,13 +122,19 @@ export function callVariables(agent: AgentRecord, call: CallRecord): Record<stri
  * shared by every call; plus the per-call choice of brain and providers from the agent.
  */
 export class VoiceStack {
+  /** The offline voice of the apology, its audio kept once made: it plays at once, however busy flite is. */
+  private readonly apologyTts: RememberedSpeech;
+
   private constructor(
     readonly offlineTts: FliteTextToSpeech,
     readonly offlineStt: PocketsphinxSpeechToText,
     private readonly vadFactory: FvadDetectorFactory,
     private readonly config: VoiceConfig,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.apologyTts = new RememberedSpeech(offlineTts, logger);
+    this.apologyTts.remember(providerApology, 'kal');
+  }
 
   static async start(config: VoiceConfig, logger: Logger): Promise<VoiceStack> {
     const [tts, stt, vad] = await Promise.all([
@@ -309,7 +317,7 @@ export class VoiceStack {
         providerFailures,
         usage,
       ),
-      apologyTts: this.offlineTts,
+      apologyTts: this.apologyTts,
       providerFailures,
       usage,
       vad: this.vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
