@@ -93,6 +93,14 @@ export interface VoiceConfig {
   vendorFirstAudioTimeoutMs: number;
   /** A vendor's final transcript must arrive this soon after the callee stops (CALLWRIGHT_STT_FINAL_TIMEOUT_MS). */
   vendorFinalTranscriptTimeoutMs: number;
+  /** Once a speech vendor has started a sentence, it may not go quiet longer than this (CALLWRIGHT_TTS_CHUNK_GAP_TIMEOUT_MS). */
+  vendorChunkGapTimeoutMs: number;
+  /** The language model's first streamed token must arrive within this (CALLWRIGHT_LLM_FIRST_TOKEN_TIMEOUT_MS). */
+  llmFirstTokenTimeoutMs: number;
+  /** Once streaming, the language model may not go quiet longer than this (CALLWRIGHT_LLM_CHUNK_GAP_TIMEOUT_MS). */
+  llmChunkGapTimeoutMs: number;
+  /** A Realtime session that answers no WebSocket ping for this long has failed (CALLWRIGHT_REALTIME_PONG_TIMEOUT_MS). */
+  realtimePongTimeoutMs: number;
 }
 
 export interface VendorCredential {
@@ -423,6 +431,10 @@ export function loadConfig(env: Environment = process.env): Config {
       providerAllowPrivate: readBoolean(env, 'CALLWRIGHT_PROVIDER_ALLOW_PRIVATE', false),
       vendorFirstAudioTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS', 3000, 100, 60_000),
       vendorFinalTranscriptTimeoutMs: readInteger(env, 'CALLWRIGHT_STT_FINAL_TIMEOUT_MS', 3000, 100, 60_000),
+      vendorChunkGapTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_CHUNK_GAP_TIMEOUT_MS', 1500, 100, 60_000),
+      llmFirstTokenTimeoutMs: readInteger(env, 'CALLWRIGHT_LLM_FIRST_TOKEN_TIMEOUT_MS', 3000, 100, 120_000),
+      llmChunkGapTimeoutMs: readInteger(env, 'CALLWRIGHT_LLM_CHUNK_GAP_TIMEOUT_MS', 3000, 100, 120_000),
+      realtimePongTimeoutMs: readInteger(env, 'CALLWRIGHT_REALTIME_PONG_TIMEOUT_MS', 3000, 500, 60_000),
     },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',

@@ -17,9 +17,11 @@ import type { CallFailure, OutgoingCall, SipUserAgent, TransferResult } from '..
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
 import { type AgentEnding, Conversation } from '../voice/conversation.js';
+import { providerFailureMetrics } from '../voice/conversationResult.js';
+import { ProviderFailureLog } from '../voice/providers/fallbackProviders.js';
 import { ProviderError } from '../voice/providers/providerError.js';
 import { RealtimeConversation } from '../voice/realtimeConversation.js';
-import type { CallVoice, VoiceStack } from '../voice/voiceStack.js';
+import { type CallVoice, StageUnusableError, type VoiceStack } from '../voice/voiceStack.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 import { addCalleeToDoNotCall } from './calleeRequests.js';
 import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
@@ -98,6 +100,8 @@ export class CallSession {
   private callVoice: CallVoice | null = null;
   /** The greeting, synthesised while the phone rings. */
   private prefetch: SpeechPrefetch | null = null;
+  /** Why the call was not dialled, when a voice stage could not be used (for its metrics). */
+  private notDialledFor: ProviderError | null = null;
   private conversation: Conversation | RealtimeConversation | null = null;
   private pendingTranscript: TranscriptEntry[] | null = null;
   private transcriptWrite: Promise<void> | null = null;
@@ -201,11 +205,13 @@ export class CallSession {
   private async gatherConversation(): Promise<Partial<CallFinish>> {
     const conversation = this.conversation;
     this.conversation = null;
+    // A greeting still being synthesised ahead (never answered, or cut) stops with the call.
+    this.prefetch?.close();
     if (!conversation) {
       // Never answered: the detector (in the WASM memory all calls share) still goes back.
       this.callVoice?.vad.close();
       this.callVoice?.release();
-      return {};
+      return this.notDialledFor ? { metrics: notDialledMetrics(this.notDialledFor) } : {};
     }
     try {
       const result = await conversation.finish();
@@ -261,6 +267,7 @@ export class CallSession {
         });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');
+        if (error instanceof ProviderError) this.notDialledFor = error;
         return { kind: error instanceof ProviderError ? 'provider_error' : 'internal_error' };
       }
     }
@@ -497,4 +504,14 @@ export class CallSession {
     this.rtp?.close();
     this.rtp = null;
   }
+}
+
+/**
+ * The metrics of a call that was never dialled because a voice stage could not be used: the reason,
+ * as a provider failure written through the same log as every other (so it is kept the same way).
+ */
+function notDialledMetrics(error: ProviderError): Record<string, unknown> {
+  const failures = new ProviderFailureLog();
+  failures.note(error instanceof StageUnusableError ? error.stage : 'tts', error.provider, error);
+  return { provider_failures: providerFailureMetrics(failures).map((failure) => ({ ...failure, at_ms: 0 })) };
 }

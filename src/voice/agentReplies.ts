@@ -217,9 +217,10 @@ export class AgentReplies {
       if (speaking) {
         if (error instanceof StageExhaustedError) this.apologizeAndHangUp(error);
       } else if (error instanceof ProviderError) {
-        // The language model (always a vendor) failed: say so rather than go quiet.
+        // The language model (always a vendor) failed: say so rather than go quiet. What it had
+        // said is whole sentences: they finish, and the apology follows them.
         this.options.providerFailures.note('llm', error.provider, error);
-        this.apologizeAndHangUp(error);
+        this.apologizeAndHangUp(error, { afterQueued: true });
       }
     } finally {
       const lines = await Promise.all(spoken);
@@ -284,15 +285,18 @@ export class AgentReplies {
    * Every provider of a stage failed (the fallbacks included): a short apology in the offline voice,
    * then the call ends `provider_error` — never a silent line until the silence timeout.
    */
-  apologizeAndHangUp(error: ProviderError): void {
+  apologizeAndHangUp(error: ProviderError, options: { afterQueued?: boolean } = {}): void {
     if (this.options.hasEnded() || this.apologizing) return;
     this.apologizing = true;
     this.options.logger.warn(
       { provider: error.provider },
       'a voice stage has no working provider; apologising',
     );
-    this.reply?.controller.abort();
-    this.options.rtp.clear();
+    if (!options.afterQueued) {
+      // A half-said sentence stops here.
+      this.reply?.controller.abort();
+      this.options.rtp.clear();
+    }
     const controller = new AbortController();
     this.reply = { controller, interruptible: false, cutByCallee: false };
     void (async () => {

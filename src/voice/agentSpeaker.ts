@@ -33,11 +33,57 @@ const trimKeepSamples = 80;
 const sentencePauseSamples = 960;
 
 /**
+ * The audio of one passage synthesised ahead: what has arrived so far, and the rest as it comes.
+ * Chunks are kept until taken; a failure is thrown after the chunks that came before it.
+ */
+class AheadAudio {
+  readonly chunks: Int16Array[] = [];
+  failure: { error: unknown } | null = null;
+  finished = false;
+  #wake: (() => void) | null = null;
+
+  push(samples: Int16Array): void {
+    this.chunks.push(samples);
+    this.#notify();
+  }
+
+  end(failure?: { error: unknown }): void {
+    if (failure) this.failure = failure;
+    this.finished = true;
+    this.#notify();
+  }
+
+  /** Every chunk in order — those already here at once, the later ones as they arrive. */
+  async *drain(): AsyncIterable<Int16Array> {
+    for (;;) {
+      const chunk = this.chunks.shift();
+      if (chunk) {
+        yield chunk;
+        continue;
+      }
+      if (this.failure) throw this.failure.error;
+      if (this.finished) return;
+      await new Promise<void>((resolve) => {
+        this.#wake = resolve;
+      });
+    }
+  }
+
+  #notify(): void {
+    this.#wake?.();
+    this.#wake = null;
+  }
+}
+
+/**
  * Speech synthesised before it is needed — the greeting, while the phone rings — so that when the
- * agent says it its audio is queued at once, whatever the voice's first-byte time.
+ * agent says it its audio is queued at once, whatever the voice's first-byte time. It streams: the
+ * agent plays what has arrived and the rest as it arrives, never waiting for the whole passage (a
+ * voice that speaks at the pace of speech would otherwise keep the callee waiting for all of it).
  */
 export class SpeechPrefetch {
-  private readonly ahead = new Map<string, Promise<{ chunks: Int16Array[] } | { error: unknown }>>();
+  private readonly ahead = new Map<string, AheadAudio>();
+  private readonly controller = new AbortController();
 
   constructor(
     private readonly tts: TextToSpeech,
@@ -47,30 +93,40 @@ export class SpeechPrefetch {
 
   prefetch(text: string): void {
     if (this.ahead.has(text)) return;
-    const whole = (async () => {
-      const chunks: Int16Array[] = [];
-      for await (const chunk of this.tts.synthesize(text, this.voice ? { voice: this.voice } : {}))
-        chunks.push(chunk.samples);
-      return { chunks };
+    const audio = new AheadAudio();
+    this.ahead.set(text, audio);
+    void (async () => {
+      const { signal } = this.controller;
+      for await (const chunk of this.tts.synthesize(text, {
+        signal,
+        ...(this.voice ? { voice: this.voice } : {}),
+      }))
+        audio.push(chunk.samples);
+      audio.end();
     })().catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'the greeting could not be synthesised ahead');
-      return { error };
+      if (!this.controller.signal.aborted)
+        this.logger.warn({ err: error }, 'the greeting could not be synthesised ahead');
+      audio.end({ error });
     });
-    this.ahead.set(text, whole);
   }
 
   /**
-   * The audio of `text` synthesised ahead, once (null: none). A synthesis that failed throws its
-   * error here: the voice was tried (and its failure noted) already, so it is not tried twice.
+   * The audio of `text` synthesised ahead, once (null: none), as it arrives. A synthesis that
+   * failed throws its error after the audio that came before it: the voice (and its fallbacks) was
+   * tried already, and its failure noted, so it is not tried twice.
    */
-  async take(text: string, tts: TextToSpeech, voice: string | undefined): Promise<Int16Array[] | null> {
+  take(text: string, tts: TextToSpeech, voice: string | undefined): AsyncIterable<Int16Array> | null {
     if (tts !== this.tts || voice !== this.voice) return null;
-    const whole = this.ahead.get(text);
-    if (!whole) return null;
+    const audio = this.ahead.get(text);
+    if (!audio) return null;
     this.ahead.delete(text);
-    const result = await whole;
-    if ('error' in result) throw result.error;
-    return result.chunks;
+    return audio.drain();
+  }
+
+  /** Stops what is still being synthesised ahead (the call ended, or never answered). */
+  close(): void {
+    this.controller.abort();
+    this.ahead.clear();
   }
 }
 
@@ -185,7 +241,7 @@ export class AgentSpeaker {
     voice: string | undefined,
     signal: AbortSignal,
   ): AsyncIterable<Int16Array> {
-    const ahead = await this.options.prefetch?.take(text, tts, voice);
+    const ahead = this.options.prefetch?.take(text, tts, voice);
     if (ahead) {
       yield* ahead;
       return;

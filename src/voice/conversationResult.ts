@@ -120,6 +120,7 @@ export function providerFailureMetrics(log: ProviderFailureLog): Record<string, 
     stage: failure.stage,
     provider: failure.provider,
     status: failure.status,
+    kind: failure.kind,
     reason: scrubSecrets(failure.reason),
     at_ms: failure.atMs,
   }));

@@ -38,8 +38,13 @@ export interface RealtimeSessionPlan {
   model: string;
   /** Said first, word for word, when the agent has one. */
   firstMessage: string | null;
-  /** A reply asked for (the greeting) that brings no audio within this fails the session. */
+  /**
+   * A reply the session owes (the greeting, an answer after the callee stopped, after a tool's
+   * result) that brings no audio within this fails the session.
+   */
   firstAudioTimeoutMs: number;
+  /** Once a reply's audio has started, the session may not go quiet longer than this before it is done. */
+  chunkGapTimeoutMs?: number;
   /** The agent's own tools (settings.tools), offered to the session next to end_call. */
   tools: ToolCaller | null;
 }
@@ -99,6 +104,8 @@ export class RealtimeConversation {
   private hangingUp = false;
   private endingAfterReply: AgentEnding | null = null;
   private replyTimer: NodeJS.Timeout | null = null;
+  /** What the session owes the callee now: a reply's first audio, the rest of it, or nothing. */
+  private replyOwed: 'first_audio' | 'rest' | null = null;
   private readonly onAudio = (samples: Int16Array) => this.handleCalleeFrame(samples);
   private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
 
@@ -215,6 +222,8 @@ export class RealtimeConversation {
       case 'speech_started':
         this.calleeSpeaking = true;
         this.calleeSpeechStartMs = this.nowMs();
+        // The callee speaks again: whatever was owed waits for the end of their turn.
+        this.replyArrived();
         this.armSilenceTimer();
         if (this.options.rtp.queuedMs > 0 && !this.answering.machine && !this.hangingUp) this.bargeIn();
         return;
@@ -223,6 +232,8 @@ export class RealtimeConversation {
         this.calleeSpeechEndMs = this.nowMs();
         this.turnEndedAtMs = performance.now();
         this.armSilenceTimer();
+        // The vendor's turn detection answers the turn it just ended: the reply is owed now.
+        if (!this.hangingUp && !this.answering.machine) this.armReplyTimer();
         return;
       case 'callee_transcript': {
         const text = event.text.trim();
@@ -238,7 +249,7 @@ export class RealtimeConversation {
         return;
       }
       case 'agent_audio':
-        this.replyArrived();
+        this.replyStreaming();
         this.play(event.itemId, event.samples);
         return;
       case 'agent_transcript': {
@@ -277,23 +288,48 @@ export class RealtimeConversation {
     this.session?.respond(instructions);
   }
 
-  /** A reply asked for that brings no audio within the first-audio timeout fails the session. */
+  /** A reply owed that brings no audio within the first-audio timeout fails the session. */
   private armReplyTimer(): void {
     if (this.replyTimer) clearTimeout(this.replyTimer);
+    this.replyOwed = 'first_audio';
     this.replyTimer = setTimeout(() => {
       this.fail(
         new ProviderError(
           this.options.provider,
           `no reply audio within ${this.options.firstAudioTimeoutMs} ms`,
+          { kind: 'timeout' },
         ),
       );
     }, this.options.firstAudioTimeoutMs);
     this.replyTimer.unref();
   }
 
+  /**
+   * Audio of an owed reply came: the rest must follow without a gap longer than the chunk gap, until
+   * the response is done (a session that stops mid-reply with its socket open fails).
+   */
+  private replyStreaming(): void {
+    if (this.replyOwed === null) return;
+    if (this.replyTimer) clearTimeout(this.replyTimer);
+    this.replyOwed = 'rest';
+    const gapMs = this.options.chunkGapTimeoutMs;
+    if (gapMs === undefined) {
+      this.replyTimer = null;
+      return;
+    }
+    this.replyTimer = setTimeout(() => {
+      this.fail(
+        new ProviderError(this.options.provider, `the reply went quiet for ${gapMs} ms`, { kind: 'stall' }),
+      );
+    }, gapMs);
+    this.replyTimer.unref();
+  }
+
+  /** Nothing is owed any more (the response is done, or the callee speaks again). */
   private replyArrived(): void {
     if (this.replyTimer) clearTimeout(this.replyTimer);
     this.replyTimer = null;
+    this.replyOwed = null;
   }
 
   private newItem(itemId: string): AgentItem {

@@ -220,8 +220,11 @@ export function vendorSpeechToSpeech(
   credential: VendorCredential,
   logger: Logger,
   connections?: GuardedConnections,
+  /** A session that answers no ping for this long has failed (the call's liveness rule). */
+  pongTimeoutMs?: number,
 ): SpeechToSpeech {
   return new OpenAiRealtimeSpeechToSpeech({
+    ...(pongTimeoutMs ? { pongTimeoutMs } : {}),
     apiKey: credential.apiKey,
     baseUrl: openAiEndpoint(credential).baseUrl,
     turnDetection: choice.turnDetection,

@@ -21,6 +21,7 @@ import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
 import type { AgentBrain } from './brains/types.js';
+import { providerApology } from './conversationResult.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
   FallbackSpeechToText,
@@ -34,9 +35,11 @@ import {
   type SpeechToText,
   type TextToSpeech,
   type VoiceActivityDetector,
+  type VoiceStage,
 } from './providers/index.js';
 import type { RealtimeSessionPlan } from './realtimeConversation.js';
 import { realtimeBuiltInTools } from './realtimeTools.js';
+import { RememberedSpeech } from './rememberedSpeech.js';
 import {
   type AccountVendorKeys,
   connectionsFor,
@@ -53,6 +56,28 @@ import {
 export interface VoiceStackOptions {
   /** How vendor hosts are resolved at each connection (tests inject their own resolver). */
   vendorHostLookup?: HostnameLookup;
+}
+
+const voiceStageOf: Record<string, VoiceStage> = {
+  'text-to-speech': 'tts',
+  'speech-to-text': 'stt',
+  'language-model': 'llm',
+  'speech-to-speech': 'realtime',
+};
+
+/**
+ * A stage of the agent has no provider this call can use (no credential for any choice): the call
+ * is not dialled, and the reason goes into its metrics as a provider failure of kind `unusable`.
+ */
+export class StageUnusableError extends ProviderError {
+  constructor(
+    readonly stage: VoiceStage,
+    provider: string,
+    message: string,
+  ) {
+    super(provider, message, { kind: 'unusable' });
+    this.name = 'StageUnusableError';
+  }
 }
 
 /** A speech-to-speech session that holds the whole conversation in place of stt, llm and tts. */
@@ -106,6 +131,9 @@ export function callVariables(agent: AgentRecord, call: CallRecord): Record<stri
  * shared by every call; plus the per-call choice of brain and providers from the agent.
  */
 export class VoiceStack {
+  /** The offline voice of the apology, its audio kept once made: it plays at once, however busy flite is. */
+  private readonly apologyTts: RememberedSpeech;
+
   private constructor(
     readonly offlineTts: FliteTextToSpeech,
     readonly offlineStt: PocketsphinxSpeechToText,
@@ -113,7 +141,10 @@ export class VoiceStack {
     private readonly config: VoiceConfig,
     private readonly logger: Logger,
     private readonly vendorHostLookup: HostnameLookup | undefined,
-  ) {}
+  ) {
+    this.apologyTts = new RememberedSpeech(offlineTts, logger);
+    this.apologyTts.remember(providerApology, 'kal');
+  }
 
   static async start(
     config: VoiceConfig,
@@ -160,8 +191,9 @@ export class VoiceStack {
       return why === null;
     });
     if (usable.length === 0)
-      throw new ProviderError(
-        stage,
+      throw new StageUnusableError(
+        voiceStageOf[stage] ?? 'tts',
+        choices[0]?.provider ?? stage,
         `no ${stage} provider of this agent can be used (${missing.join('; ')})`,
       );
     return usable as [T, ...T[]];
@@ -214,6 +246,8 @@ export class VoiceStack {
         logger,
         usage,
         ...(llmChoice?.options ? { vendorOptions: llmChoice.options } : {}),
+        firstTokenTimeoutMs: this.config.llmFirstTokenTimeoutMs,
+        chunkGapTimeoutMs: this.config.llmChunkGapTimeoutMs,
       });
       const tools =
         settings.tools.length === 0
@@ -249,6 +283,7 @@ export class VoiceStack {
             realtimeCredential,
             logger,
             connectionsFor(realtimeCredential, this.connectionPolicy()),
+            this.config.realtimePongTimeoutMs,
           ),
           session: {
             instructions: systemPrompt,
@@ -268,6 +303,7 @@ export class VoiceStack {
           // The session says the disclosure as the first words of its greeting.
           firstMessage: disclosure ? [disclosure, firstMessage].filter(Boolean).join(' ') : firstMessage,
           firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+          chunkGapTimeoutMs: this.config.vendorChunkGapTimeoutMs,
           tools,
         };
       }
@@ -292,7 +328,10 @@ export class VoiceStack {
           ...(choice.model ? { model: choice.model } : {}),
           ...(choice.provider === 'flite'
             ? {}
-            : { firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs }),
+            : {
+                firstAudioTimeoutMs: this.config.vendorFirstAudioTimeoutMs,
+                chunkGapTimeoutMs: this.config.vendorChunkGapTimeoutMs,
+              }),
         })),
         providerFailures,
         usage,
@@ -309,7 +348,7 @@ export class VoiceStack {
         providerFailures,
         usage,
       ),
-      apologyTts: this.offlineTts,
+      apologyTts: this.apologyTts,
       providerFailures,
       usage,
       vad: this.vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),

@@ -1,5 +1,6 @@
 import { type WebSocket, WebSocketServer } from 'ws';
 import { encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { garbageFrame, type StreamFault, takeFault } from './streamFaults.js';
 import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
@@ -23,6 +24,11 @@ export interface CartesiaScript {
   firstAudioDelayMs: number;
   chunkIntervalMs: number;
   hang: boolean;
+  /**
+   * Faults at any point of a generation (see streamFaults.ts): `error` is the documented error
+   * message for the context (status 500), `close` a close 1011, `garbage` a frame that is not JSON.
+   */
+  faults: StreamFault[];
 }
 
 export interface CartesiaConnection {
@@ -49,7 +55,13 @@ function toneBytes(durationMs: number): Uint8Array {
 export async function startFakeCartesia(
   script: Partial<CartesiaScript> & { apiKey: string; voiceIds: string[] },
 ): Promise<FakeCartesia> {
-  const fullScript: CartesiaScript = { firstAudioDelayMs: 20, chunkIntervalMs: 10, hang: false, ...script };
+  const fullScript: CartesiaScript = {
+    firstAudioDelayMs: 20,
+    chunkIntervalMs: 10,
+    hang: false,
+    faults: [],
+    ...script,
+  };
   const connections: CartesiaConnection[] = [];
   const rest = await startVendorRestServer((request) =>
     request.url === '/voices'
@@ -111,10 +123,19 @@ export async function startFakeCartesia(
           'This fake produces raw pcm_mulaw at 8000 Hz.',
         );
       if (fullScript.hang) return;
+      const fault = takeFault(fullScript.faults, String(message.transcript ?? ''));
       const bytes = toneBytes(Math.max(100, String(message.transcript ?? '').length * 60));
       await new Promise((resolve) => setTimeout(resolve, fullScript.firstAudioDelayMs));
       for (let offset = 0; offset < bytes.length; offset += 800) {
         if (connection.canceled || socket.readyState !== socket.OPEN) return;
+        if (fault && offset / 800 === fault.afterChunks) {
+          if (fault.kind === 'stall') return;
+          if (fault.kind === 'error')
+            return fail(500, 'internal_server_error', 'Internal server error', 'The generation failed.');
+          if (fault.kind === 'close') return socket.close(1011, 'internal error');
+          socket.send(garbageFrame);
+          if (fault.kind === 'garbage') return;
+        }
         socket.send(
           JSON.stringify({
             type: 'chunk',

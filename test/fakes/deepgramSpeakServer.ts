@@ -1,5 +1,6 @@
 import { type WebSocket, WebSocketServer } from 'ws';
 import { encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { garbageFrame, type StreamFault, takeFault } from './streamFaults.js';
 import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
@@ -24,6 +25,13 @@ export interface DeepgramSpeakScript {
   models: string[];
   firstAudioDelayMs: number;
   chunkIntervalMs: number;
+  /**
+   * Faults at any point of a flush's audio (see streamFaults.ts). Aura reports errors as a close
+   * frame whose reason carries the error (its TTS troubleshooting guide): `error` is a close 1008
+   * with a `DATA-0000` reason, `close` a close 1011 with `NET-0001`; `garbage` a text frame that is
+   * not JSON.
+   */
+  faults: StreamFault[];
 }
 
 export interface DeepgramSpeakConnection {
@@ -59,6 +67,7 @@ export async function startFakeDeepgramSpeak(
     models: ['aura-2-thalia-en', 'aura-2-orion-en'],
     firstAudioDelayMs: 20,
     chunkIntervalMs: 10,
+    faults: [],
     ...script,
   };
   const connections: DeepgramSpeakConnection[] = [];
@@ -117,11 +126,21 @@ export async function startFakeDeepgramSpeak(
           return;
         case 'Flush': {
           const mine = ++generation;
+          const fault = takeFault(fullScript.faults, text);
           const frames = toneFrames(Math.max(100, text.length * 60));
           text = '';
           await new Promise((resolve) => setTimeout(resolve, fullScript.firstAudioDelayMs));
-          for (const frame of frames) {
+          for (const [index, frame] of frames.entries()) {
             if (mine !== generation || socket.readyState !== socket.OPEN) return;
+            if (fault && index === fault.afterChunks) {
+              if (fault.kind === 'stall') return;
+              if (fault.kind === 'error')
+                return socket.close(1008, 'DATA-0000: The payload cannot be decoded as audio.');
+              if (fault.kind === 'close')
+                return socket.close(1011, 'NET-0001: The service did not receive audio in time.');
+              socket.send(garbageFrame);
+              if (fault.kind === 'garbage') return;
+            }
             socket.send(frame, { binary: true });
             connection.framesSent++;
             await new Promise((resolve) => setTimeout(resolve, fullScript.chunkIntervalMs));

@@ -1,5 +1,6 @@
 import { type WebSocket, WebSocketServer } from 'ws';
 import { encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { garbageFrame, type StreamFault, takeFault } from './streamFaults.js';
 import { startVendorRestServer } from './vendorRestServer.js';
 
 /**
@@ -33,6 +34,12 @@ export interface ElevenLabsScript {
   garbage: boolean;
   /** Answer with an error frame (e.g. quota exceeded), then close 1008. */
   errorFrame: { error: string; message: string } | null;
+  /**
+   * Faults at any point of a generation (see streamFaults.ts): `error` is the documented error
+   * message and a close 1008, `close` a close 1011 (internal error), `garbage` a frame that is not
+   * JSON.
+   */
+  faults: StreamFault[];
 }
 
 export interface ElevenLabsConnection {
@@ -71,6 +78,7 @@ export async function startFakeElevenLabs(
     hang: false,
     garbage: false,
     errorFrame: null,
+    faults: [],
     ...script,
   };
   const connections: ElevenLabsConnection[] = [];
@@ -128,10 +136,19 @@ export async function startFakeElevenLabs(
       if (connection.query.get('output_format') !== 'ulaw_8000')
         return sendError('invalid_output_format', 'this fake speaks ulaw_8000 only');
       generating = true;
+      const fault = takeFault(fullScript.faults, text);
       const bytes = toneBytes(Math.max(100, text.trim().length * 60));
       await new Promise((resolve) => setTimeout(resolve, fullScript.firstAudioDelayMs));
       for (let offset = 0; offset < bytes.length; offset += 800) {
         if (socket.readyState !== socket.OPEN) return;
+        if (fault && offset / 800 === fault.afterChunks) {
+          if (fault.kind === 'stall') return;
+          if (fault.kind === 'error')
+            return sendError('internal_error', 'An internal error occurred while generating audio.');
+          if (fault.kind === 'close') return socket.close(1011, 'internal error');
+          socket.send(garbageFrame);
+          if (fault.kind === 'garbage') return;
+        }
         const piece = bytes.subarray(offset, offset + 800);
         socket.send(
           JSON.stringify({

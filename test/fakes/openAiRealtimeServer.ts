@@ -6,6 +6,7 @@ import type {
 } from 'openai/resources/realtime/realtime';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { decodeG711, encodeG711 } from '../../src/telephony/rtp/g711.js';
+import { garbageFrame, type StreamFault, takeFault } from './streamFaults.js';
 
 /**
  * A stand-in for OpenAI's Realtime API over WebSocket (`wss://api.openai.com/v1/realtime?model=…`),
@@ -51,6 +52,14 @@ export interface RealtimeScript {
   hang: boolean;
   /** End every response with status `failed` and this error code. */
   failResponsesWith: string | null;
+  /**
+   * Faults at any point of a response's audio (see streamFaults.ts), matched on the reply's text:
+   * `error` is an `error` event of type `server_error`, `close` a close 1011, `garbage` a frame that
+   * is not JSON; `stall` leaves the response in progress with the socket open.
+   */
+  faults: StreamFault[];
+  /** Answer WebSocket pings (RFC 6455 says a peer must); false: a frozen server that still holds the socket. */
+  answerPings: boolean;
 }
 
 export interface RealtimeConnection {
@@ -94,10 +103,13 @@ export function attachFakeRealtime(
     chunkIntervalMs: 20,
     hang: false,
     failResponsesWith: null,
+    faults: [],
+    answerPings: true,
     ...script,
   };
   const connections: RealtimeConnection[] = [];
-  const sockets = new WebSocketServer({ noServer: true });
+  // Pongs are sent by hand, so that a frozen server can be played (answerPings: false).
+  const sockets = new WebSocketServer({ noServer: true, autoPong: false });
   server.on('upgrade', (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://fake');
     if (url.pathname !== '/v1/realtime') {
@@ -125,6 +137,9 @@ export function attachFakeRealtime(
       toolOutputs: [],
     };
     connections.push(connection);
+    ws.on('ping', (data) => {
+      if (fullScript.answerPings && ws.readyState === ws.OPEN) ws.pong(data);
+    });
     let serial = 0;
     const id = (prefix: string) => `${prefix}_${++serial}`;
     const send = (event: RealtimeServerEvent) => {
@@ -172,6 +187,7 @@ export function attachFakeRealtime(
         output_index: 0,
         item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
       });
+      const fault = takeFault(fullScript.faults, reply.text);
       await new Promise((resolve) => setTimeout(resolve, fullScript.firstAudioDelayMs));
       send({
         type: 'response.output_audio_transcript.delta',
@@ -179,8 +195,26 @@ export function attachFakeRealtime(
         ...where,
         delta: reply.text,
       });
-      for (const delta of toneBase64Chunks(Math.max(200, reply.text.length * 60))) {
+      for (const [index, delta] of toneBase64Chunks(Math.max(200, reply.text.length * 60)).entries()) {
         if (mine.cancelled || ws.readyState !== ws.OPEN) break;
+        if (fault && index === fault.afterChunks) {
+          if (fault.kind === 'stall') return;
+          if (fault.kind === 'close') return ws.close(1011, 'internal error');
+          if (fault.kind === 'error')
+            return send({
+              type: 'error',
+              event_id: id('event'),
+              error: {
+                type: 'server_error',
+                code: 'server_error',
+                message: 'The server had an error while processing your request.',
+                param: null,
+                event_id: null,
+              },
+            });
+          ws.send(garbageFrame);
+          if (fault.kind === 'garbage') return;
+        }
         send({ type: 'response.output_audio.delta', event_id: id('event'), ...where, delta });
         await new Promise((resolve) => setTimeout(resolve, fullScript.chunkIntervalMs));
       }

@@ -1,5 +1,5 @@
 import type { UsageMeter } from '../../domain/usage.js';
-import { abortReason, ProviderError } from './providerError.js';
+import { abortReason, failureKindOf, ProviderError, type ProviderFailureKind } from './providerError.js';
 import {
   type AudioChunk,
   type FinalTranscript,
@@ -13,7 +13,11 @@ import {
 } from './types.js';
 
 /** A vendor that said nothing in time: skipped for the next choice, never reconnected to. */
-export class VendorTimeoutError extends ProviderError {}
+export class VendorTimeoutError extends ProviderError {
+  constructor(provider: string, message: string, kind: 'timeout' | 'stall' = 'timeout') {
+    super(provider, message, { kind });
+  }
+}
 
 /**
  * Worth one more stream to the same vendor: a connection that dropped or broke (no HTTP status, not
@@ -64,11 +68,19 @@ export interface ProviderFailure {
   provider: string;
   /** The vendor's HTTP or close status when it gave one. */
   status: number | null;
+  /** What went wrong (refused, timeout, stall, garbage, error_frame, closed…). */
+  kind: ProviderFailureKind;
   reason: string;
   /** Milliseconds since the failure list was created (the call's start). */
   atMs: number;
 }
 
+/**
+ * A call's provider failures: every failure of every stage — before the first audio or in the middle
+ * of a sentence, during ringing or mid-call, and the one that kept a call from being dialled — is
+ * written here and only here, so this is the one place that decides what of a vendor's message is
+ * kept.
+ */
 export class ProviderFailureLog {
   readonly failures: ProviderFailure[] = [];
   readonly #startedAtMs = performance.now();
@@ -80,6 +92,7 @@ export class ProviderFailureLog {
       stage,
       provider,
       status,
+      kind: failureKindOf(error),
       reason: reason.slice(0, 300),
       atMs: Math.round(performance.now() - this.#startedAtMs),
     });
@@ -95,13 +108,20 @@ export interface TtsChoiceInUse {
   model?: string;
   /** A vendor's first audio must arrive within this; none for the offline engine (its own limits). */
   firstAudioTimeoutMs?: number;
+  /** Once it has spoken, a vendor may not go quiet mid-sentence for longer than this; none offline. */
+  chunkGapTimeoutMs?: number;
 }
 
 /**
- * Text-to-speech over an ordered list of providers. A provider that fails, or gives no audio
- * within its `firstAudioTimeoutMs`, before its first chunk is abandoned for the next; a failure after
- * audio has been played is the caller's (the sentence is half said). When every provider failed,
- * the last error is thrown as a ProviderError.
+ * Text-to-speech over an ordered list of providers, with one liveness rule: a provider that fails
+ * (refuses, errors, sends garbage, closes), gives no audio within its `firstAudioTimeoutMs`, or goes
+ * quiet for longer than its `chunkGapTimeoutMs` after it started, is abandoned for the next — before
+ * its first chunk or in the middle of the sentence. The next one says the sentence again from its
+ * start (the callee hears the cut-off words once more rather than a sentence that resumes mid-word
+ * in another voice). Only the time spent waiting for the vendor counts: a caller that holds the
+ * audio back (the callee is talking) does not make the vendor late. Every failure is noted. When
+ * every provider failed, the last error is thrown (a StageExhaustedError when a vendor was among
+ * them).
  */
 export class FallbackTextToSpeech implements TextToSpeech {
   constructor(
@@ -124,42 +144,68 @@ export class FallbackTextToSpeech implements TextToSpeech {
       const attempt = new AbortController();
       const onAbort = () => attempt.abort(options.signal ? abortReason(options.signal) : undefined);
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      let timedOut = false;
-      const limitMs = choice.firstAudioTimeoutMs;
-      const timer =
-        limitMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              timedOut = true;
-              attempt.abort(new VendorTimeoutError(choice.provider, `no audio within ${limitMs} ms`));
-            }, limitMs);
+      let late: VendorTimeoutError | null = null;
+      let timer: NodeJS.Timeout | undefined;
+      const expectAudioWithin = (limitMs: number | undefined, failure: () => VendorTimeoutError) => {
+        if (limitMs === undefined) return;
+        timer = setTimeout(() => {
+          late = failure();
+          attempt.abort(late);
+        }, limitMs);
+      };
       let yielded = false;
+      let over = false;
+      const iterator = choice.tts
+        .synthesize(text, { signal: attempt.signal, ...(choice.voice ? { voice: choice.voice } : {}) })
+        [Symbol.asyncIterator]();
       try {
-        const iterator = choice.tts.synthesize(text, {
-          signal: attempt.signal,
-          ...(choice.voice ? { voice: choice.voice } : {}),
-        });
-        for await (const chunk of iterator) {
+        for (;;) {
+          if (yielded)
+            expectAudioWithin(
+              choice.chunkGapTimeoutMs,
+              () =>
+                new VendorTimeoutError(
+                  choice.provider,
+                  `went quiet for ${choice.chunkGapTimeoutMs} ms in the middle of a sentence`,
+                  'stall',
+                ),
+            );
+          else
+            expectAudioWithin(
+              choice.firstAudioTimeoutMs,
+              () =>
+                new VendorTimeoutError(choice.provider, `no audio within ${choice.firstAudioTimeoutMs} ms`),
+            );
+          const next = await iterator.next();
+          clearTimeout(timer);
+          if (late) throw late;
+          if (next.done) {
+            over = true;
+            return;
+          }
           if (!yielded) {
-            clearTimeout(timer);
             // The vendor has the text (and bills it) once it speaks, barge-in or not.
             this.usage?.add('tts', choice.provider, choice.model ?? null, 'characters', text.trim().length);
           }
           yielded = true;
-          yield chunk;
+          yield next.value;
         }
-        return;
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        const failure = timedOut ? attempt.signal.reason : error;
-        if (yielded) throw failure;
+        const failure = late ?? error;
         this.failures.note('tts', choice.provider, failure);
         lastError = failure;
+        over = true;
         // The next replies go to the next choice at once; the last one is always tried again.
         if (index < this.choices.length - 1 && this.#first <= index) this.#first = index + 1;
       } finally {
         clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
+        if (!over) {
+          // The caller stopped early (a barge-in, the end of the call): the vendor stops too.
+          attempt.abort(options.signal ? abortReason(options.signal) : undefined);
+          void iterator.return?.()?.catch(() => undefined);
+        }
       }
     }
     const holdsVendor = this.choices.some((choice) => choice.firstAudioTimeoutMs !== undefined);

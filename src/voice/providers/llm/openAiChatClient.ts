@@ -73,6 +73,13 @@ export interface OpenAiChatClientOptions {
    * server's defaults.
    */
   vendorOptions?: VendorOptions;
+  /**
+   * A streamed answer's first piece must arrive within this of the request (the callee is waiting
+   * for the reply); none: only the endpoint's own timeout.
+   */
+  firstTokenTimeoutMs?: number;
+  /** Once streaming, the server may not go quiet for longer than this between pieces. */
+  chunkGapTimeoutMs?: number;
 }
 
 /** The token counts a server reports (`usage`, on the last chunk of a stream). */
@@ -148,6 +155,8 @@ export class OpenAiChatClient {
   readonly #logger: Logger | undefined;
   readonly #usage: UsageMeter | undefined;
   readonly #vendorOptions: VendorOptions;
+  readonly #firstTokenTimeoutMs: number | undefined;
+  readonly #chunkGapTimeoutMs: number | undefined;
 
   constructor(options: OpenAiChatClientOptions) {
     this.#vendorOptions = options.vendorOptions ?? {};
@@ -155,6 +164,8 @@ export class OpenAiChatClient {
     this.#model = options.model;
     this.#logger = options.logger;
     this.#usage = options.usage;
+    this.#firstTokenTimeoutMs = options.firstTokenTimeoutMs;
+    this.#chunkGapTimeoutMs = options.chunkGapTimeoutMs;
   }
 
   #noteUsage(reported: ReportedUsage | null | undefined): void {
@@ -165,9 +176,69 @@ export class OpenAiChatClient {
 
   /**
    * Streams the answer: text deltas as they arrive; each tool call once all its fragments have
-   * arrived (when the next call starts or the stream ends); then one `finish` event.
+   * arrived (when the next call starts or the stream ends); then one `finish` event. The server's
+   * first piece must come within `firstTokenTimeoutMs` and no later piece more than
+   * `chunkGapTimeoutMs` after the one before — counting only the time spent waiting for the server,
+   * not the time the caller takes with what it was given (speaking a sentence): a stall is a
+   * ProviderError of kind `timeout` (nothing came) or `stall` (it stopped).
    */
   async *streamChat(request: StreamChatRequest): AsyncIterable<ChatStreamEvent> {
+    if (this.#firstTokenTimeoutMs === undefined && this.#chunkGapTimeoutMs === undefined) {
+      yield* this.#streamChat(request);
+      return;
+    }
+    const attempt = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, attempt.signal]) : attempt.signal;
+    let late: ProviderError | null = null;
+    let timer: NodeJS.Timeout | undefined;
+    let started = false;
+    /** Arms the clock for the wait that begins now: the first piece, or the next one. */
+    const arm = () => {
+      clearTimeout(timer);
+      const limitMs = started ? this.#chunkGapTimeoutMs : this.#firstTokenTimeoutMs;
+      if (limitMs === undefined) return;
+      timer = setTimeout(() => {
+        late = started
+          ? new ProviderError(providerName, `the stream went quiet for ${limitMs} ms`, { kind: 'stall' })
+          : new ProviderError(providerName, `no first token within ${limitMs} ms`, { kind: 'timeout' });
+        attempt.abort(late);
+      }, limitMs);
+    };
+    const iterator = this.#streamChat({ ...request, signal }, () => {
+      // A piece of the body came while the caller waits: the wait for the next one starts.
+      started = true;
+      arm();
+    })[Symbol.asyncIterator]();
+    let over = false;
+    try {
+      for (;;) {
+        arm();
+        let next: IteratorResult<ChatStreamEvent>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          over = true;
+          throw late ?? error;
+        } finally {
+          // The caller's time with an event (speaking a sentence) is not the server's.
+          clearTimeout(timer);
+        }
+        if (next.done) {
+          over = true;
+          return;
+        }
+        yield next.value;
+      }
+    } finally {
+      clearTimeout(timer);
+      if (!over) {
+        attempt.abort();
+        void iterator.return?.()?.catch(() => undefined);
+      }
+    }
+  }
+
+  async *#streamChat(request: StreamChatRequest, onPiece?: () => void): AsyncIterable<ChatStreamEvent> {
     const body: Record<string, unknown> = {
       ...this.#vendorOptions,
       model: this.#model,
@@ -199,6 +270,7 @@ export class OpenAiChatClient {
     });
 
     for await (const data of readServerSentEventData(readBodyPieces(providerResponse))) {
+      onPiece?.();
       if (data.trim() === '[DONE]') break;
       let chunk: StreamChunk;
       try {

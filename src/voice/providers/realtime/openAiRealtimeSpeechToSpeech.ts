@@ -11,7 +11,7 @@ import type { Logger } from '../../../logger.js';
 import type { GuardedConnections } from '../../../net/guardedConnections.js';
 import { decodeG711, encodeG711 } from '../../../telephony/rtp/g711.js';
 import { ProviderError } from '../providerError.js';
-import { socketOptions, webSocketBase } from '../tts/replySocket.js';
+import { base64Pattern, socketOptions, webSocketBase } from '../tts/replySocket.js';
 import type {
   SpeechToSpeech,
   SpeechToSpeechEvent,
@@ -38,6 +38,11 @@ export interface OpenAiRealtimeOptions {
   vendorOptions?: VendorOptions;
   /** The address guard of the socket (an account's base URL); absent: none. */
   connections?: GuardedConnections;
+  /**
+   * The socket is pinged (RFC 6455) while the session lasts; a session that answers no ping for this
+   * long has failed, even with its socket open. Default 3 000 ms.
+   */
+  pongTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -99,7 +104,12 @@ export class OpenAiRealtimeSpeechToSpeech implements SpeechToSpeech {
       url,
       socketOptions(url, { Authorization: `Bearer ${this.options.apiKey}` }, this.options.connections),
     );
-    const session = new OpenAiRealtimeSession(socket, onEvent, this.options.logger);
+    const session = new OpenAiRealtimeSession(
+      socket,
+      onEvent,
+      this.options.logger,
+      this.options.pongTimeoutMs ?? 3_000,
+    );
     const vendorOptions = this.options.vendorOptions ?? {};
     const { speed, noise_reduction, transcription_model, max_output_tokens } = vendorOptions;
     const configuration: RealtimeSessionCreateRequest = {
@@ -143,63 +153,115 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
   /** The words of reply items so far, until their transcript is done (a cancelled reply's never is). */
   private readonly partialWords = new Map<string, string>();
 
+  private keepAlive: NodeJS.Timeout | null = null;
+  private lastPongAtMs = 0;
+
   constructor(
     private readonly socket: WebSocket,
     private readonly onEvent: (event: SpeechToSpeechEvent) => void,
     private readonly logger: Logger,
+    private readonly pongTimeoutMs: number,
   ) {}
+
+  /**
+   * Pings the vendor a few times per pong timeout; one that has answered none for the whole timeout
+   * is gone (a half-open connection, a frozen server) and the session fails, whatever it owes.
+   */
+  private startKeepAlive(): void {
+    this.lastPongAtMs = performance.now();
+    this.socket.on('pong', () => {
+      this.lastPongAtMs = performance.now();
+    });
+    const everyMs = Math.max(100, Math.floor(this.pongTimeoutMs / 3));
+    this.keepAlive = setInterval(() => {
+      if (this.closed || this.socket.readyState !== WebSocket.OPEN) return;
+      if (performance.now() - this.lastPongAtMs > this.pongTimeoutMs) {
+        this.fail(
+          new ProviderError(provider, `answered no ping for ${this.pongTimeoutMs} ms`, { kind: 'timeout' }),
+        );
+        return;
+      }
+      this.socket.ping();
+    }, everyMs);
+    this.keepAlive.unref();
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
+  }
 
   /** Resolves once the vendor confirmed the configuration (`session.updated`). */
   configure(session: RealtimeSessionCreateRequest, timeoutMs: number): Promise<SpeechToSpeechSession> {
     return new Promise((resolve, reject) => {
       const refuse = (error: ProviderError) => {
         clearTimeout(timer);
+        this.stopKeepAlive();
         this.closed = true;
         this.socket.terminate();
         reject(error);
       };
       const timer = setTimeout(
-        () => refuse(new ProviderError(provider, `the session was not ready within ${timeoutMs} ms`)),
+        () =>
+          refuse(
+            new ProviderError(provider, `the session was not ready within ${timeoutMs} ms`, {
+              kind: 'timeout',
+            }),
+          ),
         timeoutMs,
       );
       this.socket.on('unexpected-response', (_request, response) => {
         const status = response.statusCode;
         refuse(
-          new ProviderError(
-            provider,
-            `the socket was refused (HTTP ${status})`,
-            status ? { providerStatus: status } : {},
-          ),
+          new ProviderError(provider, `the socket was refused (HTTP ${status})`, {
+            kind: 'refused',
+            ...(status ? { providerStatus: status } : {}),
+          }),
         );
       });
       this.socket.on('error', (error) => {
-        const failure = new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`);
+        const failure = new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`, {
+          kind: this.configured ? 'closed' : 'unreachable',
+        });
         if (this.configured) this.fail(failure);
         else refuse(failure);
       });
       this.socket.on('open', () => this.send({ type: 'session.update', session }));
       this.socket.on('message', (data, isBinary) => {
+        // After a failure (a garbage frame, an error) nothing the socket still delivers is used.
+        if (this.closed) return;
         const event = this.parse(data, isBinary);
         if (!event) return;
         if (!this.configured) {
           if (event.type === 'session.updated') {
             this.configured = true;
             clearTimeout(timer);
+            this.startKeepAlive();
             resolve(this);
           } else if (event.type === 'error') {
-            refuse(new ProviderError(provider, `refused the session: ${describe(event.error)}`));
+            refuse(
+              new ProviderError(provider, `refused the session: ${describe(event.error)}`, {
+                kind: 'error_frame',
+              }),
+            );
           }
           return;
         }
         this.handle(event);
       });
       this.socket.on('close', (code, reason) => {
-        if (!this.configured)
-          refuse(new ProviderError(provider, `the socket closed (${code} ${String(reason) || 'no reason'})`));
-        else if (!this.closed)
-          this.fail(
-            new ProviderError(provider, `the socket closed (${code} ${String(reason) || 'no reason'})`),
+        const closed = () =>
+          new ProviderError(
+            provider,
+            `the socket closed (${code} ${String(reason).slice(0, 100) || 'no reason'})`,
+            {
+              kind: 'closed',
+              ...(code ? { providerStatus: code } : {}),
+            },
           );
+        if (!this.configured) refuse(closed());
+        else if (!this.closed) this.fail(closed());
+        this.stopKeepAlive();
       });
     });
   }
@@ -232,6 +294,7 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
   }
 
   close(): void {
+    this.stopKeepAlive();
     if (this.closed) return;
     this.closed = true;
     if (this.socket.readyState === WebSocket.OPEN) this.socket.close(1000);
@@ -245,6 +308,7 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
   }
 
   private fail(error: ProviderError): void {
+    this.stopKeepAlive();
     if (this.closed) return;
     this.closed = true;
     this.socket.terminate();
@@ -258,7 +322,9 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
       if (typeof event?.type !== 'string') throw new Error('no type');
       return event;
     } catch {
-      const error = new ProviderError(provider, 'sent a frame that is not a Realtime event');
+      const error = new ProviderError(provider, 'sent a frame that is not a Realtime event', {
+        kind: 'garbage',
+      });
       if (this.configured) this.fail(error);
       return null;
     }
@@ -278,9 +344,12 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
       case 'conversation.item.input_audio_transcription.completed':
         return [{ type: 'callee_transcript', text: event.transcript }];
       case 'response.output_audio.delta': {
-        const bytes = Buffer.from(event.delta, 'base64');
+        const bytes =
+          typeof event.delta === 'string' && base64Pattern.test(event.delta)
+            ? Buffer.from(event.delta, 'base64')
+            : Buffer.alloc(0);
         if (bytes.length === 0) {
-          this.fail(new ProviderError(provider, 'sent audio that does not decode'));
+          this.fail(new ProviderError(provider, 'sent audio that does not decode', { kind: 'garbage' }));
           return [];
         }
         return [
@@ -300,7 +369,7 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
         if (response.status === 'failed') {
           const detail = response.status_details?.error;
           const what = detail ? `${detail.type ?? 'error'} ${detail.code ?? ''}`.trim() : 'no detail';
-          this.fail(new ProviderError(provider, `a response failed: ${what}`));
+          this.fail(new ProviderError(provider, `a response failed: ${what}`, { kind: 'error_frame' }));
           return [];
         }
         // A reply cut short (barge-in) has no transcript.done: its words so far stand for it.
@@ -329,7 +398,7 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
           this.logger.debug({ code: event.error.code }, 'realtime: a request was refused');
         } else if (!event.error.param?.startsWith('audio_end_ms')) {
           // (A truncate that came after the item's audio had ended is harmless as well.)
-          this.fail(new ProviderError(provider, describe(event.error)));
+          this.fail(new ProviderError(provider, describe(event.error), { kind: 'error_frame' }));
         }
         return [];
       default:

@@ -61,6 +61,12 @@ export interface FakeOpenAiScript {
   writePieceBytes: number;
   /** Pace a streamed completion: one chunk per this many ms (a model's token rate). */
   chatDeltaIntervalMs?: number;
+  /**
+   * A model that stalls: the next `times` streamed completions (default all) send their headers and
+   * the first `afterChunks` chunks, then nothing more with the connection left open (0: the model
+   * never produces a first token).
+   */
+  chatStreamStall?: { afterChunks: number; times?: number };
 }
 
 export interface FakeOpenAiServer {
@@ -225,6 +231,14 @@ export async function startFakeOpenAiServer(
               ]
             : steps;
           response.writeHead(200, { 'content-type': 'text/event-stream' });
+          const stall = script.chatStreamStall;
+          if (stall && (stall.times === undefined || stall.times > 0)) {
+            if (stall.times !== undefined) stall.times--;
+            for (const event of events.slice(0, stall.afterChunks)) response.write(event);
+            // Nothing more, until the client gives up (the connection stays open meanwhile).
+            await new Promise((resolve) => response.once('close', resolve));
+            return;
+          }
           if (script.chatDeltaIntervalMs !== undefined) {
             for (const [index, event] of events.entries()) {
               if (index > 0) await new Promise((resolve) => setTimeout(resolve, script.chatDeltaIntervalMs));

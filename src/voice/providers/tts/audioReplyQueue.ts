@@ -2,8 +2,9 @@ import type { AudioChunk } from '../types.js';
 
 /**
  * The audio of one streamed reply, between a vendor's socket (which pushes chunks, then finishes
- * or fails) and the caller iterating it. The first failure wins; chunks already received are still
- * yielded before it is thrown.
+ * or fails) and the caller iterating it. The first failure wins; chunks received before it are still
+ * yielded before it is thrown, and nothing pushed after the reply settled is ever yielded (audio that
+ * follows a garbage frame is not trusted).
  */
 export class AudioReplyQueue {
   readonly #chunks: AudioChunk[] = [];
@@ -20,6 +21,7 @@ export class AudioReplyQueue {
   }
 
   push(chunk: AudioChunk): void {
+    if (this.settled) return;
     this.#chunks.push(chunk);
     this.#notify();
   }

@@ -11,6 +11,8 @@ export type ReplyMessage =
   | { kind: 'audio'; mulawBase64: string; last?: boolean }
   | { kind: 'end' }
   | { kind: 'error'; message: string; status?: number }
+  /** A message of the protocol's shape that makes no sense (audio without audio…). */
+  | { kind: 'garbage'; message: string }
   | { kind: 'ignore' };
 
 export interface ReplySocketOptions {
@@ -89,6 +91,9 @@ export class SocketWarmer {
   }
 }
 
+/** Strict base64 (the vendors' audio encoding): anything else is not audio. */
+export const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
 /** `ws://` and `wss://` for the http(s) base URLs an operator may give. */
 export function webSocketBase(baseUrl: string | null | undefined, vendorDefault: string): string {
   return (baseUrl ?? vendorDefault).replace(/\/+$/, '').replace(/^http(s?):/, 'ws$1:');
@@ -98,8 +103,9 @@ export function webSocketBase(baseUrl: string | null | undefined, vendorDefault:
  * One streamed reply over a vendor's WebSocket, 8 kHz μ-law in base64 JSON messages: the shared
  * part of the socket text-to-speech adapters. A refused upgrade (with its HTTP status), a socket
  * error, a frame that is not a JSON message, an error message, audio that does not decode and a
- * close before the end are each a ProviderError — never a key, never audio. An abort (barge-in)
- * drops the socket at once and the iterator throws the abort's reason.
+ * close before the end are each a ProviderError of its kind — never a key, never audio. From the
+ * first failure on nothing the socket sends is played: audio after a garbage frame is dropped with
+ * the socket. An abort (barge-in) drops the socket at once and the iterator throws the abort's reason.
  */
 export async function* streamReplyOverSocket(options: ReplySocketOptions): AsyncIterable<AudioChunk> {
   const { provider, signal } = options;
@@ -115,26 +121,40 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
     socket.terminate();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  /** The reply cannot be trusted from here on: fail it and drop the socket. */
+  const failWith = (error: ProviderError, closeGently = false) => {
+    reply.fail(error);
+    if (closeGently) socket.close();
+    else socket.terminate();
+  };
+  let opened = socket.readyState === WebSocket.OPEN;
   socket.on('unexpected-response', (_request, response) => {
     const status = response.statusCode;
-    reply.fail(
-      new ProviderError(
-        provider,
-        `the socket was refused (HTTP ${status})`,
-        status ? { providerStatus: status } : {},
-      ),
+    failWith(
+      new ProviderError(provider, `the socket was refused (HTTP ${status})`, {
+        kind: 'refused',
+        ...(status ? { providerStatus: status } : {}),
+      }),
     );
-    socket.terminate();
   });
   socket.on('error', (error) =>
-    reply.fail(new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`)),
+    reply.fail(
+      new ProviderError(provider, `socket error: ${error.message.slice(0, 200)}`, {
+        kind: opened ? 'closed' : 'unreachable',
+      }),
+    ),
   );
   const sendOpening = () => {
     for (const message of options.openingMessages) socket.send(JSON.stringify(message));
   };
   if (socket.readyState === WebSocket.OPEN) sendOpening();
-  else socket.on('open', sendOpening);
+  else
+    socket.on('open', () => {
+      opened = true;
+      sendOpening();
+    });
   socket.on('message', (data, isBinary) => {
+    if (reply.settled) return;
     if (isBinary && options.binaryAudio) {
       // The vendor's audio as raw 8 kHz μ-law frames (Deepgram Aura).
       const bytes = Buffer.isBuffer(data)
@@ -149,27 +169,34 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
       if (isBinary) throw new Error('binary frame');
       message = JSON.parse(String(data)) as Record<string, unknown>;
     } catch {
-      reply.fail(new ProviderError(provider, 'sent a frame that is not a JSON message'));
-      socket.terminate();
+      failWith(new ProviderError(provider, 'sent a frame that is not a JSON message', { kind: 'garbage' }));
+      return;
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      failWith(new ProviderError(provider, 'sent JSON that is not a message', { kind: 'garbage' }));
       return;
     }
     const meaning = options.readMessage(message);
     if (meaning.kind === 'error') {
-      reply.fail(
-        new ProviderError(
-          provider,
-          meaning.message.slice(0, 300),
-          meaning.status ? { providerStatus: meaning.status } : {},
-        ),
+      failWith(
+        new ProviderError(provider, meaning.message.slice(0, 300), {
+          kind: 'error_frame',
+          ...(meaning.status ? { providerStatus: meaning.status } : {}),
+        }),
+        true,
       );
-      socket.close();
+      return;
+    }
+    if (meaning.kind === 'garbage') {
+      failWith(new ProviderError(provider, meaning.message.slice(0, 300), { kind: 'garbage' }));
       return;
     }
     if (meaning.kind === 'audio') {
-      const bytes = Buffer.from(meaning.mulawBase64, 'base64');
+      const bytes = base64Pattern.test(meaning.mulawBase64)
+        ? Buffer.from(meaning.mulawBase64, 'base64')
+        : Buffer.alloc(0);
       if (bytes.length === 0) {
-        reply.fail(new ProviderError(provider, 'sent audio that does not decode'));
-        socket.terminate();
+        failWith(new ProviderError(provider, 'sent audio that does not decode', { kind: 'garbage' }));
         return;
       }
       reply.push({ samples: decodeG711('PCMU', new Uint8Array(bytes)), sampleRateHz: 8000 });
@@ -180,11 +207,12 @@ export async function* streamReplyOverSocket(options: ReplySocketOptions): Async
     }
   });
   socket.on('close', (code, reason) => {
-    if (!reply.finished)
+    if (!reply.settled)
       reply.fail(
         new ProviderError(
           provider,
           `the socket closed before the end of the audio (${code} ${vendorErrorCode(String(reason)) ?? 'no code'})`,
+          { kind: 'closed', ...(code ? { providerStatus: code } : {}) },
         ),
       );
   });
