@@ -13,7 +13,8 @@ import { dropTestSchema, newTestSchema, storeEnv } from '../helpers/postgres.js'
  * SQLite file's free pages. Here the raw database files are read, byte for byte, for what was
  * erased: on SQLite the database file and its WAL (the service zeroes deleted content and
  * checkpoints the WAL after an erasure); on PostgreSQL the files of every table, TOAST table and
- * index of the service's schema after a checkpoint, once the documented `VACUUM FULL` of the
+ * index of the service's schema and of its job queue's (whose finished jobs name the call) after a
+ * checkpoint, once the documented `VACUUM FULL` of the
  * erased tables has run (the service's own plain VACUUM makes the space reusable but PostgreSQL
  * does not zero it: docs/decisions.md). A call to another number, kept, shows the reader does find
  * text that is there.
@@ -50,13 +51,14 @@ describe.each(['sqlite', 'postgres'] as const)('erasure on %s leaves no bytes be
       const { rows } = await store.pool.query<{ path: string | null }>(
         `SELECT pg_relation_filepath(c.oid) AS path FROM pg_class c
            JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = $1 OR c.oid IN (
+          WHERE n.nspname = ANY($1) OR c.oid IN (
             SELECT reltoastrelid FROM pg_class t JOIN pg_namespace tn ON tn.oid = t.relnamespace
-             WHERE tn.nspname = $1)
+             WHERE tn.nspname = ANY($1))
              OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (
                SELECT t.reltoastrelid FROM pg_class t JOIN pg_namespace tn ON tn.oid = t.relnamespace
-                WHERE tn.nspname = $1))`,
-        [schema],
+                WHERE tn.nspname = ANY($1)))`,
+        // The service's tables and the job queue's (pg-boss keeps finished jobs for days).
+        [[schema, `${schema}_jobs`]],
       );
       const base = dir[0]?.setting ?? '';
       const files: Buffer[] = [];
@@ -105,7 +107,7 @@ describe.each(['sqlite', 'postgres'] as const)('erasure on %s leaves no bytes be
     if (service.store instanceof PostgresStore) {
       // The service vacuumed the tables (space reusable, bytes not yet overwritten); the documented
       // operator step rewrites them, and its table list must cover every place the values were.
-      await service.store.pool.query(`VACUUM FULL ${erasedTables.join(', ')}`);
+      await service.store.pool.query(`VACUUM FULL ${erasedTables.join(', ')}, ${schema}_jobs.job`);
     }
     const after = await databaseBytes();
     expect(after.includes(keptContext)).toBe(true);
