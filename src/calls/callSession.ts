@@ -125,6 +125,8 @@ export class CallSession {
     private readonly context: CallWorkerContext,
     readonly call: CallRecord,
     private readonly agent: AgentRecord | null,
+    /** An agent-test call: sandbox only, never a trunk (callRoute.ts `sandboxOnly`). */
+    private readonly testCall = false,
   ) {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
@@ -424,6 +426,7 @@ export class CallSession {
       ringTimeoutMs: context.ringTimeoutMs,
       trunkAllowPrivate: context.trunkAllowPrivate,
       sipBindAddress: context.mediaBindAddress,
+      sandboxOnly: this.testCall,
     };
   }
 

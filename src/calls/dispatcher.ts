@@ -358,16 +358,19 @@ export class CallDispatcher {
       retryBriefly(() => store.agents.get(call.accountId, call.agentId)),
       // Only a call to one of the scenarios' numbers can be a test call: no read for the rest.
       isScenarioCalleeNumber(call.toNumber) ? retryBriefly(() => store.agentTests.forCall(call.id)) : null,
-    ]).then(([agent, test]) => (agent ? agentWithOverrides(agent, test?.agentOverrides ?? null) : null));
+    ]).then(([agent, test]) => ({
+      agent: agent ? agentWithOverrides(agent, test?.agentOverrides ?? null) : null,
+      testCall: test !== null,
+    }));
     const agentOrNull = agentRead.catch((error: unknown) => {
       this.context.logger.error(
         { err: error, callId: call.id },
         'could not read the agent of a claimed call',
       );
-      return null;
+      return { agent: null, testCall: false };
     });
-    void agentOrNull.then((agent) => {
-      const session = new CallSession(this.context, call, agent);
+    void agentOrNull.then(({ agent, testCall }) => {
+      const session = new CallSession(this.context, call, agent, testCall);
       this.sessions.set(call.id, session);
       void session.done.finally(() => {
         this.sessions.delete(call.id);

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
 import { campaignOf, campaignResource, changeCampaign } from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
-import { parseCampaignCsv } from '../domain/campaignCsv.js';
+import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
 import { retryableOutcomes } from '../domain/campaigns.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
@@ -86,8 +86,14 @@ export const campaigns: Record<string, Verb> = {
     if (!window) throw new UsageError('--window takes local hours as HH:MM-HH:MM, e.g. 09:00-17:00');
     let bytes: Buffer;
     try {
+      // The size first: a file over the limit is refused without being read into memory.
+      if (statSync(path).size > campaignCsvLimits.bytesMax)
+        throw new UsageError(
+          `${path} is larger than ${campaignCsvLimits.bytesMax / 1024 / 1024} MiB (the limit of one campaign CSV)`,
+        );
       bytes = readFileSync(path);
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     const callerIds = (values.from as string[] | undefined) ?? [];
@@ -116,7 +122,7 @@ export const campaigns: Record<string, Verb> = {
     try {
       const campaign = await createCampaign(context.store, { account, apiKeyId: key.id }, settings, {
         kind: 'csv',
-        file: parseCampaignCsv(bytes),
+        file: await parseCampaignCsv(bytes),
       });
       print(context, await campaignResource(context.store, campaign));
     } catch (error) {

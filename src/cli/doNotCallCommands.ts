@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { parseDoNotCallCsv } from '../domain/doNotCallCsv.js';
+import { readFileSync, statSync } from 'node:fs';
+import { doNotCallCsvLimits, parseDoNotCallCsv } from '../domain/doNotCallCsv.js';
 import { AppError } from '../domain/errors.js';
 import { isE164 } from '../domain/phone.js';
 import type { DoNotCallEntry } from '../domain/records.js';
@@ -39,11 +39,17 @@ export const doNotCall: Record<string, Verb> = {
     const path = requiredOption(values, 'csv');
     let text: string;
     try {
+      // The size first: a file over the limit is refused without being read into memory.
+      if (statSync(path).size > doNotCallCsvLimits.bytesMax)
+        throw new UsageError(
+          `${path} is larger than ${doNotCallCsvLimits.bytesMax / 1024 / 1024} MiB (the limit of one do-not-call CSV)`,
+        );
       text = readFileSync(path, 'utf8');
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
     }
-    const parsed = parseDoNotCallCsv(text);
+    const parsed = await parseDoNotCallCsv(text);
     if (parsed.problems.length > 0) {
       const lines = parsed.problems
         .slice(0, 50)

@@ -61,7 +61,18 @@ export function viewerOf(request: FastifyRequest): Viewer {
 }
 
 /** Fields of an application/x-www-form-urlencoded body (the app hands bodies over as bytes). */
+/** A request's form, decoded once (the CSRF check and the page both read it; a form may be 40 MB). */
+const decodedForms = new WeakMap<FastifyRequest, URLSearchParams>();
+
 export function formOf(request: FastifyRequest): URLSearchParams {
+  const decoded = decodedForms.get(request);
+  if (decoded) return decoded;
+  const form = decodeForm(request);
+  decodedForms.set(request, form);
+  return form;
+}
+
+function decodeForm(request: FastifyRequest): URLSearchParams {
   const type = String(request.headers['content-type'] ?? '')
     .split(';', 1)[0]
     ?.trim()

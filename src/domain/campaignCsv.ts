@@ -1,4 +1,4 @@
-import { parse } from 'csv-parse/sync';
+import { readCsvRecords } from './csvRecords.js';
 import type { RowError } from './errors.js';
 import { variableNamePattern } from './outboundCallRequest.js';
 
@@ -6,6 +6,11 @@ import { variableNamePattern } from './outboundCallRequest.js';
 export const campaignCsvLimits = {
   bytesMax: 32 * 1024 * 1024,
   rowsMax: 100_000,
+  /** The four contact columns and up to 50 variables fit. */
+  columnsMax: 64,
+  /** The longest contact field (`context`) fits. */
+  cellCharsMax: 10_000,
+  rowCharsMax: 64 * 1024,
 } as const;
 
 /** The columns that are contact fields; every other column is a variable of that name. */
@@ -25,34 +30,26 @@ export interface CampaignCsvResult {
  * Values stay text here; the caller types them by the agent's declarations and checks each row
  * as a JSON contact would be checked.
  */
-export function parseCampaignCsv(bytes: Uint8Array): CampaignCsvResult {
+export async function parseCampaignCsv(bytes: Uint8Array): Promise<CampaignCsvResult> {
   const fail = (message: string, line = 1): CampaignCsvResult => ({
     rows: [],
     problems: [{ line, message }],
   });
   if (bytes.byteLength > campaignCsvLimits.bytesMax)
     return fail(`the file is larger than ${campaignCsvLimits.bytesMax / 1024 / 1024} MiB`);
-  let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     return fail('the file is not UTF-8 text (save it as "CSV UTF-8")');
   }
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(text, {
-      bom: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      trim: true,
-      info: true,
-    }) as unknown as { record: string[]; info: { lines: number } }[];
-  } catch (error) {
-    return fail(
-      `the CSV cannot be read: ${(error as Error).message}`,
-      (error as { lines?: number }).lines ?? 1,
-    );
-  }
+  const read = await readCsvRecords(bytes, {
+    recordsMax: campaignCsvLimits.rowsMax + 1,
+    columnsMax: campaignCsvLimits.columnsMax,
+    cellCharsMax: campaignCsvLimits.cellCharsMax,
+    rowCharsMax: campaignCsvLimits.rowCharsMax,
+  });
+  if (read.problem) return { rows: [], problems: [read.problem] };
+  const records = read.records.map(({ record, line }) => ({ record, info: { lines: line } }));
   const [header, ...data] = records;
   if (!header) return fail('the file is empty');
   const columns = header.record.map((name) => name.trim());
@@ -70,8 +67,6 @@ export function parseCampaignCsv(bytes: Uint8Array): CampaignCsvResult {
       });
   }
   if (data.length === 0) problems.push({ line: header.info.lines, message: 'no contacts below the header' });
-  if (data.length > campaignCsvLimits.rowsMax)
-    problems.push({ line: 1, message: `more than ${campaignCsvLimits.rowsMax} contacts` });
   if (problems.length > 0) return { rows: [], problems };
   const rows: CampaignCsvResult['rows'] = [];
   for (const { record, info } of data) {

@@ -1,4 +1,4 @@
-import { parse } from 'csv-parse/sync';
+import { readCsvRecords } from './csvRecords.js';
 import { isE164 } from './phone.js';
 
 /** Limits of one do-not-call CSV import. */
@@ -6,6 +6,10 @@ export const doNotCallCsvLimits = {
   rowsMax: 100_000,
   bytesMax: 5 * 1024 * 1024,
   reasonMaxChars: 200,
+  columnsMax: 16,
+  /** A number and its reason fit; a longer cell is refused while the file is read. */
+  cellCharsMax: 1_000,
+  rowCharsMax: 4 * 1024,
 } as const;
 
 export interface DoNotCallCsvResult {
@@ -20,30 +24,21 @@ export interface DoNotCallCsvResult {
  * header is allowed), an optional reason in the second. Every row is checked before anything is
  * taken: one bad row and the import takes nothing, and the report names each bad row.
  */
-export function parseDoNotCallCsv(text: string): DoNotCallCsvResult {
+export async function parseDoNotCallCsv(text: string): Promise<DoNotCallCsvResult> {
   const problems: DoNotCallCsvResult['problems'] = [];
   if (Buffer.byteLength(text, 'utf8') > doNotCallCsvLimits.bytesMax)
     return { entries: [], problems: [{ line: 1, message: 'the file is larger than 5 MiB' }] };
   if (text.includes('\uFFFD'))
     return { entries: [], problems: [{ line: 1, message: 'the file is not UTF-8 text' }] };
-  let rows: { record: string[]; line: number }[];
-  try {
-    rows = (
-      parse(text, {
-        bom: true,
-        relax_column_count: true,
-        skip_empty_lines: true,
-        trim: true,
-        info: true,
-      }) as unknown as { record: string[]; info: { lines: number } }[]
-    ).map(({ record, info }) => ({ record, line: info.lines }));
-  } catch (error) {
-    const line = (error as { lines?: number }).lines ?? 1;
-    return {
-      entries: [],
-      problems: [{ line, message: `the CSV cannot be read: ${(error as Error).message}` }],
-    };
-  }
+  const read = await readCsvRecords(text, {
+    // A header row may come first.
+    recordsMax: doNotCallCsvLimits.rowsMax + 1,
+    columnsMax: doNotCallCsvLimits.columnsMax,
+    cellCharsMax: doNotCallCsvLimits.cellCharsMax,
+    rowCharsMax: doNotCallCsvLimits.rowCharsMax,
+  });
+  if (read.problem) return { entries: [], problems: [read.problem] };
+  const rows = read.records;
   if (rows[0] && /^(number|phone|phone_number|to_number)$/i.test(rows[0].record[0] ?? '')) rows.shift();
   if (rows.length > doNotCallCsvLimits.rowsMax)
     return { entries: [], problems: [{ line: 1, message: `more than ${doNotCallCsvLimits.rowsMax} rows` }] };

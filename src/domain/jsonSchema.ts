@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { ajvLinearRegExp } from './linearPattern.js';
 import { isObject, refuse } from './settingsParsing.js';
 
 /**
@@ -7,7 +8,8 @@ import { isObject, refuse } from './settingsParsing.js';
  * per schema object (a call's parsed settings hand the same objects to every user).
  */
 
-const validator = new Ajv({ strict: false, allErrors: true });
+/** The schemas are the account's: their `pattern`s run on the linear-time engine (linearPattern.ts). */
+const validator = new Ajv({ strict: false, allErrors: true, code: { regExp: ajvLinearRegExp } });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile(schema: Record<string, unknown>): ValidateFunction {
@@ -39,7 +41,13 @@ export function schemaProblems(
   data: unknown,
   root = 'the data',
 ): string | null {
-  const validate = compile(schema);
+  let validate: ValidateFunction;
+  try {
+    validate = compile(schema);
+  } catch (error) {
+    // A schema stored before its patterns had to run on the linear-time engine: nothing fits it.
+    return `${root} cannot be checked: ${String((error as Error).message).slice(0, 160)}`;
+  }
   if (validate(data)) return null;
   return (validate.errors ?? [])
     .slice(0, 3)

@@ -1,3 +1,4 @@
+import { compileLinearPattern, linearPatternProblem } from './linearPattern.js';
 import type { CallRecord, TranscriptEntry } from './records.js';
 import { type DataExpectation, fitsDataSchema, type Scenario } from './scenarios.js';
 import type { TurnTiming } from './turnTiming.js';
@@ -110,7 +111,10 @@ function dataProblem(
       : `${where}: expected ${expectation.present ? 'a value' : 'no value'}, got ${shown(actual)}`;
   }
   if ('matches' in expectation) {
-    return typeof actual === 'string' && new RegExp(expectation.matches, 'iu').test(actual)
+    const problem = linearPatternProblem(expectation.matches);
+    if (problem !== null) return `${where}: the pattern /${expectation.matches}/ ${problem}`;
+    return typeof actual === 'string' &&
+      compileLinearPattern(expectation.matches, { ignoreCase: true }).test(actual)
       ? null
       : `${where}: expected text matching /${expectation.matches}/, got ${shown(actual)}`;
   }

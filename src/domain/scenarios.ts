@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { ttsProviders } from './agentVoiceSettings.js';
 import { callStatuses, endReasons } from './callStatus.js';
+import { ajvLinearRegExp, linearPatternProblem } from './linearPattern.js';
 import { isObject, refuse } from './settingsParsing.js';
 
 /**
@@ -256,7 +257,8 @@ export const scenarioJsonSchema = {
 
 const validator = new Ajv({ strict: false, allErrors: true });
 const validateScenarioShape = validator.compile(scenarioJsonSchema);
-const dataSchemaValidator = new Ajv({ strict: false, allErrors: true });
+/** A data rule's `schema` is the account's: its patterns run on the linear-time engine. */
+const dataSchemaValidator = new Ajv({ strict: false, allErrors: true, code: { regExp: ajvLinearRegExp } });
 
 function describe(error: ErrorObject): string {
   const at = error.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'the scenario';
@@ -326,11 +328,8 @@ function checkAudio(where: string, audio: RecordedAudio | undefined): void {
 function checkDataExpectation(where: string, expectation: DataExpectation): void {
   if (!isObject(expectation)) return;
   if ('matches' in expectation) {
-    try {
-      new RegExp(expectation.matches, 'iu');
-    } catch {
-      refuse(`${where}.matches is not a regular expression`);
-    }
+    const problem = linearPatternProblem(expectation.matches);
+    if (problem !== null) refuse(`${where}.matches ${problem}`);
   }
   if ('schema' in expectation) {
     try {
@@ -346,7 +345,12 @@ const compiledDataSchemas = new WeakMap<object, ReturnType<Ajv['compile']>>();
 export function fitsDataSchema(schema: Record<string, unknown>, value: unknown): string | null {
   let validate = compiledDataSchemas.get(schema);
   if (!validate) {
-    validate = dataSchemaValidator.compile(schema);
+    try {
+      validate = dataSchemaValidator.compile(schema);
+    } catch (error) {
+      // A rule stored before its patterns had to run on the linear-time engine: it cannot pass.
+      return `the schema cannot be checked: ${String((error as Error).message).slice(0, 160)}`;
+    }
     compiledDataSchemas.set(schema, validate);
   }
   if (validate(value)) return null;

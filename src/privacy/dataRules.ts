@@ -59,6 +59,7 @@ export async function eraseNumber(
     createdAt: new Date().toISOString(),
   };
   await store.privacy.addAudit(entry);
+  await store.privacy.reclaimErased();
   return {
     calls_erased: erased.calls,
     recordings_erased: recordingsErased,

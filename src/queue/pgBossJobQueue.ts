@@ -160,6 +160,20 @@ export class PgBossJobQueue implements JobQueue, TransactionalJobWriter<Queryabl
     }));
   }
 
+  async forgetFinished(
+    client: Queryable,
+    queue: string,
+    payloads: readonly Record<string, unknown>[],
+  ): Promise<number> {
+    if (payloads.length === 0) return 0;
+    const result = await client.query(
+      `DELETE FROM ${this.bossSchema}.job
+       WHERE name = $1 AND data = ANY($2::jsonb[]) AND state >= 'completed'`,
+      [queue, payloads.map((payload) => JSON.stringify(payload))],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async claim(queue: string, _workerId: string, limit: number, leaseMs: number): Promise<Job[]> {
     const jobs = await this.boss.fetch<Record<string, unknown>>(queue, {
       batchSize: limit,

@@ -59,6 +59,15 @@ export interface TransactionalJobWriter<Transaction> {
     queue: string,
     payload: Record<string, unknown>,
   ): Promise<PendingJob[]>;
+  /**
+   * Deletes the finished jobs of `queue` with exactly one of these payloads (a queue that keeps
+   * finished jobs for a while: an erasure must not leave a call id in them). Resolves to how many.
+   */
+  forgetFinished(
+    transaction: Transaction,
+    queue: string,
+    payloads: readonly Record<string, unknown>[],
+  ): Promise<number>;
 }
 
 /**

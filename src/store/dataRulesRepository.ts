@@ -64,6 +64,12 @@ export interface PrivacyRepository {
     number: string,
     callIds: readonly string[],
   ): Promise<{ calls: number; contacts: number }>;
+  /**
+   * After an erasure: makes the storage let go of the erased bytes — SQLite checkpoints its WAL
+   * into the file (whose deleted content `secure_delete` has zeroed) and truncates it; PostgreSQL
+   * vacuums the tables an erasure touches (docs/decisions.md says what that does and does not do).
+   */
+  reclaimErased(): Promise<void>;
   addAudit(entry: AuditEntry): Promise<void>;
   /** Newest first, strictly before the `before` id. */
   listAudit(accountId: string, options: { limit: number; before?: string }): Promise<AuditEntry[]>;

@@ -18,6 +18,23 @@ beforeAll(async () => {
     request.resume();
     request.on('end', () => {
       response.writeHead(200, { 'content-type': 'application/json' });
+      if (request.url === '/drip' || request.url === '/cut') {
+        // A whole JSON value at once, then the body never finishes: whitespace drips past the
+        // tool's deadline (valid JSON so far, so only completeness can tell), or the server hangs up.
+        response.write('{"status":"shipped"}');
+        if (request.url === '/cut') {
+          setTimeout(() => response.socket?.destroy(), 50);
+          return;
+        }
+        const drip = setInterval(() => response.write(' '), 100);
+        const stop = () => clearInterval(drip);
+        response.on('close', stop);
+        setTimeout(() => {
+          stop();
+          response.end();
+        }, 5_000);
+        return;
+      }
       response.end(
         request.url === '/big' ? JSON.stringify({ blob: 'x'.repeat(toolResultMaxBytes) }) : '{"ok":true}',
       );
@@ -89,6 +106,22 @@ describe('ToolCaller', () => {
     const outcome = await caller({ allowPrivate: false }).call(tool('/ok'), '{"id": 1}');
     expect(outcome).toMatchObject({ ok: false, status: null });
     expect(requests).toBe(before);
+  });
+
+  it('fails a call whose answer body does not complete within timeout_ms, or is cut off', async () => {
+    const dripping = { ...tool('/drip'), timeoutMs: 500 };
+    const outcome = await caller().call(dripping, '{"id": 7}');
+    expect(outcome).toMatchObject({
+      ok: false,
+      status: 200,
+      error: 'the answer did not arrive in full within 500 ms',
+    });
+    expect(outcome.latencyMs).toBeGreaterThanOrEqual(450);
+    await expect(caller().call(tool('/cut'), '{"id": 7}')).resolves.toMatchObject({
+      ok: false,
+      status: 200,
+      error: 'the answer did not arrive in full within 2000 ms',
+    });
   });
 
   it('refuses an answer larger than the cap', async () => {

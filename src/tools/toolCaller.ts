@@ -92,6 +92,14 @@ export class ToolCaller {
         attempt.status,
         attempt.latencyMs,
       );
+    // The headers came in time but the body did not finish within timeout_ms (or the connection
+    // closed mid-body): a partial answer is no answer.
+    if (!attempt.responseComplete)
+      return failed(
+        `the answer did not arrive in full within ${tool.timeoutMs} ms`,
+        attempt.status,
+        attempt.latencyMs,
+      );
     let result: unknown;
     try {
       result = attempt.responseExcerpt.trim() === '' ? null : JSON.parse(attempt.responseExcerpt);

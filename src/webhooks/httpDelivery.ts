@@ -44,12 +44,19 @@ export interface DeliveryAttemptResult {
   retryAfterMs: number | null;
   /** The endpoint answered 410 Gone: it asks not to be called again. */
   gone: boolean;
+  /**
+   * Whether the whole body arrived before the deadline (false: it was cut by the deadline, the
+   * connection closing, or `maxResponseBytes`). A webhook reads only the status; a tool's answer
+   * is its body, so a partial one is a failure (issue 34).
+   */
+  responseComplete: boolean;
 }
 
 interface ReceivedResponse {
   status: number;
   headers: IncomingHttpHeaders;
   bodyExcerpt: Buffer;
+  complete: boolean;
 }
 
 class DeliveryTimeoutError extends Error {}
@@ -114,6 +121,7 @@ function post(
       outcome();
       outgoing.destroy();
     };
+    let ended = false;
     const finish = () =>
       settle(() => {
         if (response === undefined) return reject(new Error('connection closed before a response'));
@@ -121,6 +129,7 @@ function post(
           status: response.statusCode ?? 0,
           headers: response.headers,
           bodyExcerpt: Buffer.concat(chunks),
+          complete: ended,
         });
       });
     const fail = (error: Error) => (response === undefined ? settle(() => reject(error)) : finish());
@@ -150,7 +159,10 @@ function post(
         }
         if (receivedBytes >= maxResponseBytes) finish();
       });
-      incoming.on('end', finish);
+      incoming.on('end', () => {
+        ended = true;
+        finish();
+      });
       incoming.on('error', finish);
       incoming.on('close', finish);
     });
@@ -188,6 +200,7 @@ function resultOf(response: ReceivedResponse, latencyMs: number): DeliveryAttemp
     error: ok ? null : describeUnsuccessfulStatus(response),
     retryAfterMs: honoursRetryAfter ? parseRetryAfterMs(retryAfterHeader) : null,
     gone: response.status === 410,
+    responseComplete: response.complete,
   };
 }
 
@@ -220,6 +233,7 @@ export async function deliverOnce(request: DeliveryAttemptRequest): Promise<Deli
       error: describeFailure(error, timeoutMs),
       retryAfterMs: null,
       gone: false,
+      responseComplete: false,
     };
   } finally {
     clearTimeout(timer);

@@ -79,7 +79,10 @@ describe('campaigns from the command line', () => {
     expect((await create(csv)).stderr).toContain('line 1: the file is not UTF-8 text');
 
     writeFileSync(csv, `to_number,customer_name\n${'+12125550100,Ann\n'.repeat(2_100_000)}`);
-    expect((await create(csv)).stderr).toContain('line 1: the file is larger than 32 MiB');
+    // Refused from its size, before it is read into memory (issue 34).
+    const tooLarge = await create(csv);
+    expect(tooLarge.stderr).toContain('is larger than 32 MiB (the limit of one campaign CSV)');
+    expect(tooLarge.code).toBe(2);
 
     expect((await runCliJson(dataDir, ['campaigns', 'list'])).campaigns).toEqual([]);
   }, 60_000);

@@ -229,7 +229,7 @@ export function registerCampaignPages(app: FastifyInstance, options: DashboardOp
     const text = field(form, 'csv');
     const file = text.includes('\uFFFD')
       ? { rows: [], problems: [{ line: 1, message: 'the file is not UTF-8 text (save it as "CSV UTF-8")' }] }
-      : parseCampaignCsv(Buffer.from(text, 'utf8'));
+      : await parseCampaignCsv(Buffer.from(text, 'utf8'));
     const key = await keyForCallsPlacedBy(options.store, viewer.account.id, dashboardCampaignKeyName);
     try {
       const campaign = await createCampaign(

@@ -98,7 +98,7 @@ export function registerDoNotCallPages(app: FastifyInstance, options: DashboardO
     const form = formOf(request);
     const text = field(form, 'numbers');
     const reason = field(form, 'reason').trim().slice(0, 200) || null;
-    const parsed = parseDoNotCallCsv(text);
+    const parsed = await parseDoNotCallCsv(text);
     if (parsed.problems.length > 0) {
       const report = html`<section class="error" role="alert" aria-labelledby="report-title">
 <h2 id="report-title">Nothing was added: ${parsed.problems.length} ${parsed.problems.length === 1 ? 'row needs' : 'rows need'} fixing</h2>

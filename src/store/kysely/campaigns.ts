@@ -1,10 +1,12 @@
 import { type Kysely, sql } from 'kysely';
-import type {
-  AttemptOutcome,
-  CampaignContactRecord,
-  CampaignRecord,
-  CampaignStatus,
-  ContactState,
+import {
+  type AttemptOutcome,
+  attemptOutcomes,
+  type CampaignContactRecord,
+  type CampaignRecord,
+  type CampaignStatus,
+  type ContactState,
+  contactStates,
 } from '../../domain/campaigns.js';
 import type {
   CampaignAttempt,
@@ -178,21 +180,22 @@ export class KyselyCampaigns implements CampaignRepository {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /** One primary-key read of the counters the triggers keep (campaignCounterSql.ts). */
   async progress(campaignId: string): Promise<CampaignProgress> {
-    const rows = await this.queries.db
-      .selectFrom('campaign_contacts')
-      .select(['state', 'last_outcome', (eb) => eb.fn.countAll().as('count')])
+    const row = await this.queries.db
+      .selectFrom('campaign_counters')
+      .selectAll()
       .where('campaign_id', '=', campaignId)
-      .groupBy(['state', 'last_outcome'])
-      .execute();
+      .executeTakeFirst();
     const progress: CampaignProgress = { states: {}, outcomes: {} };
-    for (const row of rows) {
-      const count = Number(row.count);
-      progress.states[row.state as ContactState] = (progress.states[row.state as ContactState] ?? 0) + count;
-      if (row.last_outcome) {
-        const outcome = row.last_outcome as AttemptOutcome;
-        progress.outcomes[outcome] = (progress.outcomes[outcome] ?? 0) + count;
-      }
+    if (!row) return progress;
+    for (const state of contactStates) {
+      const count = Number(row[`state_${state}`]);
+      if (count > 0) progress.states[state] = count;
+    }
+    for (const outcome of attemptOutcomes) {
+      const count = Number(row[`outcome_${outcome}`]);
+      if (count > 0) progress.outcomes[outcome] = count;
     }
     return progress;
   }

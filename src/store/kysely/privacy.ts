@@ -1,9 +1,24 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { AuditEntry, PrivacyRepository } from '../types.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
 
 const liveStatuses = ['queued', 'dialing', 'ringing', 'in_progress'];
+/**
+ * The tables an erasure deletes from (`eraseNumber`, and `recordings` where PostgreSQL holds the
+ * recordings): the ones vacuumed after it on PostgreSQL, and the list docs/decisions.md gives for
+ * `VACUUM FULL`.
+ */
+export const erasedTables = [
+  'recordings',
+  'event_attempts',
+  'events',
+  'campaign_attempts',
+  'agent_test_calls',
+  'calls',
+  'campaign_contacts',
+  'sandbox_invites',
+] as const;
 /** Ids per statement: within both drivers' bound-parameter limits. */
 const idsPerStatement = 500;
 
@@ -85,6 +100,25 @@ export class KyselyPrivacy implements PrivacyRepository {
       await db.deleteFrom('sandbox_invites').where('to_number', '=', number).execute();
       return { calls, contacts: Number(contacts.numDeletedRows) };
     });
+  }
+
+  async reclaimErased(): Promise<void> {
+    const { db, dialect } = this.queries;
+    if (dialect.name === 'postgres') {
+      // Not in a transaction (VACUUM cannot be): each table its own statement.
+      for (const table of erasedTables) await sql`VACUUM ${sql.table(table)}`.execute(db);
+      return;
+    }
+    // A reader holding an old snapshot keeps the WAL's frames: try a few times, briefly.
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const result = await sql<{
+        busy: number;
+        log: number;
+        checkpointed: number;
+      }>`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
+      if (Number(result.rows[0]?.busy ?? 0) === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async addAudit(entry: AuditEntry): Promise<void> {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { AttemptOutcome, ContactState } from '../../domain/campaigns.js';
 
 /**
  * The tables the Kysely repositories read and write, typed once for both dialects. The columns
@@ -167,6 +168,12 @@ export interface CampaignContactsTable {
   updated_at: TimeColumn;
 }
 
+/** Maintained by triggers only (src/store/campaignCounterSql.ts); bigint comes back as text from pg. */
+export type CampaignCountersTable = { campaign_id: string } & Record<
+  `state_${ContactState}` | `outcome_${AttemptOutcome}`,
+  number | string
+>;
+
 export interface CampaignAttemptsTable {
   call_id: string;
   campaign_id: string;
@@ -309,6 +316,7 @@ export interface Database {
   campaigns: CampaignsTable;
   campaign_contacts: CampaignContactsTable;
   campaign_attempts: CampaignAttemptsTable;
+  campaign_counters: CampaignCountersTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
   quiet_hours: QuietHoursTable;

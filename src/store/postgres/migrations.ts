@@ -1,3 +1,5 @@
+import { postgresCampaignCountersSql } from '../campaignCounterSql.js';
+
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
  * lock. Entries are append-only: a shipped migration is never edited; a change is a new entry.
@@ -442,5 +444,11 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       CREATE INDEX agent_test_calls_by_run ON agent_test_calls (account_id, run_id, position);
       CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
     `,
+  },
+  {
+    version: 15,
+    name: 'campaign counters',
+    // A campaign's progress as counters kept by triggers (src/store/campaignCounterSql.ts).
+    sql: postgresCampaignCountersSql(),
   },
 ];

@@ -1,5 +1,6 @@
 import type { ApiKeyWithAccount } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
+import { queueNames } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
@@ -59,6 +60,35 @@ export interface PostgresStoreOptions {
   logger: Logger;
 }
 
+/**
+ * Erasure on PostgreSQL also deletes the erased calls' finished dispatch jobs: pg-boss keeps
+ * finished jobs for days, and their payload is the call id (issue 34). After the rows, and
+ * repeatable like them.
+ */
+class PostgresPrivacy extends KyselyPrivacy {
+  constructor(
+    queries: StoreQueries,
+    private readonly pool: PgPool,
+    private readonly jobs: PostgresStoreJobQueue,
+  ) {
+    super(queries);
+  }
+
+  override async eraseNumber(
+    accountId: string,
+    number: string,
+    callIds: readonly string[],
+  ): Promise<{ calls: number; contacts: number }> {
+    const erased = await super.eraseNumber(accountId, number, callIds);
+    await this.jobs.forgetFinished(
+      this.pool,
+      queueNames.dispatch,
+      callIds.map((callId) => ({ call_id: callId })),
+    );
+    return erased;
+  }
+}
+
 /** The scale-out store: PostgreSQL through a pool, shared by any number of API and worker processes. */
 export class PostgresStore implements Store {
   readonly accounts: KyselyAccounts;
@@ -71,7 +101,7 @@ export class PostgresStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
-  readonly privacy: KyselyPrivacy;
+  readonly privacy: PostgresPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
   readonly sandboxInvites: KyselySandboxInvites;
@@ -100,7 +130,7 @@ export class PostgresStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
-    this.privacy = new KyselyPrivacy(queries);
+    this.privacy = new PostgresPrivacy(queries, pool, queue);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);

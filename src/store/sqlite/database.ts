@@ -22,6 +22,10 @@ export function openSqliteDatabase(path: string): SqliteDatabase {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // Deleted rows are overwritten with zeros, in their page and in pages put on the free list:
+  // an erasure leaves no bytes of what it erased in the file (issue 34). The WAL's copies are
+  // removed by the checkpoint that follows an erasure (KyselyPrivacy.reclaimErased).
+  db.pragma('secure_delete = ON');
   migrate(db);
   return db;
 }

@@ -1,3 +1,5 @@
+import { sqliteCampaignCountersSql } from '../campaignCounterSql.js';
+
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
  * edited; a change is a new entry. Timestamps are ISO 8601 UTC text (they sort as time).
@@ -438,5 +440,11 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX agent_test_calls_by_run ON agent_test_calls (account_id, run_id, position);
       CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
     `,
+  },
+  {
+    version: 15,
+    name: 'campaign counters',
+    // A campaign's progress as counters kept by triggers (src/store/campaignCounterSql.ts).
+    sql: sqliteCampaignCountersSql(),
   },
 ];
