@@ -372,6 +372,12 @@ export class Conversation {
     const utterance = this.utterance;
     this.utterance = null;
     if (!utterance) return;
+    if (utterance.overlapped && !utterance.bargedIn && this.replies.holdsAction) {
+      // Words over a transfer or a goodbye being announced: written down, but they undo nothing.
+      this.speaker.releaseHold();
+      this.recognize(utterance, event.detectedAtMs, { respond: false });
+      return;
+    }
     if (utterance.overlapped && !utterance.bargedIn && this.agentActive()) {
       // A backchannel ("mhm", "okay"), a cough or a passage that may not be cut: the agent goes on.
       this.backchannels++;
@@ -446,6 +452,8 @@ export class Conversation {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({ role: 'callee', text: digit, start_ms: atMs, end_ms: atMs, event: 'dtmf' });
     this.armSilenceTimer();
+    // A key pressed while the agent announces a transfer or its goodbye does not undo them.
+    if (this.replies.holdsAction) return;
     this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));
   }
 

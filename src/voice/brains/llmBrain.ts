@@ -191,6 +191,11 @@ export class LlmBrain implements AgentBrain {
     yield* this.reply(signal);
   }
 
+  noteNotDone(action: 'end_call' | 'transfer', why: string): void {
+    const tool = action === 'end_call' ? 'end_call' : 'transfer_call';
+    this.messages.push({ role: 'system', content: `Your ${tool} was not carried out: ${why}.` });
+  }
+
   expectedPhrases(): undefined {
     return undefined;
   }
@@ -247,6 +252,8 @@ export class LlmBrain implements AgentBrain {
     const followUps: BrainAction[] = [];
     let firstToken = true;
     let remembered = false;
+    /** The transfer_call of this round: pending (its answer waits for the result) once remembered. */
+    let transferCallId: string | null = null;
     const tools = toolsAllowed ? this.toolDefinitions : this.builtIns;
     try {
       for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
@@ -291,7 +298,7 @@ export class LlmBrain implements AgentBrain {
               target,
               ...(typeof summary === 'string' && summary.trim() ? { summary: summary.slice(0, 1_000) } : {}),
             });
-            this.pendingTransfer = call.id;
+            transferCallId = call.id;
           }
           if (!(builtInToolNames as readonly string[]).includes(event.name)) ownToolCalls.push(call);
         }
@@ -301,6 +308,8 @@ export class LlmBrain implements AgentBrain {
         yield { type: 'say', text: sentence };
       }
       remembered = true;
+      // Only a call the history holds is pending: a stream cut before its end chose no transfer.
+      if (transferCallId !== null) this.pendingTransfer = transferCallId;
       this.messages.push({
         role: 'assistant',
         content: said || null,

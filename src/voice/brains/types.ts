@@ -50,6 +50,8 @@ export interface AgentBrain {
   expectedPhrases(): string[] | undefined;
   /** Tells the brain what was actually said of its last `say` (less than asked after a barge-in). */
   noteSaid(text: string): void;
+  /** An action it asked for was not carried out after all (why, in words for the brain). */
+  noteNotDone?(action: 'end_call' | 'transfer', why: string): void;
   /**
    * The post-call analysis: the extracted data, checked against the agent's data schema, and the
    * summary and success judgement it asks for (src/voice/callAnalyst.ts).
