@@ -394,14 +394,27 @@ export class Conversation {
         ? Math.min(this.lastAudibleCalleeMs, event.speechEndMs + 20)
         : event.speechEndMs;
     this.timeline.turnEnded(speechEndMs, event.detectedAtMs, utterance.endedBy ?? utterance.shape);
+    // A phone menu's prompt is judged by ear as it ends (the first hearing counts too), not after
+    // the recogniser's words, which differ each time and come late.
+    const loop = this.ivrLoop.noteAudio(utterance.levelsDb);
+    if (loop === 'tripped') {
+      this.options.logger.info('the same phone-menu prompt again: ending the call');
+      this.recognize(utterance, event.detectedAtMs, { respond: false });
+      this.options.hangUp('ivr_loop');
+      return;
+    }
     // wait_for_callee: the callee's first words, whatever they were, open the call.
     const opening = !this.greeted;
     if (opening) this.greet();
-    this.recognize(utterance, event.detectedAtMs, { respond: !opening });
+    this.recognize(utterance, event.detectedAtMs, { respond: !opening, loopByWords: loop === 'words' });
   }
 
   /** Finishes the utterance's recognition; writes what was heard; answers it unless the call ended. */
-  private recognize(utterance: CalleeUtterance, endMs: number, { respond }: { respond: boolean }): void {
+  private recognize(
+    utterance: CalleeUtterance,
+    endMs: number,
+    { respond, loopByWords = false }: { respond: boolean; loopByWords?: boolean },
+  ): void {
     const recognition = utterance
       .finish()
       .then((heard) => {
@@ -419,7 +432,7 @@ export class Conversation {
           });
         }
         if (!respond || this.ended) return;
-        if (this.ivrLoop.note(text)) {
+        if (loopByWords && this.ivrLoop.noteWords(text)) {
           this.options.logger.info('the same phone-menu prompt again: ending the call');
           this.options.hangUp('ivr_loop');
           return;
