@@ -144,8 +144,7 @@ export class Conversation {
       dtmfInband: options.dtmf === 'inband',
       addToDoNotCall: options.addToDoNotCall,
       leaveVoicemail: (message) => {
-        // The agent judged it a recording: so the call reports it.
-        this.answeredBy = 'machine';
+        // The agent judged it a recording: so the call reports it (the decision says machine).
         this.answering.leaveVoicemail(this.nowMs(), message);
       },
       noteEvent: (event, text) => {
@@ -158,7 +157,8 @@ export class Conversation {
       policy: options.voicemail,
       logger: options.logger,
       onDecision: ({ answeredBy }) => {
-        if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        // The latest decision (an unknown corrected by a reply, a person by a beep) is the call's.
+        this.answeredBy = answeredBy;
         this.options.onAnsweredBy?.(answeredBy);
         if (answeredBy !== 'machine') this.greet();
       },
@@ -279,6 +279,10 @@ export class Conversation {
     if (key) this.handleDtmf(key);
     const turnEvents = this.turns.pushAudio(frame);
     this.answering.pushFrame(frame, () => this.turns.lastFrameSpeech, this.recorder.elapsedMs);
+    if (!this.greeted && this.answering.silentSoFar(this.recorder.elapsedMs)) {
+      this.decisionWaitOver = true;
+      this.greet();
+    }
     for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
     if (!current) return;
@@ -422,7 +426,8 @@ export class Conversation {
         const text = heard.text.trim();
         if (text) this.answering.noteWords(text, this.nowMs());
         if (text || heard.unclear) {
-          if (this.answeredBy === 'unknown') this.answeredBy = 'human';
+          // Words in answer to the agent: a person, unless the detector decided otherwise.
+          this.answering.noteReply(this.nowMs());
           this.addTranscriptLine({
             role: 'callee',
             // Speech the recogniser rejected: an answer was given, its words are not known.
