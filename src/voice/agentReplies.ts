@@ -199,6 +199,11 @@ export class AgentReplies {
           if (!committedActions.has(action.type)) continue;
         }
         if (action.type === 'say') {
+          if (action.whilePending) {
+            // A waiting line is for a tool still pending when it would start, not after its answer.
+            await Promise.all(spoken);
+            if (hasEnded() || signal.aborted || !action.whilePending()) continue;
+          }
           reply.interruptible = action.interruptible !== false;
           speaking = true;
           if (first) timeline.mark('first_sentence', nowMs());

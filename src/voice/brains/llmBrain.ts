@@ -89,6 +89,9 @@ function transferTool(targets: readonly string[]): ToolDefinition {
   };
 }
 
+/** A tool answering within this long gets no waiting line (`say_while_waiting`): it is not waited for. */
+const waitingLineGraceMs = 250;
+
 /** Model → tools → model rounds in one reply, at most (a model that keeps calling tools is stopped). */
 export const maxToolRoundsPerReply = 4;
 
@@ -354,14 +357,24 @@ export class LlmBrain implements AgentBrain {
     const startedAtMs = Date.now();
     // Sent before anything is said: the answer is on its way while the agent speaks.
     const outcome = (this.toolCaller as ToolCaller).call(tool, call.argumentsJson);
-    if (tool.sayWhileWaiting) yield { type: 'say', text: tool.sayWhileWaiting };
+    let pending = true;
+    void outcome.finally(() => {
+      pending = false;
+    });
+    // The waiting lines are said only while the tool is really pending: not for an answer that came
+    // within a moment, nor once it came (or failed) while the lines before them were still heard.
+    const whilePending = () => pending;
+    const answeredWithin = (waitMs: number) =>
+      Promise.race([
+        outcome.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref()),
+      ]);
+    if (tool.sayWhileWaiting && !(await answeredWithin(waitingLineGraceMs)) && !signal.aborted)
+      yield { type: 'say', text: tool.sayWhileWaiting, whilePending };
     if (tool.filler) {
       const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
-      const late = await Promise.race([
-        outcome.then(() => false),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), waitMs).unref()),
-      ]);
-      if (late && !signal.aborted) yield { type: 'say', text: tool.filler.text };
+      if (!(await answeredWithin(waitMs)) && !signal.aborted)
+        yield { type: 'say', text: tool.filler.text, whilePending };
     }
     const done = await Promise.race([
       outcome,

@@ -3,7 +3,13 @@ import type { CallAnalysis } from '../../domain/callAnalysis.js';
 /** What a brain asks the call to do, in order. */
 export type BrainAction =
   /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
-  | { type: 'say'; text: string; interruptible?: boolean }
+  | {
+      type: 'say';
+      text: string;
+      interruptible?: boolean;
+      /** Said only if this still holds once what is before it has been heard (a tool's waiting line). */
+      whilePending?: () => boolean;
+    }
   | { type: 'send_dtmf'; digits: string }
   /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
   | { type: 'transfer'; target: string; summary?: string }
