@@ -93,6 +93,8 @@ export interface VoiceConfig {
   vendorFirstAudioTimeoutMs: number;
   /** A vendor's final transcript must arrive this soon after the callee stops (CALLWRIGHT_STT_FINAL_TIMEOUT_MS). */
   vendorFinalTranscriptTimeoutMs: number;
+  /** The post-call analysis by the language model gives up after this (CALLWRIGHT_ANALYSIS_TIMEOUT_MS). */
+  analysisTimeoutMs: number;
 }
 
 export interface VendorCredential {
@@ -392,6 +394,7 @@ export function loadConfig(env: Environment = process.env): Config {
       providerAllowPrivate: readBoolean(env, 'CALLWRIGHT_PROVIDER_ALLOW_PRIVATE', false),
       vendorFirstAudioTimeoutMs: readInteger(env, 'CALLWRIGHT_TTS_FIRST_AUDIO_TIMEOUT_MS', 3000, 100, 60_000),
       vendorFinalTranscriptTimeoutMs: readInteger(env, 'CALLWRIGHT_STT_FINAL_TIMEOUT_MS', 3000, 100, 60_000),
+      analysisTimeoutMs: readInteger(env, 'CALLWRIGHT_ANALYSIS_TIMEOUT_MS', 30_000, 1_000, 300_000),
     },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',

@@ -121,6 +121,8 @@ export class LlmBrain implements AgentBrain {
       tools?: ToolCaller | null;
       /** The names of the agent's transfer targets (settings.transfer); none: no transfer_call. */
       transferTargets?: readonly string[];
+      /** The post-call analysis gives up after this (CALLWRIGHT_ANALYSIS_TIMEOUT_MS; default 30 s). */
+      analysisTimeoutMs?: number;
     },
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt }];
@@ -140,7 +142,10 @@ export class LlmBrain implements AgentBrain {
     this.extraction = options.extraction;
     this.analysis = options.analysis ?? noAnalysisSettings;
     this.logger = options.logger;
+    this.analysisTimeoutMs = options.analysisTimeoutMs ?? 30_000;
   }
+
+  private readonly analysisTimeoutMs: number;
 
   private readonly firstMessage: string | null;
   private readonly extraction: ExtractionField[];
@@ -212,7 +217,15 @@ export class LlmBrain implements AgentBrain {
   analyze(
     transcript: readonly { role: string; text: string; event?: string }[],
   ): Promise<CallAnalysisResult> {
-    return languageModelAnalysis(this.chat, this.analysis, this.extraction, transcript);
+    // A model that hangs does not hold call.completed back longer than the operator allows.
+    let timer: NodeJS.Timeout | undefined;
+    const timeoutMs = this.analysisTimeoutMs;
+    return Promise.race([
+      languageModelAnalysis(this.chat, this.analysis, this.extraction, transcript),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
   }
 
   /**
