@@ -101,6 +101,8 @@ export interface VoiceConfig {
   llmChunkGapTimeoutMs: number;
   /** A Realtime session that answers no WebSocket ping for this long has failed (CALLWRIGHT_REALTIME_PONG_TIMEOUT_MS). */
   realtimePongTimeoutMs: number;
+  /** The post-call analysis by the language model gives up after this (CALLWRIGHT_ANALYSIS_TIMEOUT_MS). */
+  analysisTimeoutMs: number;
 }
 
 export interface VendorCredential {
@@ -435,6 +437,7 @@ export function loadConfig(env: Environment = process.env): Config {
       llmFirstTokenTimeoutMs: readInteger(env, 'CALLWRIGHT_LLM_FIRST_TOKEN_TIMEOUT_MS', 3000, 100, 120_000),
       llmChunkGapTimeoutMs: readInteger(env, 'CALLWRIGHT_LLM_CHUNK_GAP_TIMEOUT_MS', 3000, 100, 120_000),
       realtimePongTimeoutMs: readInteger(env, 'CALLWRIGHT_REALTIME_PONG_TIMEOUT_MS', 3000, 500, 60_000),
+      analysisTimeoutMs: readInteger(env, 'CALLWRIGHT_ANALYSIS_TIMEOUT_MS', 30_000, 1_000, 300_000),
     },
     telephony: {
       bindAddress: readValue(env, 'CALLWRIGHT_SIP_BIND') ?? '0.0.0.0',

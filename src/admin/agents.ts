@@ -14,6 +14,7 @@ import {
 } from '../domain/records.js';
 import type { Store } from '../store/types.js';
 import { parseDialogScript, scriptTransferTargets } from '../voice/brains/dialogScript.js';
+import { checkWebhookUrl } from '../webhooks/urlGuard.js';
 
 export const agentLimits = {
   nameMaxChars: 200,
@@ -131,6 +132,29 @@ function checkLength(field: string, value: string, maxChars: number, required: b
 }
 
 /** Validates and stores a new agent with the embedded defaults (script brain, 600 s, 20 s). */
+/**
+ * The agent's tool URLs (settings.tools[].url) vetted as at call time, when the agent is saved: a
+ * tool on a private, loopback or reserved address is refused now (unless the service allows
+ * private addresses, CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE), not discovered on a live call.
+ */
+export function checkToolUrls(settings: unknown, options: { allowPrivate: boolean }): void {
+  const tools = (settings as { tools?: unknown } | null | undefined)?.tools;
+  if (!Array.isArray(tools)) return;
+  tools.forEach((tool, index) => {
+    const url = (tool as { url?: unknown } | null)?.url;
+    if (typeof url !== 'string') return;
+    try {
+      checkWebhookUrl(url, options);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      throw new AppError(
+        'validation_error',
+        `settings.tools[${index}].url: ${error.message.replace(/^webhook URL /, '')}`,
+      );
+    }
+  });
+}
+
 export async function createAgent(store: Store, accountId: string, input: AgentInput): Promise<AgentRecord> {
   return store.agents.create({ accountId, active: input.active ?? true, ...checkedAgentFields(input) });
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
   type AgentInput,
+  checkToolUrls,
   createAgent,
   describeAgent,
   parseExtractionField,
@@ -173,7 +174,11 @@ function parseField(key: string, value: unknown): unknown {
  * Agents over the API (extension, issue 17's management API): create, read, list, change and
  * (de)activate, with the same checks as the dashboard and the command line.
  */
-export function registerAgentRoutes(app: FastifyInstance, store: Store): void {
+export function registerAgentRoutes(
+  app: FastifyInstance,
+  store: Store,
+  options: { toolAllowPrivate: boolean } = { toolAllowPrivate: false },
+): void {
   const tags = ['agents'];
   app.post(
     '/agents',
@@ -189,6 +194,7 @@ export function registerAgentRoutes(app: FastifyInstance, store: Store): void {
     async (request) => {
       const accountId = authOf(request).account.id;
       const input = parseAgentBody(readJsonBody(request), { creating: true }) as AgentInput;
+      checkToolUrls(input.settings, { allowPrivate: options.toolAllowPrivate });
       const agent = await createAgent(store, accountId, input);
       request.log.info({ agentId: agent.id }, 'agent created over the API');
       return describeAgent(agent);
@@ -249,6 +255,7 @@ export function registerAgentRoutes(app: FastifyInstance, store: Store): void {
     async (request) => {
       const accountId = authOf(request).account.id;
       const patch = parseAgentBody(readJsonBody(request), { creating: false });
+      checkToolUrls((patch as { settings?: unknown }).settings, { allowPrivate: options.toolAllowPrivate });
       const agent = await updateAgent(store, accountId, request.params.agent_id, patch);
       request.log.info({ agentId: agent.id, fields: Object.keys(patch) }, 'agent changed over the API');
       return describeAgent(agent);

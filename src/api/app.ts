@@ -194,7 +194,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerCampaignRoutes(api, store, deps.callControl ?? null);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
-      registerAgentRoutes(api, store);
+      registerAgentRoutes(api, store, { toolAllowPrivate: deps.webhookAllowPrivate === true });
       registerAgentTestRoutes(api, store, { vendorConfigured: deps.vendorConfigured ?? (() => false) });
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

@@ -10,8 +10,9 @@ import type { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 
 /**
  * One call's status events, in the order the call lives them: `call.ringing` at the first 180/183,
- * `call.answered` once the answering party is decided (a person or a machine, from the detector or
- * the agent) — or, if the call ends first, just before its `call.completed`, with what was known —
+ * `call.answered` once the answering party is decided (a person or a machine, from the detector, a
+ * reply in words or the agent) — or, if the call ends first, just before its `call.completed`, with
+ * what was known, the same `answered_by` the call's record and `metrics.answering_machine` carry —
  * and `call.transferred` when a transfer reached its target. Each is written once; whether it is
  * sent is the endpoint's choice (the store decides).
  */
@@ -35,8 +36,16 @@ export class CallStatusEvents {
     this.answeredAtIso = atIso;
   }
 
-  /** The answering party is known (the first decision counts). */
+  /**
+   * The answering party is known (the first person or machine counts). An `unknown` (a silent
+   * start) is no decision yet: a person may still speak, and the call's record would then say
+   * `human` while its event said `unknown`; the event waits for them or for the end of the call.
+   */
   decided(answeredBy: AnsweredBy): void {
+    if (answeredBy !== 'unknown') this.write(answeredBy);
+  }
+
+  private write(answeredBy: AnsweredBy): void {
     const answeredAt = this.answeredAtIso;
     if (answeredAt === null || this.answeredWritten) return;
     this.answeredWritten = this.writer.write(
@@ -55,7 +64,7 @@ export class CallStatusEvents {
 
   /** Before the call's end is written: an answered call whose party was never decided says so now. */
   async beforeEnd(answeredBy: AnsweredBy | null): Promise<void> {
-    if (answeredBy !== null) this.decided(answeredBy);
+    if (answeredBy !== null) this.write(answeredBy);
     await this.answeredWritten;
   }
 }

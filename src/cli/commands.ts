@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  checkToolUrls,
   createAgent,
   describeAgent,
   parseExtractionField,
@@ -164,6 +165,8 @@ const agents: Record<string, Verb> = {
       return { [name === 'max-duration' ? 'maxDurationS' : 'silenceTimeoutS']: Number(text) };
     };
     const account = await resolveAccount(context);
+    const settings = agentSettingsFromOptions(values);
+    checkToolUrls(settings, { allowPrivate: context.webhookAllowPrivate === true });
     const agent = await createAgent(context.store, account.id, {
       name: requiredOption(values, 'name'),
       prompt: requiredOption(values, 'prompt'),
@@ -175,7 +178,7 @@ const agents: Record<string, Verb> = {
       ...(typeof values.brain === 'string' ? { brain: values.brain as 'script' | 'llm' } : {}),
       ...(typeof values.script === 'string' ? { script: readScriptFile(values.script) } : {}),
       extraction: ((values.extract as string[] | undefined) ?? []).map(parseExtractionField),
-      settings: agentSettingsFromOptions(values),
+      settings,
     });
     print(context, describeAgent(agent));
   },

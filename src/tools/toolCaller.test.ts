@@ -106,6 +106,9 @@ describe('ToolCaller', () => {
     const outcome = await caller({ allowPrivate: false }).call(tool('/ok'), '{"id": 1}');
     expect(outcome).toMatchObject({ ok: false, status: null });
     expect(requests).toBe(before);
+    // What the model reads says what happened, not which setting of the operator's would allow it.
+    expect(outcome.ok ? '' : outcome.error).toMatch(/private|loopback|reserved/);
+    expect(outcome.ok ? '' : outcome.error).not.toMatch(/CALLWRIGHT_|set .*=true/);
   });
 
   it('fails a call whose answer body does not complete within timeout_ms, or is cut off', async () => {

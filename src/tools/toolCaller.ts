@@ -83,7 +83,11 @@ export class ToolCaller {
     });
     if (!attempt.ok) {
       const why =
-        attempt.status === null ? (attempt.error ?? 'no answer') : `the tool answered HTTP ${attempt.status}`;
+        attempt.status === null
+          ? forTheModel(attempt.error ?? 'no answer')
+          : `the tool answered HTTP ${attempt.status}`;
+      if (attempt.status === null && why !== attempt.error)
+        this.options.logger.warn({ tool: tool.name, error: attempt.error }, 'tool address refused');
       return failed(why, attempt.status, attempt.latencyMs);
     }
     if (Buffer.byteLength(attempt.responseExcerpt) > toolResultMaxBytes)
@@ -112,6 +116,14 @@ export class ToolCaller {
     );
     return { ok: true, result, status: attempt.status as number, latencyMs: attempt.latencyMs };
   }
+}
+
+/**
+ * A delivery error as the model reads it: the address guard's advice to the operator (which
+ * setting would allow the address) is the operator's, in the log, not the model's or the callee's.
+ */
+function forTheModel(error: string): string {
+  return error.replace(/^webhook URL/, "the tool's URL").replace(/;\s*set [A-Z0-9_]+=\S+ to allow it/g, '');
 }
 
 /** What the model reads back: the tool's JSON, or `{"error": …}`. */

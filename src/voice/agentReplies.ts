@@ -2,6 +2,7 @@ import type { TranscriptEvent } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { RtpSession } from '../telephony/rtp/index.js';
 import type { TransferResult } from '../telephony/sip/index.js';
+import { readAhead } from './actionsAhead.js';
 import type { AgentSpeaker, SpokenLine } from './agentSpeaker.js';
 import type { AgentBrain, BrainAction } from './brains/types.js';
 import { type AgentEnding, providerApology } from './conversationResult.js';
@@ -20,7 +21,15 @@ interface Reply {
   interruptible: boolean;
   /** Cut by the callee: the brain's remaining actions are still read for a pending hang-up. */
   cutByCallee: boolean;
+  /**
+   * The reply holds an action the call carries out whatever the callee does meanwhile (a transfer,
+   * a hang-up): what is playing is its announcement, heard to its end.
+   */
+  committed: boolean;
 }
+
+/** Actions the model chose that are carried out once announced, whatever the callee does meanwhile. */
+const committedActions: ReadonlySet<BrainAction['type']> = new Set(['end_call', 'transfer']);
 
 /** What the callee did not hear of a reply they cut, to resume it when the cut was only a sound. */
 export interface UnheardReply {
@@ -32,8 +41,11 @@ export interface UnheardReply {
  * The agent's replies, one at a time: each runs the brain's actions (sentences synthesised as soon
  * as the brain gives them, while the ones before still play, so the stream stays full; a DTMF send
  * or a hang-up waits for what is queued), a new one aborts the one before, and a reply the callee
- * cut is still read to its end for a hang-up it holds (a barge-in during the goodbye still ends the
- * call) while what the callee heard of it goes to the brain. Every stage failing ends in an apology.
+ * cut is still read to its end for the transfer or hang-up it holds, while what the callee heard of
+ * it goes to the brain. A reply known to hold a transfer or a hang-up (its actions are read ahead)
+ * is not cut: its announcement is heard to the end, then the action is carried out, whatever the
+ * callee says or presses meanwhile; a goodbye cut before its hang-up was known is not hung up on
+ * mid-word — the brain decides again. Every stage failing ends in an apology.
  */
 export class AgentReplies {
   private reply: Reply | null = null;
@@ -81,7 +93,13 @@ export class AgentReplies {
    * sentences after it are being prepared).
    */
   get interruptible(): boolean {
-    return this.protectedLinesPlaying === 0 && (this.reply?.interruptible ?? true);
+    const reply = this.reply;
+    return this.protectedLinesPlaying === 0 && !reply?.committed && (reply?.interruptible ?? true);
+  }
+
+  /** The running reply holds a transfer or a hang-up: it is carried out, not answered over. */
+  get holdsAction(): boolean {
+    return this.reply?.committed === true;
   }
 
   /** Stops the running reply (the call ended, or a machine answered). */
@@ -133,8 +151,17 @@ export class AgentReplies {
     timed = false,
   ): void {
     if (this.apologizing) return;
-    this.reply?.controller.abort();
-    const reply: Reply = { controller: new AbortController(), interruptible: true, cutByCallee: false };
+    const before = this.reply;
+    // A new reply (a key pressed, a turn) stands in for the running one as a barge-in would: an
+    // action it holds is still carried out.
+    if (before && !before.controller.signal.aborted) before.cutByCallee = true;
+    before?.controller.abort();
+    const reply: Reply = {
+      controller: new AbortController(),
+      interruptible: true,
+      cutByCallee: false,
+      committed: false,
+    };
     this.reply = reply;
     let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
     this.lastLine = new Promise((resolve) => {
@@ -156,7 +183,10 @@ export class AgentReplies {
     let speaking = false;
     let first = timed;
     try {
-      for await (const action of actions(signal)) {
+      const ahead = readAhead(actions(signal), (action) => {
+        if (committedActions.has(action.type)) reply.committed = true;
+      });
+      for await (const action of ahead) {
         if (hasEnded()) return;
         // The callee's wish to be left alone is kept even when they talked over the reply.
         if (action.type === 'do_not_call') {
@@ -164,13 +194,16 @@ export class AgentReplies {
           continue;
         }
         if (signal.aborted) {
+          // Cut by the callee before the action was known: the model chose it all the same.
           if (!reply.cutByCallee) return;
-          if (action.type !== 'end_call') continue;
-          await Promise.all(spoken);
-          if (!hasEnded()) hangUp(endingReason);
-          return;
+          if (!committedActions.has(action.type)) continue;
         }
         if (action.type === 'say') {
+          if (action.whilePending) {
+            // A waiting line is for a tool still pending when it would start, not after its answer.
+            await Promise.all(spoken);
+            if (hasEnded() || signal.aborted || !action.whilePending()) continue;
+          }
           reply.interruptible = action.interruptible !== false;
           speaking = true;
           if (first) timeline.mark('first_sentence', nowMs());
@@ -194,15 +227,25 @@ export class AgentReplies {
         await Promise.all(spoken);
         if (hasEnded()) return;
         if (action.type === 'end_call') {
-          // Said and heard (or cut by the callee): the call ends either way.
+          const lines = await Promise.all(spoken);
+          if (signal.aborted && lines.some((line) => line.said !== line.text)) {
+            // The callee cut the goodbye before the hang-up was known: no hanging up mid-word; the
+            // agent decides again with what they said.
+            this.options.logger.info('the goodbye was cut before its hang-up: the call goes on');
+            this.options.brain.noteNotDone?.(
+              'end_call',
+              'the callee spoke over your goodbye; the call goes on',
+            );
+            return;
+          }
           hangUp(endingReason);
           return;
         }
-        if (signal.aborted) continue;
         if (action.type === 'transfer') {
           await this.transfer(action.target, action.summary);
           return;
         }
+        if (signal.aborted) continue;
         if (action.type === 'leave_voicemail') {
           if (this.options.leaveVoicemail) this.options.leaveVoicemail(action.message);
           else hangUp('voicemail');
@@ -298,7 +341,7 @@ export class AgentReplies {
       this.options.rtp.clear();
     }
     const controller = new AbortController();
-    this.reply = { controller, interruptible: false, cutByCallee: false };
+    this.reply = { controller, interruptible: false, cutByCallee: false, committed: true };
     void (async () => {
       try {
         await this.options.speaker.say(providerApology, controller.signal, {

@@ -23,6 +23,12 @@ export interface VoicemailPolicy {
 
 /** With wait_for_decision: the agent speaks after this long even if no decision came. */
 export const decisionWaitMaxMs = 5_000;
+/**
+ * With wait_for_decision: a line silent this long from the answer gets the greeting (the detector
+ * goes on listening). A recorded greeting has begun by then; a person who waits for the caller
+ * heard 3 s of silence when the agent waited for the detector's `silence` decision.
+ */
+const silentStartGreetMs = 1_500;
 /** After a machine is decided without a beep, the greeting is over once it is quiet this long. */
 const greetingOverSilenceMs = 1_500;
 /** A greeting that never ends: the message is left this long after the decision anyway. */
@@ -130,14 +136,28 @@ export class AnsweringMachineHandling {
     if (this.stage === 'conversation') this.decided(this.detector.noteWords(text, atMs));
   }
 
+  /** The callee's words were recognised as a turn: a person, unless already decided otherwise. */
+  noteReply(atMs: number): void {
+    if (this.stage === 'conversation') this.decided(this.detector.noteReply(atMs));
+  }
+
   /**
    * The agent asked to leave a voicemail (`leave_voicemail`): the agent's message, else the one
-   * the model gave; with neither the agent hangs up.
+   * the model gave; with neither the agent hangs up. The call reports a machine.
    */
   leaveVoicemail(atMs: number, spokenMessage?: string): void {
     if (this.stage !== 'conversation') return;
     this.message = this.options.policy.message ?? spokenMessage ?? null;
     this.awaitMachine(atMs, true);
+    this.decided(this.detector.noteAgentVerdict(atMs));
+  }
+
+  /**
+   * With wait_for_decision: nobody has said anything yet this long after the answer. A recording
+   * starts at once; a person who picked up and waits for the caller should not wait long.
+   */
+  silentSoFar(atMs: number): boolean {
+    return this.detector.decision === null && !this.detector.heardSpeech && atMs >= silentStartGreetMs;
   }
 
   private decided(decision: AnsweringDecision | null): void {

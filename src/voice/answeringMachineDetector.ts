@@ -20,7 +20,11 @@ export type AnsweringReason =
   /** A short sound over the agent that let it go on ("uh huh"): a listener. */
   | 'backchannel'
   /** Nothing was said in the first seconds. */
-  | 'silence';
+  | 'silence'
+  /** Undecided (or unknown after a silent start), the callee then answered the agent in words. */
+  | 'reply'
+  /** The agent itself judged it a recording (`leave_voicemail`). */
+  | 'agent';
 
 /** The thresholds, in ms of call time from the answer. */
 export interface AnsweringMachineTiming {
@@ -103,6 +107,11 @@ export class AnsweringMachineDetector {
     return this.decided;
   }
 
+  /** Any speech heard since the answer. */
+  get heardSpeech(): boolean {
+    return this.firstSpeechMs >= 0;
+  }
+
   /**
    * One frame's voice decision, ending at `atMs` (call time). Returns the decision when this frame
    * made it, else null.
@@ -141,6 +150,21 @@ export class AnsweringMachineDetector {
   noteBackchannel(atMs: number): AnsweringDecision | null {
     if (this.decided) return null;
     return this.decide('human', 0.7, atMs, 'backchannel');
+  }
+
+  /**
+   * The callee answered the agent in words: a person, when nothing better was decided (an unknown
+   * from a silent start is corrected; a person or a machine decided from the audio stands).
+   */
+  noteReply(atMs: number): AnsweringDecision | null {
+    if (this.decided && this.decided.answeredBy !== 'unknown') return null;
+    return this.decide('human', 0.75, atMs, 'reply');
+  }
+
+  /** The agent judged the line a recording (`leave_voicemail`): the call reports a machine. */
+  noteAgentVerdict(atMs: number): AnsweringDecision | null {
+    if (this.decided?.answeredBy === 'machine') return null;
+    return this.decide('machine', 0.8, atMs, 'agent');
   }
 
   /** The recogniser's words so far; a recorded greeting's phrase decides machine. */

@@ -56,4 +56,26 @@ describe('analyzeCall', () => {
       await server.close();
     }
   });
+
+  it('gives up on a model that hangs after the configured analysis timeout (issue 35)', async () => {
+    // The model answers after 20 s; the operator allows 300 ms.
+    const server = await startFakeOpenAiServer({ responseDelayMs: 20_000 });
+    try {
+      const chat = new OpenAiChatClient({ endpoint: { baseUrl: server.baseUrl }, model: 'm' });
+      const brain = new LlmBrain(chat, {
+        systemPrompt: 'p',
+        firstMessage: null,
+        extraction: [{ name: 'confirmed', type: 'boolean', description: 'd' }],
+        logger: createLogger('silent'),
+        analysisTimeoutMs: 300,
+      });
+      const startedAt = performance.now();
+      const result = await analyzeCall(brain, [{ role: 'callee', text: 'yes' }], createLogger('silent'));
+      expect(performance.now() - startedAt).toBeLessThan(10_000);
+      expect(result).toMatchObject({ data: {}, analysis: { status: 'failed' } });
+      expect(result.analysis.reason).toMatch(/no answer within 300 ms/);
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 });

@@ -1,7 +1,11 @@
 import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import type { Logger } from '../logger.js';
+import { frameLevelDb } from './ivrLoopGuard.js';
 import type { FinalTranscript, SpeechToText, SpeechToTextSession } from './providers/index.js';
 import { endOfTurnWaitMs, type TurnShape, turnShapeOf } from './turnShape.js';
+
+/** Frame levels kept per utterance: 60 s (a longer one is no phone-menu prompt). */
+const maxLevelFrames = 3_000;
 
 /**
  * One stretch of the callee's speech, from the VAD's speech start to the end of their turn: its
@@ -20,6 +24,8 @@ export class CalleeUtterance {
   /** The recogniser said the speech is over, and has heard no more words since. */
   recognizerEnded = false;
   private readonly session: Promise<SpeechToTextSession>;
+  /** The level of each frame heard (dB), for the phone-menu loop guard: a recording repeats its contour. */
+  readonly levelsDb: number[] = [];
   /** The recogniser's latest hypothesis. */
   latest = '';
   private endedOn = '';
@@ -40,6 +46,7 @@ export class CalleeUtterance {
     this.speechStartMs = options.speechStartMs;
     this.overlapped = options.overlapped;
     const { phrases } = options;
+    for (const frame of options.preRoll) this.noteLevel(frame);
     this.session = options.stt.startSession(phrases ? { phrases } : {}).then((opened) => {
       opened.onPartial((partial) => {
         this.latest = partial.text;
@@ -59,6 +66,7 @@ export class CalleeUtterance {
   }
 
   pushAudio(frame: Int16Array): void {
+    this.noteLevel(frame);
     void this.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
   }
 
@@ -75,6 +83,10 @@ export class CalleeUtterance {
   /** Drops the utterance unheard (a backchannel under the agent's speech). */
   discard(): void {
     void this.session.then((session) => session.close()).catch(() => undefined);
+  }
+
+  private noteLevel(frame: Int16Array): void {
+    if (this.levelsDb.length < maxLevelFrames) this.levelsDb.push(frameLevelDb(frame));
   }
 
   private reshape(): void {

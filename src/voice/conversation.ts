@@ -144,8 +144,7 @@ export class Conversation {
       dtmfInband: options.dtmf === 'inband',
       addToDoNotCall: options.addToDoNotCall,
       leaveVoicemail: (message) => {
-        // The agent judged it a recording: so the call reports it.
-        this.answeredBy = 'machine';
+        // The agent judged it a recording: so the call reports it (the decision says machine).
         this.answering.leaveVoicemail(this.nowMs(), message);
       },
       noteEvent: (event, text) => {
@@ -158,7 +157,8 @@ export class Conversation {
       policy: options.voicemail,
       logger: options.logger,
       onDecision: ({ answeredBy }) => {
-        if (answeredBy !== 'unknown') this.answeredBy = answeredBy;
+        // The latest decision (an unknown corrected by a reply, a person by a beep) is the call's.
+        this.answeredBy = answeredBy;
         this.options.onAnsweredBy?.(answeredBy);
         if (answeredBy !== 'machine') this.greet();
       },
@@ -279,6 +279,10 @@ export class Conversation {
     if (key) this.handleDtmf(key);
     const turnEvents = this.turns.pushAudio(frame);
     this.answering.pushFrame(frame, () => this.turns.lastFrameSpeech, this.recorder.elapsedMs);
+    if (!this.greeted && this.answering.silentSoFar(this.recorder.elapsedMs)) {
+      this.decisionWaitOver = true;
+      this.greet();
+    }
     for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
     if (!current) return;
@@ -372,6 +376,12 @@ export class Conversation {
     const utterance = this.utterance;
     this.utterance = null;
     if (!utterance) return;
+    if (utterance.overlapped && !utterance.bargedIn && this.replies.holdsAction) {
+      // Words over a transfer or a goodbye being announced: written down, but they undo nothing.
+      this.speaker.releaseHold();
+      this.recognize(utterance, event.detectedAtMs, { respond: false });
+      return;
+    }
     if (utterance.overlapped && !utterance.bargedIn && this.agentActive()) {
       // A backchannel ("mhm", "okay"), a cough or a passage that may not be cut: the agent goes on.
       this.backchannels++;
@@ -388,14 +398,27 @@ export class Conversation {
         ? Math.min(this.lastAudibleCalleeMs, event.speechEndMs + 20)
         : event.speechEndMs;
     this.timeline.turnEnded(speechEndMs, event.detectedAtMs, utterance.endedBy ?? utterance.shape);
+    // A phone menu's prompt is judged by ear as it ends (the first hearing counts too), not after
+    // the recogniser's words, which differ each time and come late.
+    const loop = this.ivrLoop.noteAudio(utterance.levelsDb);
+    if (loop === 'tripped') {
+      this.options.logger.info('the same phone-menu prompt again: ending the call');
+      this.recognize(utterance, event.detectedAtMs, { respond: false });
+      this.options.hangUp('ivr_loop');
+      return;
+    }
     // wait_for_callee: the callee's first words, whatever they were, open the call.
     const opening = !this.greeted;
     if (opening) this.greet();
-    this.recognize(utterance, event.detectedAtMs, { respond: !opening });
+    this.recognize(utterance, event.detectedAtMs, { respond: !opening, loopByWords: loop === 'words' });
   }
 
   /** Finishes the utterance's recognition; writes what was heard; answers it unless the call ended. */
-  private recognize(utterance: CalleeUtterance, endMs: number, { respond }: { respond: boolean }): void {
+  private recognize(
+    utterance: CalleeUtterance,
+    endMs: number,
+    { respond, loopByWords = false }: { respond: boolean; loopByWords?: boolean },
+  ): void {
     const recognition = utterance
       .finish()
       .then((heard) => {
@@ -403,7 +426,8 @@ export class Conversation {
         const text = heard.text.trim();
         if (text) this.answering.noteWords(text, this.nowMs());
         if (text || heard.unclear) {
-          if (this.answeredBy === 'unknown') this.answeredBy = 'human';
+          // Words in answer to the agent: a person, unless the detector decided otherwise.
+          this.answering.noteReply(this.nowMs());
           this.addTranscriptLine({
             role: 'callee',
             // Speech the recogniser rejected: an answer was given, its words are not known.
@@ -413,7 +437,7 @@ export class Conversation {
           });
         }
         if (!respond || this.ended) return;
-        if (this.ivrLoop.note(text)) {
+        if (loopByWords && this.ivrLoop.noteWords(text)) {
           this.options.logger.info('the same phone-menu prompt again: ending the call');
           this.options.hangUp('ivr_loop');
           return;
@@ -446,6 +470,8 @@ export class Conversation {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({ role: 'callee', text: digit, start_ms: atMs, end_ms: atMs, event: 'dtmf' });
     this.armSilenceTimer();
+    // A key pressed while the agent announces a transfer or its goodbye does not undo them.
+    if (this.replies.holdsAction) return;
     this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));
   }
 

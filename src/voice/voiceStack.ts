@@ -268,6 +268,7 @@ export class VoiceStack {
         logger,
         tools,
         transferTargets: Object.keys(settings.transferTargets),
+        analysisTimeoutMs: this.config.analysisTimeoutMs,
       });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);

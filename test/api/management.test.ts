@@ -110,6 +110,37 @@ describe('agents over the API', () => {
     expect((await api('PATCH', '/agents/agt_nope', { name: 'y' })).status).toBe(404);
     expect((await api('POST', '/agents/agt_nope/deactivate')).status).toBe(404);
   });
+
+  it('refuses, when the agent is saved, a tool on a private address, as a call would (issue 35)', async () => {
+    const tool = (url: string) => ({
+      name: 'lookup',
+      description: 'Looks an order up.',
+      parameters: { type: 'object', properties: {} },
+      url,
+    });
+    const refused = await api('POST', '/agents', {
+      name: 'Tools',
+      prompt: 'p',
+      brain: 'llm',
+      settings: { tools: [tool('http://127.0.0.1:8080/lookup')] },
+    });
+    expect(refused.status).toBe(400);
+    expect(errorOf(refused)).toMatchObject({ code: 'validation_error' });
+    expect(errorOf(refused).message).toMatch(/settings\.tools\[0\]\.url: points to a loopback address/);
+    const created = await api('POST', '/agents', {
+      name: 'Tools',
+      prompt: 'p',
+      brain: 'llm',
+      settings: { tools: [tool('https://shop.example.com/lookup')] },
+    });
+    expect(created.status).toBe(200);
+    const id = (created.body as { agent_id: string }).agent_id;
+    const changed = await api('PATCH', `/agents/${id}`, {
+      settings: { tools: [tool('http://10.1.2.3/lookup')] },
+    });
+    expect(changed.status).toBe(400);
+    expect(errorOf(changed).message).toMatch(/settings\.tools\[0\]\.url: points to a private address/);
+  });
 });
 
 describe('caller IDs and the webhook over the API', () => {

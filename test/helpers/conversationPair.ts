@@ -10,7 +10,7 @@ import {
 } from '../../src/telephony/rtp/index.js';
 import type { SpeechPrefetch } from '../../src/voice/agentSpeaker.js';
 import type { AgentBrain } from '../../src/voice/brains/types.js';
-import { type AgentEnding, Conversation } from '../../src/voice/conversation.js';
+import { type AgentEnding, Conversation, type ConversationOptions } from '../../src/voice/conversation.js';
 import { concatSamples } from '../../src/voice/providers/audio/samples.js';
 import {
   FvadDetectorFactory,
@@ -53,6 +53,8 @@ export async function conversationPair(options: {
   /** false: the callee's line negotiates no RFC 4733 telephone-event (keys only as tones). */
   telephoneEvent?: boolean;
   dtmf?: 'rfc4733' | 'inband';
+  /** The call's transfer (CallActions.transfer); absent: the agent cannot transfer. */
+  transfer?: ConversationOptions['transfer'];
 }) {
   const { clock, ports, vad } = await sharedMedia();
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
@@ -86,6 +88,7 @@ export async function conversationPair(options: {
     providerFailures: new ProviderFailureLog(),
     hangUp: (ending) => hangUps.push(ending),
     ...(options.dtmf ? { dtmf: options.dtmf } : {}),
+    ...(options.transfer ? { transfer: options.transfer } : {}),
     ...(options.prefetch ? { prefetch: options.prefetch } : {}),
   });
   const heard: HeardFrame[] = [];

@@ -74,7 +74,8 @@ function startToolServer(): Promise<Server> {
         }, delayMs);
       if (path === '/ok') answer(200, JSON.stringify({ status: 'shipped', eta: 'tomorrow' }));
       else if (path === '/slow') answer(200, JSON.stringify({ status: 'shipped', eta: 'monday' }), 1_800);
-      else if (path === '/timeout') answer(200, '{}', 5_000);
+      else if (path === '/timeout' || path === '/stalls') answer(200, '{}', 5_000);
+      else if (path === '/quick') answer(200, JSON.stringify({ status: 'shipped', eta: 'today' }), 40);
       else if (path === '/fail') answer(500, JSON.stringify({ error: 'database down' }));
       else answer(200, '<html>not json</html>');
     });
@@ -147,6 +148,15 @@ beforeAll(async () => {
             filler: { after_ms: 600, text: 'Still checking.' },
           }),
           tool('timeout', { timeout_ms: 800 }),
+          tool('quick', {
+            say_while_waiting: 'One moment, I am looking that up.',
+            filler: { after_ms: 300, text: 'Still checking.' },
+          }),
+          tool('stalls', {
+            timeout_ms: 800,
+            say_while_waiting: 'One moment please, while I look that up in our order system for you.',
+            filler: { after_ms: 600, text: 'Still checking.' },
+          }),
           tool('fail'),
           tool('badjson'),
         ],
@@ -247,6 +257,26 @@ describe("an llm agent's own tools", () => {
     expect((filler?.start_ms ?? 0) - (toolCall?.start_ms ?? 0)).toBeGreaterThanOrEqual(550);
   }, 45_000);
 
+  it('says no waiting line for an answer that came at once (issue 35)', async () => {
+    const call = await callWithCase('quick');
+    const said = call.transcript
+      .filter((entry) => entry.role === 'agent' && !entry.event)
+      .map((entry) => entry.text);
+    expect(said).toEqual(['Your order has shipped.', 'Goodbye!']);
+  }, 45_000);
+
+  it('says no filler once the tool has failed, even when it was due while the waiting line played (issue 35)', async () => {
+    const call = await callWithCase('stalls');
+    const said = call.transcript
+      .filter((entry) => entry.role === 'agent' && !entry.event)
+      .map((entry) => entry.text);
+    expect(said).toEqual([
+      'One moment please, while I look that up in our order system for you.',
+      'Sorry, I could not look that up.',
+      'Goodbye!',
+    ]);
+  }, 45_000);
+
   it.each([
     ['timeout', /timed out|deadline|800 ?ms/i],
     ['fail', /HTTP 500/],
@@ -281,7 +311,9 @@ describe("an llm agent's own tools", () => {
         'lookup_badjson',
         'lookup_fail',
         'lookup_ok',
+        'lookup_quick',
         'lookup_slow',
+        'lookup_stalls',
         'lookup_timeout',
         'send_dtmf',
       ].sort(),

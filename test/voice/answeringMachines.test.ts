@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { setWebhookEndpoint, setWebhookEventTypes } from '../../src/admin/webhooks.js';
 import type { CallRecord } from '../../src/domain/records.js';
+import { loadSecretBox } from '../../src/secrets/secretBox.js';
 import { fakeToolCallDelta } from '../../src/voice/providers/testing/fakeOpenAiServer.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
@@ -81,10 +83,18 @@ describe('answering machines, decided early (script agent, waits for the decisio
   let service: Awaited<ReturnType<typeof startFullService>>;
   let key: string;
   let agentId: string;
+  let accountId: string;
 
   beforeAll(async () => {
     service = await startFullService();
     const account = await service.store.accounts.create({ name: 'machines' });
+    accountId = account.id;
+    // call.answered is stored for the account (its delivery is not what is tested here).
+    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
+    await setWebhookEndpoint(service.store, secretBox, account.id, 'http://127.0.0.1:9/hooks', {
+      allowPrivate: true,
+    });
+    await setWebhookEventTypes(service.store, account.id, ['call.answered']);
     key = (await createApiKey(service.store, account.id, 'k')).key;
     agentId = (
       await createAgent(service.store, account.id, {
@@ -173,6 +183,23 @@ describe('answering machines, decided early (script agent, waits for the decisio
     },
     50_000,
   );
+
+  it('a person who waits for the caller: greeted after a short silence, one answered_by everywhere (issue 35)', async () => {
+    // The default person says nothing until the agent has spoken.
+    const record = await call('+15550100001');
+    const greeting = agentLines(record)[0];
+    expect(greeting?.text).toContain('Hello Ann');
+    // Not the detector's 3 s `silence` decision: a line silent 1.5 s gets the greeting.
+    expect(greeting?.start_ms).toBeLessThan(2_400);
+    // The person answered in words: the record, the metrics and call.answered all say so.
+    expect(record.answeredBy).toBe('human');
+    expect(record.figures).toMatchObject({ answered_by: 'human', reason: 'reply' });
+    const events = await service.store.events.list(accountId, { limit: 50 });
+    const answered = events
+      .filter((event) => event.type === 'call.answered' && event.callId === record.id)
+      .map((event) => (JSON.parse(event.body) as { data: { answered_by: string } }).data.answered_by);
+    expect(answered).toEqual(['human']);
+  }, 50_000);
 });
 
 describe('leave_voicemail, the llm agent deciding by itself', () => {

@@ -12,6 +12,7 @@ import {
 import { type startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { startLlmTestService } from '../helpers/llmService.js';
+import { calleeChannel, loudFrames } from '../helpers/recordings.js';
 
 /**
  * Phone menus: the sandbox's IVR persona (+15550100013) plays "for sales press one, for support
@@ -27,6 +28,7 @@ let service: Awaited<ReturnType<typeof startFullService>>;
 let key: string;
 let accountId: string;
 let agentId: string;
+let offlineAgentId: string;
 
 function playModel({ messages }: { messages: Array<Record<string, unknown>> }): FakeChatDelta[] {
   const mode = /Case: (\w+)/.exec(String(messages[0]?.content ?? ''))?.[1];
@@ -57,6 +59,22 @@ beforeAll(async () => {
       maxDurationS: 40,
     })
   ).id;
+  offlineAgentId = (
+    await createAgent(service.store, accountId, {
+      name: 'Menu walker, offline ears',
+      prompt: 'You reach support through phone menus. Case: {{mode}}',
+      variables: ['mode'].map(parseVariableDeclaration),
+      brain: 'llm',
+      settings: {
+        llm: { model: 'test-model' },
+        // The offline recogniser: each hearing of the same recording comes out a little different.
+        ivr: { max_prompt_repeats: 3 },
+        voicemail: { detection: 'beep' },
+        turn_taking: { wait_for_callee: true },
+      },
+      maxDurationS: 50,
+    })
+  ).id;
   await addPhoneNumber(service.store, accountId, '+15550009994');
 });
 
@@ -65,9 +83,9 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function callMenu(mode: string, to = '+15550100013'): Promise<CallRecord> {
+async function callMenu(mode: string, to = '+15550100013', agent = agentId): Promise<CallRecord> {
   const result = await postCall(service.url, key, {
-    agent_id: agentId,
+    agent_id: agent,
     from_number: '+15550009994',
     to_number: to,
     variables: { mode },
@@ -108,4 +126,22 @@ describe('phone menus', () => {
     expect(prompts).toHaveLength(2);
     expect(call.transcript.some((entry) => entry.event === 'dtmf')).toBe(false);
   }, 50_000);
+
+  it('ends with ivr_loop at the configured count when the offline recogniser hears the menu (issue 35)', async () => {
+    const call = await callMenu('stuck', '+15550100013', offlineAgentId);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'ivr_loop' });
+    // The recording holds the menu exactly 3 times (bursts of sound 1.5 s apart or more), not 4 to 7.
+    const callee = calleeChannel(readFileSync(call.recordingPath as string));
+    let plays = 0;
+    let quietMs = Number.POSITIVE_INFINITY;
+    for (let at = 0; at + 160 <= callee.length; at += 160) {
+      const loud = loudFrames(callee.subarray(at, at + 160)) > 0;
+      if (loud && quietMs >= 1_500) plays++;
+      quietMs = loud ? 0 : quietMs + 20;
+    }
+    expect(plays).toBe(3);
+    expect(call.transcript.filter((entry) => entry.role === 'callee' && !entry.event).length).toBeGreaterThan(
+      0,
+    );
+  }, 70_000);
 });

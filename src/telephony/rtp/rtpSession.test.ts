@@ -286,4 +286,46 @@ describe('RtpSession', () => {
     expect(session.stats().packetsIgnored).toBeGreaterThan(150);
     expect(peer.packets.length).toBeGreaterThan(2);
   });
+
+  it('gives a frame per tick from the start, silence while the far end sends nothing (the media clock)', async () => {
+    const peer = await rawPeer();
+    const session = await openSession();
+    const kinds: string[] = [];
+    session.on('audio', (_samples, kind) => kinds.push(kind));
+    session.start(remoteAt(peer.port));
+    await sleep(500);
+    // The far end never sent a packet: the clock still ran (about 25 ticks; a loaded machine less).
+    expect(kinds.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(kinds)).toEqual(new Set(['silence']));
+  });
+
+  it('logs a far end whose port is closed once, not once per packet', async () => {
+    const lines: string[] = [];
+    const { pino } = await import('pino');
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    // Not closed after the test: the test closes it itself.
+    const peer = { socket: createSocket('udp4'), port: 0 };
+    await new Promise<void>((resolve) => peer.socket.bind(0, '127.0.0.1', resolve));
+    peer.port = peer.socket.address().port;
+    const session = await openSession({ logger });
+    session.start(remoteAt(peer.port));
+    // The far end speaks (the session latches and connects), then its port closes: each packet
+    // sent now comes back as an ICMP port unreachable (ECONNREFUSED on the connected socket).
+    const packet = encodeRtpPacket({
+      payloadType: 0,
+      sequenceNumber: 1,
+      timestamp: 160,
+      ssrc: 7,
+      marker: false,
+      payload: new Uint8Array(160).fill(0xff),
+    });
+    peer.socket.send(packet, session.localPort, '127.0.0.1');
+    await waitFor(() => session.stats().packetsReceived >= 1, 1_000);
+    await sleep(100);
+    peer.socket.close();
+    await waitFor(() => session.stats().sendErrors >= 20, 3_000);
+    expect(session.stats().sendErrors).toBeGreaterThanOrEqual(20);
+    const warnings = lines.filter((line) => line.includes('RTP socket error'));
+    expect(warnings).toHaveLength(1);
+  });
 });

@@ -49,10 +49,17 @@ export interface RtpSessionOptions {
   rtcpIntervalMs?: number;
 }
 
+/** Socket errors are logged at most once per this interval (the rest are counted in the stats). */
+const socketErrorLogIntervalMs = 10_000;
+
 export type ReceivedFrameKind = 'received' | 'concealed' | 'silence';
 
 export interface RtpSessionEvents {
-  /** One 20 ms frame of the far end's audio per clock tick once its stream has begun. */
+  /**
+   * One 20 ms frame per clock tick from start(): the far end's audio, silence before its stream
+   * begins (or when it never sends any) and while it holds the call — so a listener's clock is the
+   * media clock, not a count of the packets the far end chose to send.
+   */
   audio: [samples: Int16Array, kind: ReceivedFrameKind];
   /** The agent audio sent this tick. The array is reused: copy it to keep it. */
   outgoingAudio: [samples: Int16Array];
@@ -117,6 +124,8 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private registration: ClockRegistration | null = null;
   private remote: RemoteMedia | null = null;
   private heldByRemote = false;
+  private socketErrorLoggedAtMs = Number.NEGATIVE_INFINITY;
+  private socketErrorsNotLogged = 0;
   private sendAddress = '';
   private sendPort = 0;
   private latchedSource: { address: string; port: number } | null = null;
@@ -126,7 +135,6 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private sequenceNumber: number;
   private timestamp: number;
   private talking = false;
-  private streamStarted = false;
   private lastFrame: Int16Array | null = null;
   private lostInRow = 0;
   private closed = false;
@@ -168,7 +176,19 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     socket.on('message', (message, rinfo) => this.onMessage(message, rinfo.address, rinfo.port));
     socket.on('error', (error) => {
       this.counts.sendErrors++;
-      this.logger.warn({ err: error, localPort }, 'RTP socket error');
+      // A far end whose port closed answers every packet (50 a second) with an error: one line per
+      // interval, with how many were not logged since the last one.
+      const nowMs = performance.now();
+      if (nowMs - this.socketErrorLoggedAtMs < socketErrorLogIntervalMs) {
+        this.socketErrorsNotLogged++;
+        return;
+      }
+      this.logger.warn(
+        { err: error, localPort, errorsNotLogged: this.socketErrorsNotLogged },
+        'RTP socket error',
+      );
+      this.socketErrorLoggedAtMs = nowMs;
+      this.socketErrorsNotLogged = 0;
     });
   }
 
@@ -377,7 +397,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private playOut(codec: G711Codec): void {
     const frame = this.jitter.pop(performance.now(), this.isQuiet);
     if (frame === 'waiting') {
-      if (this.streamStarted) this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
       return;
     }
     if (frame === 'lost') {
@@ -398,7 +418,11 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
       return;
     }
-    if (this.listenerCount('audio') === 0 || this.held) return;
+    if (this.listenerCount('audio') === 0) return;
+    if (this.held) {
+      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      return;
+    }
     const samples = new Int16Array(frame.length);
     decodeG711Into(codec, frame, samples);
     this.lastFrame = samples;
@@ -414,12 +438,15 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   };
 
   private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
-    if (this.listenerCount('audio') > 0 && !this.held) this.emit('audio', samples, kind);
+    if (this.listenerCount('audio') === 0) return;
+    // Held: what arrives (hold music) is not the callee speaking; the tick is silence.
+    if (this.held && kind !== 'silence') this.emit('audio', new Int16Array(this.samplesPerFrame), 'silence');
+    else this.emit('audio', samples, kind);
   }
 
   /**
    * The far end put the call on hold (its SDP says it will not receive): nothing is sent, and what
-   * arrives (hold music) is not the callee speaking, so no audio is passed up until it resumes.
+   * arrives (hold music) is not the callee speaking, so only silence is passed up until it resumes.
    * Set by start(), the only place the remote media changes, not worked out on every frame.
    */
   get held(): boolean {
@@ -465,7 +492,6 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       performance.now(),
     );
     if (pushed === 'duplicate') return;
-    this.streamStarted = true;
     this.receiveStats.onPacket(header.sequenceNumber);
     if (isDtmf) {
       const digit = this.dtmfReceiver.accept(header.timestamp, payload);

@@ -201,7 +201,7 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     const target = this.requestTarget(dialog);
     return new Promise((resolve) => {
       const finish = (detail: string) => {
-        this.end('local', `${reason}: ${detail}`);
+        this.services.logger.debug({ detail }, 'BYE transaction over');
         resolve();
       };
       this.services.layer.sendRequest(bye, target, {
@@ -211,6 +211,9 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
         onTimeout: () => finish('no response to BYE'),
         onTransportError: (error) => finish(error.message),
       });
+      // The session is over once its BYE is handed to the transaction (RFC 3261 §15.1.1), not when
+      // (or whether) the far end answers it: the transaction's retransmissions go on alone.
+      this.end('local', `${reason}: BYE sent`);
     });
   }
 

@@ -419,18 +419,21 @@ export class OutgoingCall extends TypedEvents<OutgoingCallEvents> implements Dia
             void this.sendBye(true, retry).then(resolve);
             return;
           }
-          this.end('local', `BYE answered ${response.status}`);
           resolve();
         },
         onTimeout: () => {
-          this.end('local', 'no response to BYE');
+          this.log.debug({ callId: this.callId }, 'no response to BYE');
           resolve();
         },
         onTransportError: (error) => {
-          this.end('local', error.message);
+          this.log.debug({ callId: this.callId, err: error }, 'the BYE could not be sent');
           resolve();
         },
       });
+      // The session is over once its BYE is handed to the transaction (RFC 3261 §15.1.1), not when
+      // (or whether) the far end answers it: the transaction's retransmissions go on alone, and a
+      // challenge to the BYE is still answered above.
+      this.end('local', 'BYE sent');
     });
   }
 

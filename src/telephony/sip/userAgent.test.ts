@@ -116,7 +116,7 @@ describe('SIP UA to UA on loopback', () => {
     expect(await call.outcome).toEqual({
       kind: 'ended',
       answered: { status: 200, sdpAnswer: answer },
-      ended: { by: 'local', reason: 'BYE answered 200' },
+      ended: { by: 'local', reason: 'BYE sent' },
     });
     expect(call.state).toBe('ended');
   });

@@ -49,6 +49,10 @@ export class DisclosedBrain implements AgentBrain {
     this.inner.noteSaid(text.startsWith(this.disclosure) ? text.slice(this.disclosure.length).trim() : text);
   }
 
+  noteNotDone(action: 'end_call' | 'transfer', why: string): void {
+    this.inner.noteNotDone?.(action, why);
+  }
+
   analyze(transcript: Parameters<AgentBrain['analyze']>[0]): ReturnType<AgentBrain['analyze']> {
     return this.inner.analyze(transcript);
   }

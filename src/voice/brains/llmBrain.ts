@@ -89,6 +89,9 @@ function transferTool(targets: readonly string[]): ToolDefinition {
   };
 }
 
+/** A tool answering within this long gets no waiting line (`say_while_waiting`): it is not waited for. */
+const waitingLineGraceMs = 250;
+
 /** Model → tools → model rounds in one reply, at most (a model that keeps calling tools is stopped). */
 export const maxToolRoundsPerReply = 4;
 
@@ -118,6 +121,8 @@ export class LlmBrain implements AgentBrain {
       tools?: ToolCaller | null;
       /** The names of the agent's transfer targets (settings.transfer); none: no transfer_call. */
       transferTargets?: readonly string[];
+      /** The post-call analysis gives up after this (CALLWRIGHT_ANALYSIS_TIMEOUT_MS; default 30 s). */
+      analysisTimeoutMs?: number;
     },
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt }];
@@ -137,7 +142,10 @@ export class LlmBrain implements AgentBrain {
     this.extraction = options.extraction;
     this.analysis = options.analysis ?? noAnalysisSettings;
     this.logger = options.logger;
+    this.analysisTimeoutMs = options.analysisTimeoutMs ?? 30_000;
   }
+
+  private readonly analysisTimeoutMs: number;
 
   private readonly firstMessage: string | null;
   private readonly extraction: ExtractionField[];
@@ -191,6 +199,11 @@ export class LlmBrain implements AgentBrain {
     yield* this.reply(signal);
   }
 
+  noteNotDone(action: 'end_call' | 'transfer', why: string): void {
+    const tool = action === 'end_call' ? 'end_call' : 'transfer_call';
+    this.messages.push({ role: 'system', content: `Your ${tool} was not carried out: ${why}.` });
+  }
+
   expectedPhrases(): undefined {
     return undefined;
   }
@@ -204,7 +217,15 @@ export class LlmBrain implements AgentBrain {
   analyze(
     transcript: readonly { role: string; text: string; event?: string }[],
   ): Promise<CallAnalysisResult> {
-    return languageModelAnalysis(this.chat, this.analysis, this.extraction, transcript);
+    // A model that hangs does not hold call.completed back longer than the operator allows.
+    let timer: NodeJS.Timeout | undefined;
+    const timeoutMs = this.analysisTimeoutMs;
+    return Promise.race([
+      languageModelAnalysis(this.chat, this.analysis, this.extraction, transcript),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
   }
 
   /**
@@ -247,6 +268,8 @@ export class LlmBrain implements AgentBrain {
     const followUps: BrainAction[] = [];
     let firstToken = true;
     let remembered = false;
+    /** The transfer_call of this round: pending (its answer waits for the result) once remembered. */
+    let transferCallId: string | null = null;
     const tools = toolsAllowed ? this.toolDefinitions : this.builtIns;
     try {
       for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
@@ -291,7 +314,7 @@ export class LlmBrain implements AgentBrain {
               target,
               ...(typeof summary === 'string' && summary.trim() ? { summary: summary.slice(0, 1_000) } : {}),
             });
-            this.pendingTransfer = call.id;
+            transferCallId = call.id;
           }
           if (!(builtInToolNames as readonly string[]).includes(event.name)) ownToolCalls.push(call);
         }
@@ -301,6 +324,8 @@ export class LlmBrain implements AgentBrain {
         yield { type: 'say', text: sentence };
       }
       remembered = true;
+      // Only a call the history holds is pending: a stream cut before its end chose no transfer.
+      if (transferCallId !== null) this.pendingTransfer = transferCallId;
       this.messages.push({
         role: 'assistant',
         content: said || null,
@@ -345,14 +370,24 @@ export class LlmBrain implements AgentBrain {
     const startedAtMs = Date.now();
     // Sent before anything is said: the answer is on its way while the agent speaks.
     const outcome = (this.toolCaller as ToolCaller).call(tool, call.argumentsJson);
-    if (tool.sayWhileWaiting) yield { type: 'say', text: tool.sayWhileWaiting };
+    let pending = true;
+    void outcome.finally(() => {
+      pending = false;
+    });
+    // The waiting lines are said only while the tool is really pending: not for an answer that came
+    // within a moment, nor once it came (or failed) while the lines before them were still heard.
+    const whilePending = () => pending;
+    const answeredWithin = (waitMs: number) =>
+      Promise.race([
+        outcome.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref()),
+      ]);
+    if (tool.sayWhileWaiting && !(await answeredWithin(waitingLineGraceMs)) && !signal.aborted)
+      yield { type: 'say', text: tool.sayWhileWaiting, whilePending };
     if (tool.filler) {
       const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
-      const late = await Promise.race([
-        outcome.then(() => false),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), waitMs).unref()),
-      ]);
-      if (late && !signal.aborted) yield { type: 'say', text: tool.filler.text };
+      if (!(await answeredWithin(waitMs)) && !signal.aborted)
+        yield { type: 'say', text: tool.filler.text, whilePending };
     }
     const done = await Promise.race([
       outcome,

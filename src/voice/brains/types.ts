@@ -3,7 +3,13 @@ import type { CallAnalysis } from '../../domain/callAnalysis.js';
 /** What a brain asks the call to do, in order. */
 export type BrainAction =
   /** `interruptible: false`: a passage read in full, whatever the callee says over it. */
-  | { type: 'say'; text: string; interruptible?: boolean }
+  | {
+      type: 'say';
+      text: string;
+      interruptible?: boolean;
+      /** Said only if this still holds once what is before it has been heard (a tool's waiting line). */
+      whilePending?: () => boolean;
+    }
   | { type: 'send_dtmf'; digits: string }
   /** A cold transfer to one of the agent's targets (by name), once what is queued has been said. */
   | { type: 'transfer'; target: string; summary?: string }
@@ -50,6 +56,8 @@ export interface AgentBrain {
   expectedPhrases(): string[] | undefined;
   /** Tells the brain what was actually said of its last `say` (less than asked after a barge-in). */
   noteSaid(text: string): void;
+  /** An action it asked for was not carried out after all (why, in words for the brain). */
+  noteNotDone?(action: 'end_call' | 'transfer', why: string): void;
   /**
    * The post-call analysis: the extracted data, checked against the agent's data schema, and the
    * summary and success judgement it asks for (src/voice/callAnalyst.ts).
