@@ -20,6 +20,8 @@ interface Reply {
   interruptible: boolean;
   /** Cut by the callee: the brain's remaining actions are still read for a pending hang-up. */
   cutByCallee: boolean;
+  /** Generated ahead of the callee's final words: nothing is played or done until this settles. */
+  gate?: Promise<void> | undefined;
 }
 
 /** What the callee did not hear of a reply they cut, to resume it when the cut was only a sound. */
@@ -125,22 +127,26 @@ export class AgentReplies {
 
   /**
    * Runs one reply, aborting the one before it. `timed`: the reply answers a callee turn, so its
-   * first sentence and first audio go into the turn's latency waterfall.
+   * first sentence and first audio go into the turn's latency waterfall. `gate`: nothing is played
+   * or done before it settles (sentences are synthesised meanwhile). Returns what stops this reply
+   * (and no later one).
    */
   run(
     actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
     endingReason: AgentEnding = 'agent_hangup',
     timed = false,
-  ): void {
-    if (this.apologizing) return;
+    gate?: Promise<void>,
+  ): () => void {
+    if (this.apologizing) return () => {};
     this.reply?.controller.abort();
-    const reply: Reply = { controller: new AbortController(), interruptible: true, cutByCallee: false };
+    const reply: Reply = { controller: new AbortController(), interruptible: true, cutByCallee: false, gate };
     this.reply = reply;
     let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
     this.lastLine = new Promise((resolve) => {
       finishedSpeaking = resolve;
     });
     void this.play(reply, actions, endingReason, timed, finishedSpeaking);
+    return () => reply.controller.abort();
   }
 
   private async play(
@@ -158,6 +164,8 @@ export class AgentReplies {
     try {
       for await (const action of actions(signal)) {
         if (hasEnded()) return;
+        // Held (preemptive generation): sentences are synthesised, nothing else is done yet.
+        if (reply.gate && action.type !== 'say') await reply.gate;
         // The callee's wish to be left alone is kept even when they talked over the reply.
         if (action.type === 'do_not_call') {
           await this.addToDoNotCall();
@@ -177,6 +185,7 @@ export class AgentReplies {
           const queued = await speaker.queue(action.text, signal, {
             trimLeadingSilence: spoken.length === 0,
             onFirstAudio: first ? () => timeline.mark('tts_first_audio', nowMs()) : undefined,
+            gate: reply.gate,
           });
           first = false;
           spoken.push(queued.played);

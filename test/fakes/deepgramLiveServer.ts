@@ -18,7 +18,11 @@ import { startVendorRestServer } from './vendorRestServer.js';
  *   cannot use closes with 1008 `DATA-0000`.
  *
  * Each stream (our adapter opens one per utterance) is answered with the next transcript of
- * `script.transcripts`, as interim results while it is spoken and a final one at its end. It stands for the vendor; it is not a mock of our code.
+ * `script.transcripts`, as interim results while it is spoken and a final one at its end. A
+ * transcript with ` | ` in it is said in parts with pauses between them ("Yes. | That works."): each
+ * run of speech after a pause (150 ms or more) is heard as the next part, interim results give the
+ * parts heard so far in full, and parts a stream closed before hearing are heard by the next stream
+ * (as the audio itself would be). It stands for the vendor; it is not a mock of our code.
  */
 
 export interface DeepgramScript {
@@ -37,6 +41,13 @@ export interface DeepgramScript {
   dropStreams: { streams: number; frames: number } | null;
   /** Nothing received for this long closes with 1011 NET-0001 (Deepgram: 10 s). */
   idleCloseMs: number;
+  /**
+   * The final result says other words than the interim ones did (Deepgram revises its hypothesis
+   * once it hears the whole utterance): the interim results give the transcript, the finals this.
+   */
+  reviseFinal: ((interim: string) => string) | null;
+  /** Interim results give the whole transcript from the first one (not the words so far). */
+  interimInFull: boolean;
 }
 
 export interface DeepgramConnection {
@@ -108,6 +119,8 @@ export async function startFakeDeepgram(
     closeAfterFrames: null,
     dropStreams: null,
     idleCloseMs: 10_000,
+    reviseFinal: null,
+    interimInFull: false,
     ...script,
   };
   const connections: DeepgramConnection[] = [];
@@ -145,6 +158,18 @@ export async function startFakeDeepgram(
   });
   const nextTranscript = () =>
     fullScript.transcripts[Math.min(utterances++, fullScript.transcripts.length - 1)] ?? '';
+  /** The parts of a transcript said in parts still to be heard (carried from stream to stream). */
+  let parts: string[] = [];
+  const nextPart = () => {
+    if (parts.length === 0)
+      parts = nextTranscript()
+        .split('|')
+        .map((part) => part.trim());
+    return parts.shift() ?? '';
+  };
+  const isSaidInParts = () => parts.length > 0 || fullScript.transcripts.some((text) => text.includes('|'));
+  const finalOf = (text: string) => (text && fullScript.reviseFinal ? fullScript.reviseFinal(text) : text);
+  const partGapMs = 150;
 
   server.on('connection', (socket: WebSocket, request) => {
     const connection: DeepgramConnection = {
@@ -163,6 +188,7 @@ export async function startFakeDeepgram(
     let silenceAfterSpeechMs = 0;
     let pending: string | null = null;
     let drawn = false;
+    let inPart = false;
     let streamS = 0;
     let idle: NodeJS.Timeout | null = null;
     const armIdle = () => {
@@ -199,6 +225,17 @@ export async function startFakeDeepgram(
         if (frameSum / Math.max(1, samples.length) > speechAmplitude) {
           speechMs += frameMs;
           silenceAfterSpeechMs = 0;
+          if (isSaidInParts()) {
+            // Said in parts: each run of speech after a pause is the next part.
+            if (!inPart) {
+              const part = nextPart();
+              pending = [pending ?? '', part].filter(Boolean).join(' ');
+              inPart = true;
+              speechMs = frameMs;
+            }
+            if (speechMs % 200 < frameMs) socket.send(results(pending ?? '', { isFinal: false }, streamS));
+            return;
+          }
           // One scripted transcript per stream: speech after it was given (a pause inside the turn,
           // a breath) is heard as nothing new.
           pending ??= drawn ? '' : nextTranscript();
@@ -206,13 +243,16 @@ export async function startFakeDeepgram(
           // An interim hypothesis every 200 ms of speech: the words so far.
           if (speechMs % 200 < frameMs) {
             const words = pending.split(/\s+/);
-            const heard = words.slice(0, Math.max(1, Math.ceil((words.length * speechMs) / 1000))).join(' ');
+            const heard = fullScript.interimInFull
+              ? pending
+              : words.slice(0, Math.max(1, Math.ceil((words.length * speechMs) / 1000))).join(' ');
             socket.send(results(heard, { isFinal: false }, streamS));
           }
         } else if (pending !== null) {
           silenceAfterSpeechMs += frameMs;
+          if (silenceAfterSpeechMs >= partGapMs) inPart = false;
           if (silenceAfterSpeechMs >= fullScript.endpointingMs) {
-            socket.send(results(pending, { isFinal: true, speechFinal: true }, streamS));
+            socket.send(results(finalOf(pending), { isFinal: true, speechFinal: true }, streamS));
             pending = null;
             speechMs = 0;
           }
@@ -234,7 +274,9 @@ export async function startFakeDeepgram(
         speechMs = 0;
         setTimeout(() => {
           if (socket.readyState === socket.OPEN)
-            socket.send(results(text, { isFinal: true, speechFinal: true, fromFinalize: true }, streamS));
+            socket.send(
+              results(finalOf(text), { isFinal: true, speechFinal: true, fromFinalize: true }, streamS),
+            );
         }, fullScript.finalizeDelayMs);
       } else if (control.type === 'CloseStream') {
         socket.send(
