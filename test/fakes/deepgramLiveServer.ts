@@ -21,7 +21,7 @@ import { startVendorRestServer } from './vendorRestServer.js';
  * `script.transcripts`, as interim results while it is spoken and a final one at its end. A
  * transcript with ` | ` in it is said in parts with pauses between them ("Yes. | That works."): each
  * run of speech after a pause (150 ms or more) is heard as the next part, interim results give the
- * parts heard so far in full, and parts a stream closed before hearing are heard by the next stream
+ * words said so far (a part's last word once the speech pauses), and parts a stream closed before hearing are heard by the next stream
  * (as the audio itself would be). It stands for the vendor; it is not a mock of our code.
  */
 
@@ -170,6 +170,8 @@ export async function startFakeDeepgram(
   const isSaidInParts = () => parts.length > 0 || fullScript.transcripts.some((text) => text.includes('|'));
   const finalOf = (text: string) => (text && fullScript.reviseFinal ? fullScript.reviseFinal(text) : text);
   const partGapMs = 150;
+  /** Quiet inside a part (a stop consonant, flite leaves 60 ms) is shorter than this. */
+  const partWordsAfterMs = 80;
 
   server.on('connection', (socket: WebSocket, request) => {
     const connection: DeepgramConnection = {
@@ -189,6 +191,10 @@ export async function startFakeDeepgram(
     let pending: string | null = null;
     let drawn = false;
     let inPart = false;
+    /** Said in parts: the part being spoken, the parts before it, and whether its words went out. */
+    let part = '';
+    let heardBefore = '';
+    let partWordsSent = false;
     let streamS = 0;
     let idle: NodeJS.Timeout | null = null;
     const armIdle = () => {
@@ -228,12 +234,24 @@ export async function startFakeDeepgram(
           if (isSaidInParts()) {
             // Said in parts: each run of speech after a pause is the next part.
             if (!inPart) {
-              const part = nextPart();
-              pending = [pending ?? '', part].filter(Boolean).join(' ');
+              heardBefore = pending ?? '';
+              part = nextPart();
+              pending = [heardBefore, part].filter(Boolean).join(' ');
               inPart = true;
+              partWordsSent = false;
               speechMs = frameMs;
             }
-            if (speechMs % 200 < frameMs) socket.send(results(pending ?? '', { isFinal: false }, streamS));
+            // While the part is spoken, its words so far (one per 300 ms) but never its last one: a
+            // word is recognised once it has been said. The whole part follows 80 ms of quiet.
+            if (speechMs % 200 < frameMs) {
+              const words = part.split(/\s+/);
+              const said = partWordsSent
+                ? words
+                : words.slice(0, Math.min(words.length - 1, Math.ceil(speechMs / 300)));
+              socket.send(
+                results([heardBefore, ...said].filter(Boolean).join(' '), { isFinal: false }, streamS),
+              );
+            }
             return;
           }
           // One scripted transcript per stream: speech after it was given (a pause inside the turn,
@@ -249,6 +267,10 @@ export async function startFakeDeepgram(
             socket.send(results(heard, { isFinal: false }, streamS));
           }
         } else if (pending !== null) {
+          if (inPart && !partWordsSent && silenceAfterSpeechMs + frameMs >= partWordsAfterMs) {
+            partWordsSent = true;
+            socket.send(results(pending, { isFinal: false }, streamS));
+          }
           silenceAfterSpeechMs += frameMs;
           if (silenceAfterSpeechMs >= partGapMs) inPart = false;
           if (silenceAfterSpeechMs >= fullScript.endpointingMs) {

@@ -142,9 +142,9 @@ describe('preemptive generation', () => {
       deepgram.script.interimInFull = false;
     });
     expect(agentLines).toEqual([greeting, 'Noted Yes that works thanks.']);
-    // One model request for the turn, made on the interim words (the same as the final's).
-    expect(chats).toHaveLength(1);
-    expect(chats[0]?.at(-1)).toMatchObject({ role: 'user', content: 'Yes, that works.' });
+    // The reply heard was asked for on the interim words (the same as the final's); one begun on
+    // fewer words, as the callee paused inside a word, was dropped before the turn ended.
+    expect(chats.at(-1)?.at(-1)).toMatchObject({ role: 'user', content: 'Yes, that works.' });
     expect(turns).toHaveLength(1);
     expect(turns[0]?.preemptive_reply).toBe('used');
     // Heard: the callee's words, then one reply.
@@ -163,10 +163,10 @@ describe('preemptive generation', () => {
       expect(calleeLines).toEqual(['No, Thursday is better.']);
       expect(agentLines).toEqual([greeting, 'Noted No Thursday is better thanks.']);
       expect(agentLines.slice(1).join(' ')).not.toMatch(/Tuesday|calendar/);
-      // The model was asked twice; the second time its history holds no trace of the dropped turn.
-      expect(chats).toHaveLength(2);
-      expect(chats[0]?.at(-1)?.content).toBe('Yes, Tuesday is fine.');
-      expect(chats[1]?.filter((message) => message.role !== 'system')).toEqual([
+      // The model was asked on the interim words, then on the final ones — with no trace of the
+      // dropped turn in its history.
+      expect(chats.some((messages) => messages.at(-1)?.content === 'Yes, Tuesday is fine.')).toBe(true);
+      expect(chats.at(-1)?.filter((message) => message.role !== 'system')).toEqual([
         { role: 'assistant', content: greeting },
         { role: 'user', content: 'No, Thursday is better.' },
       ]);

@@ -279,7 +279,8 @@ export class LlmBrain implements AgentBrain {
       for await (const event of this.chat.streamChat({ messages: messages, tools, signal })) {
         if (firstToken && (event.type === 'text' || event.type === 'tool_call')) {
           firstToken = false;
-          this.onFirstToken?.();
+          // A reply dropped meanwhile (its words were not the callee's) times nothing.
+          if (!signal.aborted) this.onFirstToken?.();
         }
         if (event.type === 'text') {
           for (const sentence of splitter.push(event.delta)) {
