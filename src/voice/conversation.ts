@@ -312,7 +312,7 @@ export class Conversation {
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
     // Preemptive generation: the reply to the words so far begins as the callee goes quiet (the
     // VAD hears silence, or nothing audible has come for a frame — the VAD's hangover is longer).
-    if (!current.overlapped && !this.answering.machine) {
+    if (!current.overlapped && !this.answering.machine && this.greeted) {
       const quiet =
         this.turns.silentMs > 0 || this.recorder.elapsedMs - this.lastAudibleCalleeMs >= quietAfterMs;
       this.turnReplies.follow(current.words, quiet);
@@ -480,6 +480,8 @@ export class Conversation {
       })
       .catch((error: unknown) => {
         this.options.logger.warn({ err: error }, 'recognition failed');
+        // No final transcript: a reply begun ahead on the partial words is never played.
+        this.turnReplies.drop();
         // A vendor chain with nothing left ends the call; an offline engine's failure loses one turn.
         if (respond && error instanceof StageExhaustedError) this.replies.apologizeAndHangUp(error);
       })
