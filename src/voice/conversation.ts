@@ -67,7 +67,7 @@ const silentFrame = new Int16Array(160);
 /** The transcript's text for an answer the recogniser heard but rejected (FinalTranscript.unclear). */
 const unclearSpeechText = '[unclear]';
 /** Nothing audible from the callee for this long is quiet enough to begin a reply ahead. */
-const quietAfterMs = 20;
+const quietAfterMs = 40;
 /** Speech over the agent longer than this interrupts whatever its words (no backchannel is). */
 const backchannelMaxMs = 1_600;
 
@@ -311,7 +311,7 @@ export class Conversation {
     if (!this.answering.decision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
     // Preemptive generation: the reply to the words so far begins as the callee goes quiet (the
-    // VAD hears silence, or nothing audible has come for a frame — the VAD's hangover is longer).
+    // VAD hears silence, or nothing audible has come for two frames — the VAD's hangover is longer).
     if (!current.overlapped && !this.answering.machine && this.greeted) {
       const quiet =
         this.turns.silentMs > 0 || this.recorder.elapsedMs - this.lastAudibleCalleeMs >= quietAfterMs;
