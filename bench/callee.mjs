@@ -1,5 +1,5 @@
 // The benches' simulated callee: says `speech` each time the agent's reply has finished arriving
-// (10 quiet frames after loud ones), `turns` times, then resolves (or after a time limit, so one
+// (`quietFrames` quiet frames after loud ones, default 10), `turns` times, then resolves (or after a time limit, so one
 // stalled pair cannot stall a whole run).
 import { concatSamples } from '../dist/voice/providers/audio/samples.js';
 
@@ -10,7 +10,11 @@ export async function synthesizeWhole(tts, text) {
   return Int16Array.from(concatSamples(parts));
 }
 
-export function answerEachReply(calleeRtp, speech, { turns, limitMs }) {
+export function answerEachReply(
+  calleeRtp,
+  speech,
+  { turns, limitMs, quietFrames: replyAfterQuietFrames = 10 },
+) {
   let heard = 0;
   let quietFrames = 0;
   let spoken = 0;
@@ -22,7 +26,7 @@ export function answerEachReply(calleeRtp, speech, { turns, limitMs }) {
       if (energy / samples.length > 100_000) {
         heard++;
         quietFrames = 0;
-      } else if (heard > 0 && ++quietFrames === 10) {
+      } else if (heard > 0 && ++quietFrames === replyAfterQuietFrames) {
         heard = 0;
         if (spoken++ >= turns) resolve();
         else void calleeRtp.play(speech);

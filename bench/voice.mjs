@@ -1,14 +1,24 @@
 // npm run bench:voice — the voice pipeline with streaming vendors, as fakes with stated latencies
-// in their own process: Deepgram answers the end-of-turn Finalize after 150 ms, the language model's
-// first token comes 250 ms after the request and the next ones at 50 tokens/s, ElevenLabs sends its
-// first audio 120 ms after the text. N concurrent conversations over loopback RTP, the callees in a
-// process of their own, each speaking after every agent reply; the calls start spread over 2 s
-// (BENCH_START_SPREAD_MS; 0 starts them together, so that every turn ends at the same instant). Per level: the agent's reply delay
-// (end of the 600 ms end-of-turn silence -> first agent RTP packet) p50/p95, the platform overhead
-// (that delay minus the vendors' own share), CPU ms of this process per call-second and RSS per call.
+// in their own process (bench/voiceVendors.mjs): Deepgram answers the end-of-turn Finalize after
+// 150 ms, the language model's first token comes 250 ms after the request and the next ones at
+// 50 tokens/s, ElevenLabs sends its first audio 120 ms after the text and then at real-time pace.
+// N concurrent conversations over loopback RTP, the callees in a process of their own
+// (bench/voiceCallees.mjs), each saying the default sandbox person's "yes … that works" (a 300 ms
+// pause inside it) after every agent reply; the calls start spread over 2 s (BENCH_START_SPREAD_MS;
+// 0 starts them together, so that every turn ends at the same instant).
+//
+// Per level: voice-to-voice AS HEARD at the callee (its last audible sample sent -> the agent's
+// first audible sample received, on the callee process's clock) p50/p95; the calls' own figure
+// (metrics.turns[].voice_to_voice_ms, on the recording) p50/p95; how many turns' replies were
+// generated ahead and kept (preemptive_reply used / discarded); turns per callee answer (1.00: the
+// pause never split an answer); the greeting's first audible sample after the answer
+// (metrics.greeting_audible_ms; the greeting is synthesised from the "INVITE", BENCH_RING_MS before
+// the answer, with the real-time-paced voice); CPU ms of this process per call-second and RSS per
+// call. Then the same for OpenAI Realtime (BENCH_REALTIME_LEVELS), as heard and as the call reports.
 import { execFileSync, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import pino from 'pino';
+import { UsageMeter } from '../dist/domain/usage.js';
 import {
   createOffer,
   MediaClock,
@@ -16,6 +26,7 @@ import {
   parseAnswer,
   RtpSession,
 } from '../dist/telephony/rtp/index.js';
+import { SpeechPrefetch } from '../dist/voice/agentSpeaker.js';
 import { LlmBrain } from '../dist/voice/brains/llmBrain.js';
 import { Conversation } from '../dist/voice/conversation.js';
 import {
@@ -26,13 +37,15 @@ import {
   FliteTextToSpeech,
   FvadDetectorFactory,
   OpenAiChatClient,
+  OpenAiRealtimeSpeechToSpeech,
   ProviderFailureLog,
 } from '../dist/voice/providers/index.js';
+import { RealtimeConversation } from '../dist/voice/realtimeConversation.js';
 
-// STT final 150 ms + first token 250 ms + 3 more tokens to the end of the first sentence at 50/s
-// (60 ms) + TTS first audio 120 ms: what the vendors alone take before the first reply audio.
-const vendorLatencyMs = 150 + 250 + 60 + 120;
 const startSpreadMs = Number(process.env.BENCH_START_SPREAD_MS ?? 2000);
+const ringMs = Number(process.env.BENCH_RING_MS ?? 0);
+const turnsPerCall = Number(process.env.BENCH_TURNS ?? 4);
+const greeting = 'Hello, this is the clinic calling about your appointment.';
 // esbuild comes with vitest (its own binary): the fakes are TypeScript, the bench runs on Node.
 execFileSync('node_modules/esbuild/bin/esbuild', [
   '--bundle',
@@ -60,6 +73,7 @@ const tts = new ElevenLabsTextToSpeech({
   baseUrl: urls.elevenLabs,
   defaultVoiceId: 'bench-voice',
 });
+const speechToSpeech = new OpenAiRealtimeSpeechToSpeech({ apiKey: 'bench-llm', baseUrl: urls.llm, logger });
 
 // The callees run in a process of their own, as the far end of a call does.
 const callees = spawn(process.execPath, ['bench/voiceCallees.mjs'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -72,65 +86,90 @@ const calleeSays = (key) => new Promise((resolve) => calleeReplies.set(key, reso
 await calleeSays('ready');
 let conversationsStarted = 0;
 
-async function conversationPair(turns) {
+const llmBrain = () =>
+  new LlmBrain(
+    new OpenAiChatClient({
+      endpoint: { baseUrl: urls.llm, apiKey: 'bench-llm' },
+      model: 'bench-model',
+      logger,
+    }),
+    { systemPrompt: 'You confirm appointments. Be brief.', firstMessage: greeting, extraction: [], logger },
+  );
+
+async function conversationPair(turns, kind) {
   const id = conversationsStarted++;
+  const failures = new ProviderFailureLog();
+  const voice = new FallbackTextToSpeech(
+    [{ provider: 'elevenlabs', tts, firstAudioTimeoutMs: 3000 }],
+    failures,
+  );
+  // The greeting is synthesised from the moment the call is placed, as the service does.
+  const prefetch = new SpeechPrefetch(voice, undefined, logger);
+  if (kind === 'pipeline') prefetch.prefetch(greeting);
   const agentRtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
   const portSaid = calleeSays(`${id}:port`);
   const doneSaid = calleeSays(`${id}:done`);
   callees.stdin.write(
-    `${JSON.stringify({ id, agentPort: agentRtp.localPort, turns, limitMs: turns * 8_000 })}\n`,
+    `${JSON.stringify({ id, agentPort: agentRtp.localPort, turns, limitMs: turns * 8_000 + 4_000 })}\n`,
   );
   const { calleePort } = await portSaid;
+  if (ringMs > 0) await new Promise((resolve) => setTimeout(resolve, ringMs));
   agentRtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleePort })));
-  const failures = new ProviderFailureLog();
-  const conversation = new Conversation({
+  const common = {
     rtp: agentRtp,
-    brain: new LlmBrain(
-      new OpenAiChatClient({
-        endpoint: { baseUrl: urls.llm, apiKey: 'bench-llm' },
-        model: 'bench-model',
-        logger,
-      }),
-      {
-        systemPrompt: 'You confirm appointments. Be brief.',
-        firstMessage: 'Hello, this is the clinic calling about your appointment.',
-        extraction: [],
-        logger,
-      },
-    ),
-    tts: new FallbackTextToSpeech([{ provider: 'elevenlabs', tts, firstAudioTimeoutMs: 3000 }], failures),
-    stt: new FallbackSpeechToText([{ provider: 'deepgram', stt, finalTimeoutMs: 3000 }], failures),
+    brain: llmBrain(),
     apologyTts: flite,
     providerFailures: failures,
-    vad: vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
     logger,
     silenceTimeoutMs: 600_000,
     maxDurationMs: 600_000,
     voicemail: { action: 'hang_up', message: null },
     hangUp() {},
-  });
+  };
+  const conversation =
+    kind === 'pipeline'
+      ? new Conversation({
+          ...common,
+          tts: voice,
+          prefetch,
+          stt: new FallbackSpeechToText([{ provider: 'deepgram', stt, finalTimeoutMs: 3000 }], failures),
+          vad: vadFactory.create({ frameDurationMs: 20, aggressiveness: 2 }),
+        })
+      : new RealtimeConversation({
+          ...common,
+          speechToSpeech,
+          session: { instructions: 'You confirm appointments. Be brief.', tools: [] },
+          provider: 'openai-realtime',
+          model: 'gpt-realtime',
+          firstMessage: greeting,
+          firstAudioTimeoutMs: 3000,
+          tools: null,
+          usage: new UsageMeter(),
+        });
   conversation.start();
-  await doneSaid;
+  const { heardMs } = await doneSaid;
   const result = await conversation.finish();
   agentRtp.close();
-  // The reply delay after the end-of-turn decision (the call's figure now starts at the end of speech).
-  const latencies = result.metrics.turns
-    .filter((turn) => turn.first_rtp_ms !== null)
-    .map((turn) => turn.first_rtp_ms - turn.end_of_turn_ms);
-  return { latencies, failures: failures.failures.length };
+  const turnsOf = result.metrics.turns ?? [];
+  if (process.env.BENCH_DEBUG) console.log(JSON.stringify({ heardMs, turns: turnsOf }));
+  return {
+    heardMs,
+    ownMs: turnsOf.map((turn) => turn.voice_to_voice_ms).filter((value) => value !== null),
+    turns: turnsOf.length,
+    answers: turns,
+    used: turnsOf.filter((turn) => turn.preemptive_reply === 'used').length,
+    discarded: turnsOf.filter((turn) => turn.preemptive_reply === 'discarded').length,
+    greetingMs: result.metrics.greeting_audible_ms,
+    failures: failures.failures.length,
+  };
 }
 
-console.log(
-  `bench:voice — Node ${process.version}; vendor fakes in their own process: Deepgram final 150 ms after Finalize, LLM first token 250 ms then 50 tokens/s, ElevenLabs first audio 120 ms; callees in their own process`,
-);
-console.log(
-  `reply delay = end of the 600 ms end-of-turn silence -> first agent RTP packet; overhead = reply delay - ${vendorLatencyMs} ms (STT 150 + first token 250 + 3 tokens 60 + TTS 120)`,
-);
-// A warm-up, not counted: the first calls of a process compile the hot paths and fill the pools of
-// the HTTP and socket clients once, which is no call's cost.
-await Promise.all(Array.from({ length: 5 }, () => conversationPair(1)));
-console.log('warm-up: 5 conversations of 1 turn (not counted)');
-for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',').map(Number)) {
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+
+async function level(conversations, kind) {
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   let rssPeak = rssBefore;
@@ -144,19 +183,37 @@ for (const conversations of (process.env.BENCH_LEVELS ?? '10,50,100').split(',')
   const results = await Promise.all(
     Array.from({ length: conversations }, async (_, index) => {
       await new Promise((resolve) => setTimeout(resolve, (index * startSpreadMs) / conversations));
-      return conversationPair(4);
+      return conversationPair(turnsPerCall, kind);
     }),
   );
   const wallS = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
-  const all = results.flatMap((result) => result.latencies).sort((a, b) => a - b);
-  const at = (q) => all[Math.min(all.length - 1, Math.floor(q * all.length))] ?? NaN;
+  const heard = results.flatMap((result) => result.heardMs);
+  const own = results.flatMap((result) => result.ownMs);
+  const greetings = results.map((result) => result.greetingMs).filter((value) => value !== null);
+  const sum = (key) => results.reduce((total, result) => total + result[key], 0);
   const cpuMsPerCallSecond = (cpu.user + cpu.system) / 1000 / (conversations * wallS);
   console.log(
-    `${String(conversations).padStart(4)} conversations ${String(all.length).padStart(4)} turns  reply p50 ${at(0.5)} ms p95 ${at(0.95)} ms  overhead p50 ${at(0.5) - vendorLatencyMs} ms p95 ${at(0.95) - vendorLatencyMs} ms  CPU ${cpuMsPerCallSecond.toFixed(1)} ms/call-s  RSS +${((rssPeak - rssBefore) / conversations / 1e6).toFixed(2)} MB/call  vendor failures ${results.reduce((n, r) => n + r.failures, 0)}  (${wallS.toFixed(1)} s)`,
+    `${kind.padEnd(8)} ${String(conversations).padStart(4)} calls ${String(heard.length).padStart(4)} replies heard  AS HEARD p50 ${quantile(heard, 0.5)} ms p95 ${quantile(heard, 0.95)} ms  call's own p50 ${quantile(own, 0.5)} p95 ${quantile(own, 0.95)}  turns/answer ${(sum('turns') / sum('answers')).toFixed(2)}  ahead used ${sum('used')} discarded ${sum('discarded')}  greeting audible p50 ${quantile(greetings, 0.5)} ms p95 ${quantile(greetings, 0.95)} ms  CPU ${cpuMsPerCallSecond.toFixed(1)} ms/call-s  RSS +${((rssPeak - rssBefore) / conversations / 1e6).toFixed(2)} MB/call  vendor failures ${sum('failures')}  (${wallS.toFixed(1)} s)`,
   );
 }
+
+console.log(
+  `bench:voice — Node ${process.version}; vendor fakes in their own process: Deepgram final 150 ms after Finalize, LLM first token 250 ms then 50 tokens/s, ElevenLabs first audio 120 ms then real-time pace; OpenAI Realtime: server VAD 500 ms, first audio ${process.env.REALTIME_FIRST_AUDIO_MS ?? 300} ms; callees in their own process saying "yes … (${process.env.CALLEE_PAUSE_MS ?? 300} ms) that works"; ring ${ringMs} ms`,
+);
+// A warm-up, not counted: the first calls of a process compile the hot paths and fill the pools of
+// the HTTP and socket clients once, which is no call's cost.
+await Promise.all(Array.from({ length: 5 }, () => conversationPair(1, 'pipeline')));
+await Promise.all(Array.from({ length: 2 }, () => conversationPair(1, 'realtime')));
+console.log('warm-up: 5 pipeline and 2 realtime conversations of 1 turn (not counted)');
+for (const conversations of (process.env.BENCH_LEVELS ?? '1,50').split(',').filter(Boolean).map(Number))
+  await level(conversations, 'pipeline');
+for (const conversations of (process.env.BENCH_REALTIME_LEVELS ?? '1,50')
+  .split(',')
+  .filter(Boolean)
+  .map(Number))
+  await level(conversations, 'realtime');
 vendors.kill('SIGTERM');
 callees.stdin.end();
 await flite.close();

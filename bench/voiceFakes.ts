@@ -3,3 +3,4 @@
 export { startFakeOpenAiServer } from '../src/voice/providers/testing/fakeOpenAiServer.js';
 export { startFakeDeepgram } from '../test/fakes/deepgramLiveServer.js';
 export { startFakeElevenLabs } from '../test/fakes/elevenLabsStreamInputServer.js';
+export { attachFakeRealtime } from '../test/fakes/openAiRealtimeServer.js';

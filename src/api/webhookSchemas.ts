@@ -136,6 +136,12 @@ export const callCompletedEventSchema = {
                   voice_to_voice_ms: { type: ['integer', 'null'] },
                   interrupted: { type: 'boolean' },
                   interrupted_at_ms: { type: ['integer', 'null'] },
+                  preemptive_reply: {
+                    type: ['string', 'null'],
+                    enum: ['used', 'discarded', null],
+                    description:
+                      'The reply was generated on the partial transcript before the turn was confirmed and kept (used), or dropped unheard because the final transcript differed (discarded); null: none was generated ahead.',
+                  },
                 },
               },
             },

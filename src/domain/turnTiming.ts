@@ -25,4 +25,11 @@ export interface TurnTiming {
   /** The callee cut the reply; `interrupted_at_ms` is when (call clock). */
   interrupted: boolean;
   interrupted_at_ms: number | null;
+  /**
+   * Preemptive generation: `used` — the reply began on the callee's words before the turn was
+   * confirmed, and the final transcript said the same words, so it was kept; `discarded` — one was
+   * begun but the final differed, so it was dropped unheard and the reply started again; null —
+   * none was begun (a script brain, no partial transcript, speech over the agent).
+   */
+  preemptive_reply: 'used' | 'discarded' | null;
 }

@@ -26,6 +26,8 @@ interface Reply {
    * a hang-up): what is playing is its announcement, heard to its end.
    */
   committed: boolean;
+  /** Generated ahead of the callee's final words: nothing is played or done until this settles. */
+  gate?: Promise<void> | undefined;
 }
 
 /** Actions the model chose that are carried out once announced, whatever the callee does meanwhile. */
@@ -99,7 +101,9 @@ export class AgentReplies {
 
   /** The running reply holds a transfer or a hang-up: it is carried out, not answered over. */
   get holdsAction(): boolean {
-    return this.reply?.committed === true;
+    // A reply generated ahead of the callee's final words commits to nothing until it is kept.
+    const reply = this.reply;
+    return reply?.committed === true && reply.gate === undefined;
   }
 
   /** Stops the running reply (the call ended, or a machine answered). */
@@ -143,14 +147,17 @@ export class AgentReplies {
 
   /**
    * Runs one reply, aborting the one before it. `timed`: the reply answers a callee turn, so its
-   * first sentence and first audio go into the turn's latency waterfall.
+   * first sentence and first audio go into the turn's latency waterfall. `gate`: nothing is played
+   * or done before it settles (sentences are synthesised meanwhile). Returns what stops this reply
+   * (and no later one).
    */
   run(
     actions: (signal: AbortSignal) => AsyncIterable<BrainAction>,
     endingReason: AgentEnding = 'agent_hangup',
     timed = false,
-  ): void {
-    if (this.apologizing) return;
+    gate?: Promise<void>,
+  ): () => void {
+    if (this.apologizing) return () => {};
     const before = this.reply;
     // A new reply (a key pressed, a turn) stands in for the running one as a barge-in would: an
     // action it holds is still carried out.
@@ -161,13 +168,22 @@ export class AgentReplies {
       interruptible: true,
       cutByCallee: false,
       committed: false,
+      gate,
     };
+    // Kept (the callee's final words matched): from now on it is a reply like any other.
+    gate?.then(
+      () => {
+        if (reply.gate === gate) reply.gate = undefined;
+      },
+      () => {},
+    );
     this.reply = reply;
     let finishedSpeaking: (line: SpokenLine | null) => void = () => {};
     this.lastLine = new Promise((resolve) => {
       finishedSpeaking = resolve;
     });
     void this.play(reply, actions, endingReason, timed, finishedSpeaking);
+    return () => reply.controller.abort();
   }
 
   private async play(
@@ -188,6 +204,8 @@ export class AgentReplies {
       });
       for await (const action of ahead) {
         if (hasEnded()) return;
+        // Held (preemptive generation): sentences are synthesised, nothing else is done yet.
+        if (reply.gate && action.type !== 'say') await reply.gate;
         // The callee's wish to be left alone is kept even when they talked over the reply.
         if (action.type === 'do_not_call') {
           await this.addToDoNotCall();
@@ -210,6 +228,7 @@ export class AgentReplies {
           const queued = await speaker.queue(action.text, signal, {
             trimLeadingSilence: spoken.length === 0,
             onFirstAudio: first ? () => timeline.mark('tts_first_audio', nowMs()) : undefined,
+            gate: reply.gate,
           });
           first = false;
           spoken.push(queued.played);

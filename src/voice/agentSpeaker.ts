@@ -25,6 +25,8 @@ export interface QueueOptions {
   trimLeadingSilence?: boolean;
   /** Called when the voice's first audio of this sentence arrives. */
   onFirstAudio?: () => void;
+  /** Synthesise now, play once this settles (a reply generated ahead of the callee's final words). */
+  gate?: Promise<void> | undefined;
 }
 
 /** Samples kept before the first audible one when leading silence is trimmed (10 ms). */
@@ -192,6 +194,7 @@ export class AgentSpeaker {
     let quietTail: Int16Array[] = [];
     const plays: Promise<PlaybackResult>[] = [];
     const play = async (samples: Int16Array): Promise<boolean> => {
+      if (options.gate) await options.gate;
       // Nothing is playing and the callee is talking: wait to see whether they take the turn.
       while (this.hold && rtp.queuedMs === 0 && !signal.aborted) await this.hold.released;
       if (signal.aborted) return false;

@@ -29,6 +29,16 @@ export class CalleeUtterance {
   /** The recogniser's latest hypothesis. */
   latest = '';
   private endedOn = '';
+  /**
+   * The callee's turn before this one, when this speech goes on with it (a pause inside one
+   * answer, the reply to it not yet heard): the two are one turn.
+   */
+  continues: CalleeUtterance | null = null;
+  /** Another utterance goes on with this one: its words are that turn's, not a turn of their own. */
+  superseded = false;
+  /** What the recogniser made of it in the end ('' when nothing, or recognition failed). */
+  readonly heardText: Promise<string>;
+  private settleHeard: (text: string) => void = () => {};
 
   constructor(
     private readonly options: {
@@ -45,6 +55,9 @@ export class CalleeUtterance {
   ) {
     this.speechStartMs = options.speechStartMs;
     this.overlapped = options.overlapped;
+    this.heardText = new Promise((resolve) => {
+      this.settleHeard = resolve;
+    });
     const { phrases } = options;
     for (const frame of options.preRoll) this.noteLevel(frame);
     this.session = options.stt.startSession(phrases ? { phrases } : {}).then((opened) => {
@@ -70,18 +83,31 @@ export class CalleeUtterance {
     void this.session.then((session) => session.pushAudio(frame)).catch(() => undefined);
   }
 
+  /** The words so far, with those of the turn this one goes on with. */
+  get words(): string {
+    return [this.continues?.words ?? '', this.latest].filter(Boolean).join(' ');
+  }
+
   /** The final transcript of the utterance; the session is closed after it. */
   async finish(): Promise<FinalTranscript> {
-    const session = await this.session;
+    let text = '';
     try {
-      return await session.finish();
+      const session = await this.session;
+      try {
+        const heard = await session.finish();
+        text = heard.text.trim();
+        return heard;
+      } finally {
+        session.close();
+      }
     } finally {
-      session.close();
+      this.settleHeard(text);
     }
   }
 
   /** Drops the utterance unheard (a backchannel under the agent's speech). */
   discard(): void {
+    this.settleHeard('');
     void this.session.then((session) => session.close()).catch(() => undefined);
   }
 

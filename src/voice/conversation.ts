@@ -13,6 +13,7 @@ import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import { type CallActions, type ConversationResult, conversationResult } from './conversationResult.js';
 import { IvrLoopGuard } from './ivrLoopGuard.js';
+import { PreemptiveReplies } from './preemptiveReplies.js';
 import {
   AudioTurnDetector,
   type ProviderFailureLog,
@@ -22,6 +23,7 @@ import {
   type TurnEvent,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import { TurnContinuation } from './turnContinuation.js';
 import { backchannelPhrases, interruptingWords } from './turnShape.js';
 import { TurnTimeline } from './turnTimeline.js';
 
@@ -64,6 +66,8 @@ const waitForCalleeMaxMs = 4_000;
 const silentFrame = new Int16Array(160);
 /** The transcript's text for an answer the recogniser heard but rejected (FinalTranscript.unclear). */
 const unclearSpeechText = '[unclear]';
+/** Nothing audible from the callee for this long is quiet enough to begin a reply ahead. */
+const quietAfterMs = 40;
 /** Speech over the agent longer than this interrupts whatever its words (no backchannel is). */
 const backchannelMaxMs = 1_600;
 
@@ -87,6 +91,10 @@ export class Conversation {
   private readonly timeline = new TurnTimeline();
   private readonly speaker: AgentSpeaker;
   private readonly replies: AgentReplies;
+  /** Replies to callee turns: begun on the partial words as the callee goes quiet (preemptive). */
+  private readonly turnReplies: PreemptiveReplies;
+  /** A pause inside one answer is one turn. */
+  private readonly continuation: TurnContinuation;
   private readonly settings: TurnTakingSettings;
   private utterance: CalleeUtterance | null = null;
   private readonly ivrLoop: IvrLoopGuard;
@@ -152,6 +160,20 @@ export class Conversation {
         this.addTranscriptLine({ role: 'agent', text, start_ms: atMs, end_ms: atMs, event });
       },
     });
+    this.turnReplies = new PreemptiveReplies({
+      brain: options.brain,
+      replies: this.replies,
+      timeline: this.timeline,
+      logger: options.logger,
+    });
+    this.continuation = new TurnContinuation({
+      timeline: this.timeline,
+      turnReplies: this.turnReplies,
+      speaker: this.speaker,
+      rtp: options.rtp,
+      maxWaitMs: this.settings.maxWaitMs,
+      transcript: this.transcript,
+    });
     options.brain.onFirstToken = () => this.timeline.mark('llm_first_token', this.nowMs());
     this.answering = new AnsweringMachineHandling({
       policy: options.voicemail,
@@ -208,6 +230,7 @@ export class Conversation {
     rtp.off('audio', this.onAudio);
     rtp.off('outgoingAudio', this.onOutgoing);
     rtp.off('dtmf', this.onDtmf);
+    this.turnReplies.drop();
     this.replies.abort();
     if (this.silenceTimer) clearTimeout(this.silenceTimer);
     // What the agent was saying ends here; its line is written as far as it was played.
@@ -285,9 +308,19 @@ export class Conversation {
     }
     for (const event of turnEvents) this.handleTurnEvent(event);
     const current = this.utterance;
-    if (!current) return;
+    if (!current) {
+      this.continuation.frameBetweenTurns(this.turns.lastFrameSpeech, this.answering.machine);
+      return;
+    }
     if (!this.answering.decision && current.latest) this.answering.noteWords(current.latest, this.nowMs());
     if (current.overlapped && !current.bargedIn) this.considerInterruption(current);
+    // Preemptive generation: the reply to the words so far begins as the callee goes quiet (the
+    // VAD hears silence, or nothing audible has come for two frames — the VAD's hangover is longer).
+    if (!current.overlapped && !this.answering.machine && this.greeted) {
+      const quiet =
+        this.turns.silentMs > 0 || this.recorder.elapsedMs - this.lastAudibleCalleeMs >= quietAfterMs;
+      this.turnReplies.follow(current.words, quiet);
+    }
     // A complete answer: its short wait counts from the last audible sample, not from the end of
     // the VAD's hangover after it. (Not between frames: the audio after the last frame is unheard.)
     if (
@@ -350,8 +383,12 @@ export class Conversation {
       this.stillThereAsked = 0;
       // A reply follows the turn: a voice that connects per reply connects now, not after it.
       this.options.tts.prepare?.(this.options.ttsVoice ? { voice: this.options.ttsVoice } : {});
+      // The callee goes on after a pause inside one answer, none of the reply to it heard yet: the
+      // reply is taken back and this speech continues that turn (one turn, one reply).
+      const continues = this.continuation.continuedTurn(event.speechStartMs, this.answering.machine);
       // A machine's greeting running on does not cut the voicemail message being left.
-      const overlapped = this.agentActive() && !this.answering.machine;
+      const overlapped = !continues && this.agentActive() && !this.answering.machine;
+      this.continuation.speechStarted(overlapped);
       if (overlapped) this.speaker.holdNewSpeech();
       const frames = [...this.preRoll];
       this.preRoll.length = 0;
@@ -370,6 +407,7 @@ export class Conversation {
         },
         logger: this.options.logger,
       });
+      utterance.continues = continues;
       this.utterance = utterance;
       return;
     }
@@ -409,6 +447,7 @@ export class Conversation {
     }
     // wait_for_callee: the callee's first words, whatever they were, open the call.
     const opening = !this.greeted;
+    this.continuation.turnEnded(opening ? null : utterance, speechEndMs);
     if (opening) this.greet();
     this.recognize(utterance, event.detectedAtMs, { respond: !opening, loopByWords: loop === 'words' });
   }
@@ -421,10 +460,14 @@ export class Conversation {
   ): void {
     const recognition = utterance
       .finish()
-      .then((heard) => {
+      .then(async (heard) => {
         this.timeline.mark('stt_final', this.nowMs());
-        const text = heard.text.trim();
+        let text = heard.text.trim();
         if (text) this.answering.noteWords(text, this.nowMs());
+        // Words the next utterance goes on with are that turn's (written and answered with it).
+        if (utterance.superseded) return;
+        const continued = utterance.continues;
+        if (continued) text = await this.continuation.joinContinued(continued, text);
         if (text || heard.unclear) {
           // Words in answer to the agent: a person, unless the detector decided otherwise.
           this.answering.noteReply(this.nowMs());
@@ -432,10 +475,11 @@ export class Conversation {
             role: 'callee',
             // Speech the recogniser rejected: an answer was given, its words are not known.
             text: text || unclearSpeechText,
-            start_ms: Math.round(utterance.speechStartMs),
+            start_ms: Math.round((continued ?? utterance).speechStartMs),
             end_ms: Math.round(endMs),
           });
         }
+        if (!respond || this.ended || (!text && !heard.unclear)) this.turnReplies.drop();
         if (!respond || this.ended) return;
         if (loopByWords && this.ivrLoop.noteWords(text)) {
           this.options.logger.info('the same phone-menu prompt again: ending the call');
@@ -445,18 +489,23 @@ export class Conversation {
         this.armSilenceTimer();
         // Once a machine answered, the voicemail message is the whole reply: what the greeting
         // said is kept in the transcript but answers nothing (it would abort the message).
-        if (this.answering.machine) return;
+        if (this.answering.machine) {
+          this.turnReplies.drop();
+          return;
+        }
         const unheard = this.replies.takeUnheard();
         if (!text && !heard.unclear && utterance.bargedIn && unheard) {
           // Only a sound cut the agent off: it picks up where the callee stopped hearing it.
           this.replies.resume(unheard);
           return;
         }
-        const turn = { text, ...(heard.matchedPhrase ? { matchedPhrase: heard.matchedPhrase } : {}) };
-        this.replies.run((signal) => this.options.brain.onCalleeTurn(turn, signal), 'agent_hangup', true);
+        const matchedPhrase = continued ? undefined : heard.matchedPhrase;
+        this.turnReplies.answer({ text, ...(matchedPhrase ? { matchedPhrase } : {}) });
       })
       .catch((error: unknown) => {
         this.options.logger.warn({ err: error }, 'recognition failed');
+        // No final transcript: a reply begun ahead on the partial words is never played.
+        this.turnReplies.drop();
         // A vendor chain with nothing left ends the call; an offline engine's failure loses one turn.
         if (respond && error instanceof StageExhaustedError) this.replies.apologizeAndHangUp(error);
       })
@@ -470,6 +519,8 @@ export class Conversation {
     const atMs = Math.round(this.nowMs());
     this.addTranscriptLine({ role: 'callee', text: digit, start_ms: atMs, end_ms: atMs, event: 'dtmf' });
     this.armSilenceTimer();
+    this.turnReplies.drop();
+    this.turnReplies.settleLatest();
     // A key pressed while the agent announces a transfer or its goodbye does not undo them.
     if (this.replies.holdsAction) return;
     this.replies.run((signal) => this.options.brain.onDtmf(digit, signal));

@@ -2,7 +2,7 @@ import type { AnsweredBy } from '../domain/callStatus.js';
 import type { TranscriptEntry, TranscriptEvent } from '../domain/records.js';
 import type { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
-import type { PlaybackResult, RtpSession } from '../telephony/rtp/index.js';
+import { lastAudibleIndex, type PlaybackResult, type RtpSession } from '../telephony/rtp/index.js';
 import type { ToolCaller } from '../tools/toolCaller.js';
 import { AnsweringMachineHandling, decisionWaitMaxMs, type VoicemailPolicy } from './answeringMachine.js';
 import { answeringMetrics } from './answeringMachineDetector.js';
@@ -27,6 +27,7 @@ import {
   type VoiceActivityDetector,
 } from './providers/index.js';
 import { runRealtimeTool } from './realtimeTools.js';
+import { TurnTimeline } from './turnTimeline.js';
 
 /** The speech-to-speech session a call is to hold, as the voice stack plans it from the agent. */
 export interface RealtimeSessionPlan {
@@ -90,14 +91,22 @@ export class RealtimeConversation {
   /** With voicemail.wait_for_decision: the session is open and the greeting waits for the decision. */
   private greetingHeld = false;
   private readonly transcript: TranscriptEntry[] = [];
-  private readonly latenciesMs: number[] = [];
+  /**
+   * Each callee turn's figures, as the stage pipeline's: voice-to-voice from the callee's last
+   * audible sample (not the vendor's speech_stopped, which comes its silence window later) to the
+   * first audible sample of the reply, both on the recording's clock.
+   */
+  private readonly timeline = new TurnTimeline();
+  /** The callee's last audible sample so far (call clock); -1 before any. */
+  private lastAudibleCalleeMs = -1;
+  /** When the vendor ended the callee's previous turn (call clock). */
+  private previousTurnEndMs = -1;
   private readonly items: AgentItem[] = [];
   private session: SpeechToSpeechSession | null = null;
   private answeredBy: AnsweredBy = 'unknown';
   private calleeSpeaking = false;
   private calleeSpeechStartMs = 0;
   private calleeSpeechEndMs = 0;
-  private turnEndedAtMs: number | null = null;
   private silenceTimer: NodeJS.Timeout | null = null;
   private bargeIns = 0;
   private ended = false;
@@ -179,7 +188,7 @@ export class RealtimeConversation {
       transcript: this.transcript,
       answeredBy: this.answeredBy,
       recorder: this.recorder,
-      latenciesMs: this.latenciesMs,
+      timeline: this.timeline,
       bargeIns: this.bargeIns,
       bargeInStopsMs: [],
       dtmfReceived: '',
@@ -194,7 +203,10 @@ export class RealtimeConversation {
 
   private handleCalleeFrame(samples: Int16Array): void {
     if (this.ended) return;
+    const frameStartMs = this.recorder.elapsedMs;
     this.recorder.addCalleeFrame(samples);
+    const lastLoud = lastAudibleIndex(samples);
+    if (lastLoud >= 0) this.lastAudibleCalleeMs = frameStartMs + (lastLoud + 1) / 8;
     this.answering.pushFrame(samples, () => this.frameIsSpeech(samples), this.nowMs());
     this.session?.pushAudio(samples);
   }
@@ -210,10 +222,7 @@ export class RealtimeConversation {
 
   private handleAgentFrame(samples: Int16Array): void {
     this.recorder.addAgentFrame(samples);
-    if (this.turnEndedAtMs !== null) {
-      this.latenciesMs.push(performance.now() - this.turnEndedAtMs);
-      this.turnEndedAtMs = null;
-    }
+    this.timeline.agentFrame(samples, Math.max(0, this.recorder.elapsedMs - 20));
   }
 
   private handleEvent(event: SpeechToSpeechEvent): void {
@@ -230,7 +239,16 @@ export class RealtimeConversation {
       case 'speech_stopped':
         this.calleeSpeaking = false;
         this.calleeSpeechEndMs = this.nowMs();
-        this.turnEndedAtMs = performance.now();
+        // The turn is timed from the callee's last audible sample before the vendor's decision.
+        // (The vendor hears speech start late too: any audible sample since the turn before counts.)
+        this.timeline.turnEnded(
+          this.lastAudibleCalleeMs > this.previousTurnEndMs
+            ? this.lastAudibleCalleeMs
+            : this.calleeSpeechEndMs,
+          this.calleeSpeechEndMs,
+          'unknown',
+        );
+        this.previousTurnEndMs = this.calleeSpeechEndMs;
         this.armSilenceTimer();
         // The vendor's turn detection answers the turn it just ended: the reply is owed now.
         if (!this.hangingUp && !this.answering.machine) this.armReplyTimer();

@@ -26,12 +26,65 @@ interface OpenTurn {
   speechEndMs: number;
 }
 
+/** The reply stages a reply generated ahead of the turn's end (preemptive generation) can reach. */
+type AheadStage = 'llm_first_token' | 'first_sentence' | 'tts_first_audio';
+
 export class TurnTimeline {
   private readonly turns: OpenTurn[] = [];
   /** The agent's first audible sample after the answer (the greeting), call clock. */
   private greetingAudibleMs: number | null = null;
   private greetingFirstRtpMs: number | null = null;
   private greetingDone = false;
+  /**
+   * While a reply is generated ahead of the callee's turn (preemptive generation, before the
+   * turn has ended): its stages, call clock, for the turn that is about to end; null otherwise.
+   */
+  private ahead: Partial<Record<AheadStage, number>> | null = null;
+
+  /** A reply to the callee's words is being generated before their turn has ended. */
+  replyAhead(): void {
+    this.ahead = {};
+  }
+
+  /**
+   * The reply generated ahead was dropped (the final transcript differed): its stages are
+   * forgotten, so the reply that replaces it is timed on its own.
+   */
+  dropReplyAhead(): void {
+    if (this.ahead) {
+      this.ahead = {};
+      return;
+    }
+    const open = this.turns.at(-1);
+    if (!open || open.timing.first_audible_ms !== null) return;
+    open.timing.llm_first_token_ms = null;
+    open.timing.first_sentence_ms = null;
+    open.timing.tts_first_audio_ms = null;
+  }
+
+  /** Whether the latest turn's reply was generated ahead and kept (`used`) or dropped. */
+  preemptiveReply(outcome: 'used' | 'discarded'): void {
+    const open = this.turns.at(-1);
+    if (!open) return;
+    // Once dropped, the turn says so even if a later attempt is kept: the callee waited for it.
+    if (open.timing.preemptive_reply !== 'discarded') open.timing.preemptive_reply = outcome;
+  }
+
+  /** Some of the reply to the latest callee turn has been sent audibly (true too when no turn yet). */
+  latestReplyHeard(): boolean {
+    const open = this.turns.at(-1);
+    return !open || open.timing.first_audible_ms !== null;
+  }
+
+  /**
+   * The callee went on speaking before any of the reply to their latest turn was heard (a pause
+   * inside one answer): that turn is no turn; the one that follows holds all of it.
+   */
+  reopenLatest(): void {
+    const open = this.turns.at(-1);
+    if (open && open.timing.first_audible_ms === null) this.turns.pop();
+    this.ahead = null;
+  }
 
   /** A callee turn ended (the decision was made at `decidedAtMs`); its reply is timed from here. */
   turnEnded(speechEndMs: number, decidedAtMs: number, shape: TurnTiming['end_of_turn']): void {
@@ -52,12 +105,24 @@ export class TurnTimeline {
         voice_to_voice_ms: null,
         interrupted: false,
         interrupted_at_ms: null,
+        preemptive_reply: null,
       },
     });
+    const ahead = this.ahead;
+    this.ahead = null;
+    if (ahead) {
+      const timing = this.turns.at(-1)?.timing as TurnTiming;
+      for (const [stage, atMs] of Object.entries(ahead) as [AheadStage, number][])
+        timing[`${stage}_ms`] = Math.round(atMs - speechEndMs);
+    }
   }
 
   /** The latest turn's `stage` happened at `atMs` (call clock); the first time only counts. */
   mark(stage: Exclude<TurnStage, 'end_of_turn' | 'first_audible' | 'first_rtp'>, atMs: number): void {
+    if (this.ahead && stage !== 'stt_final') {
+      this.ahead[stage] ??= atMs;
+      return;
+    }
     const open = this.turns.at(-1);
     if (!open || open.timing.first_audible_ms !== null) return;
     const key = `${stage}_ms` as const;

@@ -18,7 +18,11 @@ import { startVendorRestServer } from './vendorRestServer.js';
  *   cannot use closes with 1008 `DATA-0000`.
  *
  * Each stream (our adapter opens one per utterance) is answered with the next transcript of
- * `script.transcripts`, as interim results while it is spoken and a final one at its end. It stands for the vendor; it is not a mock of our code.
+ * `script.transcripts`, as interim results while it is spoken and a final one at its end. A
+ * transcript with ` | ` in it is said in parts with pauses between them ("Yes. | That works."): each
+ * run of speech after a pause (150 ms or more) is heard as the next part, interim results give the
+ * words said so far (a part's last word once the speech pauses), and parts a stream closed before hearing are heard by the next stream
+ * (as the audio itself would be). It stands for the vendor; it is not a mock of our code.
  */
 
 export interface DeepgramScript {
@@ -37,6 +41,13 @@ export interface DeepgramScript {
   dropStreams: { streams: number; frames: number } | null;
   /** Nothing received for this long closes with 1011 NET-0001 (Deepgram: 10 s). */
   idleCloseMs: number;
+  /**
+   * The final result says other words than the interim ones did (Deepgram revises its hypothesis
+   * once it hears the whole utterance): the interim results give the transcript, the finals this.
+   */
+  reviseFinal: ((interim: string) => string) | null;
+  /** Interim results give the whole transcript from the first one (not the words so far). */
+  interimInFull: boolean;
 }
 
 export interface DeepgramConnection {
@@ -108,6 +119,8 @@ export async function startFakeDeepgram(
     closeAfterFrames: null,
     dropStreams: null,
     idleCloseMs: 10_000,
+    reviseFinal: null,
+    interimInFull: false,
     ...script,
   };
   const connections: DeepgramConnection[] = [];
@@ -145,6 +158,20 @@ export async function startFakeDeepgram(
   });
   const nextTranscript = () =>
     fullScript.transcripts[Math.min(utterances++, fullScript.transcripts.length - 1)] ?? '';
+  /** The parts of a transcript said in parts still to be heard (carried from stream to stream). */
+  let parts: string[] = [];
+  const nextPart = () => {
+    if (parts.length === 0)
+      parts = nextTranscript()
+        .split('|')
+        .map((part) => part.trim());
+    return parts.shift() ?? '';
+  };
+  const isSaidInParts = () => parts.length > 0 || fullScript.transcripts.some((text) => text.includes('|'));
+  const finalOf = (text: string) => (text && fullScript.reviseFinal ? fullScript.reviseFinal(text) : text);
+  const partGapMs = 150;
+  /** Quiet inside a part (a stop consonant, flite leaves 60 ms) is shorter than this. */
+  const partWordsAfterMs = 80;
 
   server.on('connection', (socket: WebSocket, request) => {
     const connection: DeepgramConnection = {
@@ -163,6 +190,11 @@ export async function startFakeDeepgram(
     let silenceAfterSpeechMs = 0;
     let pending: string | null = null;
     let drawn = false;
+    let inPart = false;
+    /** Said in parts: the part being spoken, the parts before it, and whether its words went out. */
+    let part = '';
+    let heardBefore = '';
+    let partWordsSent = false;
     let streamS = 0;
     let idle: NodeJS.Timeout | null = null;
     const armIdle = () => {
@@ -199,6 +231,29 @@ export async function startFakeDeepgram(
         if (frameSum / Math.max(1, samples.length) > speechAmplitude) {
           speechMs += frameMs;
           silenceAfterSpeechMs = 0;
+          if (isSaidInParts()) {
+            // Said in parts: each run of speech after a pause is the next part.
+            if (!inPart) {
+              heardBefore = pending ?? '';
+              part = nextPart();
+              pending = [heardBefore, part].filter(Boolean).join(' ');
+              inPart = true;
+              partWordsSent = false;
+              speechMs = frameMs;
+            }
+            // While the part is spoken, its words so far (one per 300 ms) but never its last one: a
+            // word is recognised once it has been said. The whole part follows 80 ms of quiet.
+            if (speechMs % 200 < frameMs) {
+              const words = part.split(/\s+/);
+              const said = partWordsSent
+                ? words
+                : words.slice(0, Math.min(words.length - 1, Math.ceil(speechMs / 300)));
+              socket.send(
+                results([heardBefore, ...said].filter(Boolean).join(' '), { isFinal: false }, streamS),
+              );
+            }
+            return;
+          }
           // One scripted transcript per stream: speech after it was given (a pause inside the turn,
           // a breath) is heard as nothing new.
           pending ??= drawn ? '' : nextTranscript();
@@ -206,13 +261,20 @@ export async function startFakeDeepgram(
           // An interim hypothesis every 200 ms of speech: the words so far.
           if (speechMs % 200 < frameMs) {
             const words = pending.split(/\s+/);
-            const heard = words.slice(0, Math.max(1, Math.ceil((words.length * speechMs) / 1000))).join(' ');
+            const heard = fullScript.interimInFull
+              ? pending
+              : words.slice(0, Math.max(1, Math.ceil((words.length * speechMs) / 1000))).join(' ');
             socket.send(results(heard, { isFinal: false }, streamS));
           }
         } else if (pending !== null) {
+          if (inPart && !partWordsSent && silenceAfterSpeechMs + frameMs >= partWordsAfterMs) {
+            partWordsSent = true;
+            socket.send(results(pending, { isFinal: false }, streamS));
+          }
           silenceAfterSpeechMs += frameMs;
+          if (silenceAfterSpeechMs >= partGapMs) inPart = false;
           if (silenceAfterSpeechMs >= fullScript.endpointingMs) {
-            socket.send(results(pending, { isFinal: true, speechFinal: true }, streamS));
+            socket.send(results(finalOf(pending), { isFinal: true, speechFinal: true }, streamS));
             pending = null;
             speechMs = 0;
           }
@@ -234,7 +296,9 @@ export async function startFakeDeepgram(
         speechMs = 0;
         setTimeout(() => {
           if (socket.readyState === socket.OPEN)
-            socket.send(results(text, { isFinal: true, speechFinal: true, fromFinalize: true }, streamS));
+            socket.send(
+              results(finalOf(text), { isFinal: true, speechFinal: true, fromFinalize: true }, streamS),
+            );
         }, fullScript.finalizeDelayMs);
       } else if (control.type === 'CloseStream') {
         socket.send(

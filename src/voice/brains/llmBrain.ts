@@ -15,6 +15,7 @@ import { SentenceSplitter } from './sentenceSplitter.js';
 import {
   type AgentBrain,
   type BrainAction,
+  type BrainDraft,
   type CallAnalysisResult,
   type CalleeTurn,
   endCallReason,
@@ -106,7 +107,12 @@ const unansweredToolCall = JSON.stringify({
  * it arrives, the `end_call` and `send_dtmf` tools, and a JSON-schema-constrained extraction.
  */
 export class LlmBrain implements AgentBrain {
-  private readonly messages: ChatMessage[];
+  /**
+   * The conversation as the model reads it. A draft (preemptive generation) works on a copy, which
+   * becomes the history when kept; each reply holds on to the array it began with, so a reply
+   * dropped and still winding down writes into its own discarded copy, never the history.
+   */
+  private messages: ChatMessage[];
 
   constructor(
     private readonly chat: OpenAiChatClient,
@@ -208,6 +214,25 @@ export class LlmBrain implements AgentBrain {
     return undefined;
   }
 
+  draft(): BrainDraft {
+    const kept = this.messages;
+    const keptTransfer = this.pendingTransfer;
+    const draft = [...kept];
+    this.messages = draft;
+    return {
+      keep: (text) => {
+        // The model answered the partial wording; the history keeps the final one.
+        const turn = draft.slice(kept.length).find((message) => message.role === 'user');
+        if (turn && text.trim()) turn.content = text;
+      },
+      drop: () => {
+        if (this.messages !== draft) return;
+        this.messages = kept;
+        this.pendingTransfer = keptTransfer;
+      },
+    };
+  }
+
   noteSaid(text: string): void {
     // After a barge-in the model should remember only what the callee actually heard.
     const last = this.messages.at(-1);
@@ -234,23 +259,24 @@ export class LlmBrain implements AgentBrain {
    * history, and the model again, up to `maxToolRoundsPerReply` rounds.
    */
   private async *reply(signal: AbortSignal): AsyncIterable<BrainAction> {
+    const messages = this.messages;
     for (let round = 1; round <= maxToolRoundsPerReply; round++) {
-      const pending = yield* this.replyRound(signal, round < maxToolRoundsPerReply);
+      const pending = yield* this.replyRound(messages, signal, round < maxToolRoundsPerReply);
       if (pending.length === 0) return;
       try {
         for (const call of pending) {
           if (signal.aborted) break;
-          yield* this.runTool(call, signal);
+          yield* this.runTool(messages, call, signal);
         }
       } finally {
         // Cut by the callee before a tool ran (or the reply was dropped): the model still reads an
         // answer for every call it made, or its next request would be refused.
         const answered = new Set(
-          this.messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
+          messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
         );
         for (const call of pending)
           if (!answered.has(call.id))
-            this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+            messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
       }
       if (signal.aborted) return;
     }
@@ -258,6 +284,7 @@ export class LlmBrain implements AgentBrain {
 
   /** One model request; returns the agent's own tool calls it made, still to be run. */
   private async *replyRound(
+    messages: ChatMessage[],
     signal: AbortSignal,
     toolsAllowed: boolean,
   ): AsyncGenerator<BrainAction, ToolCall[]> {
@@ -272,10 +299,11 @@ export class LlmBrain implements AgentBrain {
     let transferCallId: string | null = null;
     const tools = toolsAllowed ? this.toolDefinitions : this.builtIns;
     try {
-      for await (const event of this.chat.streamChat({ messages: this.messages, tools, signal })) {
+      for await (const event of this.chat.streamChat({ messages: messages, tools, signal })) {
         if (firstToken && (event.type === 'text' || event.type === 'tool_call')) {
           firstToken = false;
-          this.onFirstToken?.();
+          // A reply dropped meanwhile (its words were not the callee's) times nothing.
+          if (!signal.aborted) this.onFirstToken?.();
         }
         if (event.type === 'text') {
           for (const sentence of splitter.push(event.delta)) {
@@ -326,7 +354,7 @@ export class LlmBrain implements AgentBrain {
       remembered = true;
       // Only a call the history holds is pending: a stream cut before its end chose no transfer.
       if (transferCallId !== null) this.pendingTransfer = transferCallId;
-      this.messages.push({
+      messages.push({
         role: 'assistant',
         content: said || null,
         ...(toolCalls.length ? { toolCalls } : {}),
@@ -336,11 +364,11 @@ export class LlmBrain implements AgentBrain {
         if (ownToolCalls.includes(call) || call.id === this.pendingTransfer) continue;
         const content =
           call.name === 'transfer_call' ? JSON.stringify({ error: 'no such transfer target' }) : 'done';
-        this.messages.push({ role: 'tool', toolCallId: call.id, content });
+        messages.push({ role: 'tool', toolCallId: call.id, content });
       }
       if (followUps.some((action) => action.type === 'end_call' || action.type === 'leave_voicemail')) {
         for (const call of ownToolCalls)
-          this.messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+          messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
         yield* followUps;
         return [];
       }
@@ -349,7 +377,7 @@ export class LlmBrain implements AgentBrain {
     } finally {
       // Cut off by the callee: the history keeps the reply as far as it was spoken (noteSaid then
       // cuts it to what was heard), never a user turn followed by nothing.
-      if (!remembered && said) this.messages.push({ role: 'assistant', content: said });
+      if (!remembered && said) messages.push({ role: 'assistant', content: said });
     }
   }
 
@@ -357,8 +385,12 @@ export class LlmBrain implements AgentBrain {
    * Runs one of the agent's tools and puts its answer (or error) in the history; a reply dropped
    * meanwhile leaves the call to `reply`, which answers every call it did not get to.
    */
-  private async *runTool(call: ToolCall, signal: AbortSignal): AsyncIterable<BrainAction> {
-    const answer = (content: string) => this.messages.push({ role: 'tool', toolCallId: call.id, content });
+  private async *runTool(
+    messages: ChatMessage[],
+    call: ToolCall,
+    signal: AbortSignal,
+  ): AsyncIterable<BrainAction> {
+    const answer = (content: string) => messages.push({ role: 'tool', toolCallId: call.id, content });
     yield { type: 'note', event: 'tool_call', text: toolCallTranscriptText(call.name, call.argumentsJson) };
     const tool: AgentTool | undefined = this.toolCaller?.find(call.name);
     if (!tool) {

@@ -35,6 +35,17 @@ export interface CalleeTurn {
 }
 
 /**
+ * What a brain hears and says after `AgentBrain.draft()` until the draft is kept or dropped: a
+ * reply generated on words the callee may not turn out to have said (preemptive generation).
+ */
+export interface BrainDraft {
+  /** The callee did say them: the draft is the brain's history; `text` is their final wording. */
+  keep(text: string): void;
+  /** They did not: the brain forgets the turn and the reply, as if neither had happened. */
+  drop(): void;
+}
+
+/**
  * The agent's decision-maker. The pipeline runs one response at a time; a new callee turn or
  * DTMF aborts the running one (`signal`).
  */
@@ -54,6 +65,11 @@ export interface AgentBrain {
   onTransferFailed?(reason: string, signal: AbortSignal): AsyncIterable<BrainAction>;
   /** Phrases the callee is expected to say next (a grammar for STT); undefined for free speech. */
   expectedPhrases(): string[] | undefined;
+  /**
+   * Starts a draft (see BrainDraft): the next callee turn and its reply may be taken back. A brain
+   * without it gets no turn before the callee's turn is final (no preemptive generation).
+   */
+  draft?(): BrainDraft;
   /** Tells the brain what was actually said of its last `say` (less than asked after a barge-in). */
   noteSaid(text: string): void;
   /** An action it asked for was not carried out after all (why, in words for the brain). */
