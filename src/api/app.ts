@@ -191,7 +191,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
-      registerCampaignRoutes(api, store, deps.callControl ?? null);
+      registerCampaignRoutes(api, store, deps.logger);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store);

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { pageByIdDescending } from '../admin/pagination.js';
-import type { CallControl } from '../calls/callControl.js';
 import {
   campaignOf,
   campaignResource,
   changeCampaign,
-  describeContact,
+  describeContacts,
 } from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
 import {
@@ -16,9 +15,11 @@ import {
   contactStates,
   retryableOutcomes,
 } from '../domain/campaigns.js';
+import { campaignStatusReasons, waitingReasons } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { isPlainObject } from '../domain/outboundCallRequest.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
@@ -73,6 +74,12 @@ export const campaignSchema = {
     campaign_id: { type: 'string', examples: ['cmp_01JF3Z8V0Q4T7N5W2X9Y6B1C3D'] },
     name: { type: 'string' },
     status: { type: 'string', enum: [...campaignStatuses] },
+    status_reason: {
+      type: ['string', 'null'],
+      enum: [...campaignStatusReasons, null],
+      description:
+        'Why a paused campaign is paused: `requested`, or `api_key_revoked` (resume it with a valid key).',
+    },
     agent_id: { type: 'string' },
     caller_ids: { type: 'array', items: { type: 'string' } },
     caller_id_selection: { type: 'string', enum: [...callerIdSelections] },
@@ -157,6 +164,13 @@ const contactSchema = {
     attempts: { type: 'integer' },
     last_outcome: { type: ['string', 'null'], enum: [...attemptOutcomes, null] },
     next_attempt_at: nullableTime,
+    waiting_reason: {
+      type: ['string', 'null'],
+      enum: [...waitingReasons, null],
+      description:
+        'Why a contact not on a call waits (null once on a call or finished): window, daily_cap, retry, paused, ' +
+        'starts_at, concurrency, pace, or for a queued call quiet_hours, dial_rate, account_live_calls, dispatch.',
+    },
     time_zones: { type: 'array', items: { type: 'string' } },
     calls: {
       type: 'array',
@@ -187,11 +201,7 @@ function campaignIdOf(value: string): string {
 }
 
 /** Campaigns: batch calling with windows, pacing and retries (docs/campaigns.md). */
-export function registerCampaignRoutes(
-  app: FastifyInstance,
-  store: Store,
-  callControl: CallControl | null,
-): void {
+export function registerCampaignRoutes(app: FastifyInstance, store: Store, logger: Logger): void {
   app.post(
     '/campaigns',
     {
@@ -286,9 +296,12 @@ export function registerCampaignRoutes(
         },
       },
       async (request) => {
-        const accountId = authOf(request).account.id;
+        const caller = authOf(request);
         const id = campaignIdOf(request.params.campaign_id);
-        const campaign = await changeCampaign(store, callControl, accountId, id, action);
+        const campaign = await changeCampaign(store, caller.account.id, id, action, {
+          apiKeyId: caller.apiKeyId,
+          logger,
+        });
         request.log.info({ campaignId: id, action }, 'campaign changed');
         return campaignResource(store, campaign);
       },
@@ -338,14 +351,8 @@ export function registerCampaignRoutes(
         ...(state ? { state: state as (typeof contactStates)[number] } : {}),
       });
       const page = rows.slice(0, limit);
-      const attempts = await store.campaigns.attemptsOf(page.map((contact) => contact.id));
       return {
-        data: page.map((contact) =>
-          describeContact(
-            contact,
-            attempts.filter((attempt) => attempt.contactId === contact.id),
-          ),
-        ),
+        data: await describeContacts(store, campaign, page),
         next_after: rows.length > limit ? (page.at(-1)?.position ?? null) : null,
       };
     },

@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
-import { campaignOf, campaignResource, changeCampaign } from '../campaigns/campaignControl.js';
+import {
+  campaignOf,
+  campaignResource,
+  changeCampaign,
+  describeContacts,
+} from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
 import { parseCampaignCsv } from '../domain/campaignCsv.js';
-import { retryableOutcomes } from '../domain/campaigns.js';
+import { type ContactState, contactStates, retryableOutcomes } from '../domain/campaigns.js';
+import { waitingReasonTexts } from '../domain/campaignWaits.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
 import {
@@ -141,13 +147,53 @@ export const campaigns: Record<string, Verb> = {
     const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
     print(context, await campaignResource(context.store, campaign));
   },
+  async contacts(context, args) {
+    const { values, positionals } = parseOptions(
+      args,
+      { state: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+      ['CAMPAIGN_ID'],
+    );
+    const limit = wholeOption(values, 'limit') ?? 100;
+    if (limit < 1 || limit > 500) throw new UsageError('--limit is 1 to 500');
+    const state = values.state;
+    if (state !== undefined && !(contactStates as readonly unknown[]).includes(state))
+      throw new UsageError(`--state is one of ${contactStates.join(', ')}`);
+    const after = wholeOption(values, 'after');
+    const account = await resolveAccount(context);
+    const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
+    const rows = await context.store.campaigns.listContacts(campaign.id, {
+      limit,
+      ...(after !== undefined ? { afterPosition: after } : {}),
+      ...(state !== undefined ? { state: state as ContactState } : {}),
+    });
+    const described = await describeContacts(context.store, campaign, rows);
+    print(context, {
+      contacts: described.map((contact) => ({
+        position: contact.position,
+        to_number: contact.to_number,
+        state: contact.state,
+        attempts: contact.attempts,
+        last_outcome: contact.last_outcome,
+        next_attempt_at: contact.next_attempt_at,
+        waiting_reason: contact.waiting_reason,
+        why: contact.waiting_reason ? waitingReasonTexts[contact.waiting_reason] : null,
+      })),
+    });
+  },
   ...Object.fromEntries(
     (['pause', 'resume', 'cancel'] as const).map((action) => [
       action,
       (async (context, args) => {
         const { positionals } = parseOptions(args, {}, ['CAMPAIGN_ID']);
         const account = await resolveAccount(context);
-        const campaign = await changeCampaign(context.store, null, account.id, positionals[0] ?? '', action);
+        // The same path as the API's: a cancel finishes queued calls through the store.
+        const key =
+          action === 'resume'
+            ? await keyForCallsPlacedBy(context.store, account.id, commandLineKeyName)
+            : null;
+        const campaign = await changeCampaign(context.store, account.id, positionals[0] ?? '', action, {
+          ...(key ? { apiKeyId: key.id } : {}),
+        });
         print(context, await campaignResource(context.store, campaign));
       }) satisfies Verb,
     ]),

@@ -190,8 +190,15 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
       list: { synopsis: '[--limit N]', summary: 'the campaigns, newest first, with their progress' },
       show: { synopsis: 'CAMPAIGN_ID', summary: 'one campaign and its progress' },
+      contacts: {
+        synopsis: 'CAMPAIGN_ID [--state STATE] [--limit N] [--after POSITION]',
+        summary: 'its contacts in list order: state, attempts, next attempt and why each waits',
+      },
       pause: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts until resumed' },
-      resume: { synopsis: 'CAMPAIGN_ID', summary: 'start attempts again' },
+      resume: {
+        synopsis: 'CAMPAIGN_ID',
+        summary: "start attempts again (one paused because its key was revoked takes the command line's key)",
+      },
       cancel: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts; queued calls are canceled' },
     },
   },
@@ -219,7 +226,7 @@ export const commandHelp: Record<string, GroupHelp> = {
       'set-events': {
         synopsis: 'TYPE[,TYPE…]',
         summary:
-          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed',
+          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed, campaign.paused, campaign.canceled',
       },
       disable: { synopsis: '[--reason TEXT]', summary: 'stop deliveries (events are kept)' },
       enable: { synopsis: '', summary: 'deliver again, kept events included' },

@@ -2,6 +2,21 @@ import type { Transport } from './transport.js';
 import type { RequestOptions } from './types.js';
 
 export type CampaignStatus = 'running' | 'paused' | 'canceled' | 'completed';
+/** Why a campaign is paused: asked for, or the API key its calls are placed under was revoked. */
+export type CampaignStatusReason = 'requested' | 'api_key_revoked';
+/** Why a contact waits (docs/campaigns.md, "Why a contact waits"). */
+export type WaitingReason =
+  | 'window'
+  | 'daily_cap'
+  | 'retry'
+  | 'paused'
+  | 'starts_at'
+  | 'concurrency'
+  | 'pace'
+  | 'quiet_hours'
+  | 'dial_rate'
+  | 'account_live_calls'
+  | 'dispatch';
 export type ContactState =
   | 'pending'
   | 'calling'
@@ -58,6 +73,8 @@ export interface Campaign {
   campaign_id: string;
   name: string;
   status: CampaignStatus;
+  /** Why a paused campaign is paused; null otherwise. */
+  status_reason: CampaignStatusReason | null;
   agent_id: string;
   caller_ids: string[];
   caller_id_selection: 'round_robin' | 'local_area_code';
@@ -83,6 +100,8 @@ export interface CampaignContactView {
   attempts: number;
   last_outcome: AttemptOutcome | null;
   next_attempt_at: string | null;
+  /** Why it is not on a call yet; null once on a call or finished. */
+  waiting_reason: WaitingReason | null;
   time_zones: string[];
   calls: {
     attempt: number;

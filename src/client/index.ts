@@ -55,7 +55,9 @@ export type {
   CampaignContact,
   CampaignContactView,
   CampaignRequest,
+  CampaignStatusReason,
   RetryPolicy as CampaignRetryPolicy,
+  WaitingReason,
 } from './campaigns.js';
 export { CampaignsResource } from './campaigns.js';
 export * from './errors.js';

@@ -1,4 +1,5 @@
 import { type CallingWindow, callingWindowOf, callingWindowProblem, isTimeZone } from './callingWindow.js';
+import type { CampaignStatusReason, WaitingReason } from './campaignWaits.js';
 import { AppError, isAppError } from './errors.js';
 import { isPlainObject, type OutboundCallRequest, parseOutboundCallRequest } from './outboundCallRequest.js';
 import { isE164 } from './phone.js';
@@ -101,6 +102,8 @@ export interface CampaignRecord {
   contactCount: number;
   createdAt: string;
   completedAt: string | null;
+  /** Why the campaign is paused (`requested`, `api_key_revoked`); null when it is not. */
+  statusReason: CampaignStatusReason | null;
 }
 
 export interface CampaignContactRecord {
@@ -118,6 +121,8 @@ export interface CampaignContactRecord {
   dueAt: string | null;
   callId: string | null;
   lastOutcome: AttemptOutcome | null;
+  /** The stored reason of a wait (see `waitingReasonOf` for the ones read from the campaign). */
+  waitingReason: WaitingReason | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */

@@ -195,7 +195,9 @@ describe('the opt-in status events under webhooks', () => {
       'call.completed',
       'call.ringing',
       'call.transferred',
+      'campaign.canceled',
       'campaign.completed',
+      'campaign.paused',
     ]);
     for (const type of optionalEventTypes) {
       const post = webhooks[type]?.post as {

@@ -1,3 +1,5 @@
+import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
  * lock. Entries are append-only: a shipped migration is never edited; a change is a new entry.
@@ -443,4 +445,5 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
     `,
   },
+  ...postgresCampaignSchedulingMigrations,
 ];

@@ -1,3 +1,5 @@
+import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
  * edited; a change is a new entry. Timestamps are ISO 8601 UTC text (they sort as time).
@@ -439,4 +441,5 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX agent_test_calls_by_agent ON agent_test_calls (account_id, agent_id, created_at);
     `,
   },
+  ...sqliteCampaignSchedulingMigrations,
 ];
