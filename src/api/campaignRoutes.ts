@@ -117,7 +117,7 @@ const contactRequestSchema = {
   },
 } as const;
 
-const campaignRequestSchema = {
+export const campaignRequestSchema = {
   type: 'object',
   required: ['agent_id', 'contacts', 'calling_window', 'time_zone'],
   properties: {
@@ -189,13 +189,13 @@ const contactSchema = {
   },
 } as const;
 
-const campaignIdParams = {
+export const campaignIdParams = {
   type: 'object',
   required: ['campaign_id'],
   properties: { campaign_id: { type: 'string', maxLength: 64 } },
 } as const;
 
-function campaignIdOf(value: string): string {
+export function campaignIdOf(value: string): string {
   if (!isIdOf('campaign', value)) throw new AppError('not_found', `campaign ${value.slice(0, 64)} not found`);
   return value;
 }

@@ -292,6 +292,7 @@ export class CampaignScheduler {
       nowIso: atIso,
       dueAtIso: new Date(opening).toISOString(),
       reason: 'window',
+      window: campaign.callingWindow,
     });
     return false;
   }

@@ -7,6 +7,7 @@ import {
   describeContacts,
 } from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
+import { editCampaign } from '../campaigns/editCampaign.js';
 import { parseCampaignCsv } from '../domain/campaignCsv.js';
 import { type ContactState, contactStates, retryableOutcomes } from '../domain/campaigns.js';
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
@@ -145,6 +146,57 @@ export const campaigns: Record<string, Verb> = {
     const { positionals } = parseOptions(args, {}, ['CAMPAIGN_ID']);
     const account = await resolveAccount(context);
     const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
+    print(context, await campaignResource(context.store, campaign));
+  },
+  async edit(context, args) {
+    const { values, positionals } = parseOptions(
+      args,
+      {
+        window: { type: 'string' },
+        weekdays: { type: 'string' },
+        concurrency: { type: 'string' },
+        'per-minute': { type: 'string' },
+        'daily-attempts': { type: 'string' },
+        retry: { type: 'string' },
+        from: { type: 'string', multiple: true },
+        'caller-id-selection': { type: 'string' },
+        'ends-at': { type: 'string' },
+        name: { type: 'string' },
+      },
+      ['CAMPAIGN_ID'],
+    );
+    const changes: Record<string, unknown> = {};
+    if (typeof values.window === 'string') {
+      const window = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/.exec(values.window);
+      if (!window) throw new UsageError('--window takes local hours as HH:MM-HH:MM, e.g. 09:00-17:00');
+      changes.calling_window = {
+        start: window[1],
+        end: window[2],
+        ...(typeof values.weekdays === 'string' ? { weekdays: parseWeekdays(values.weekdays) } : {}),
+      };
+    } else if (values.weekdays !== undefined) throw new UsageError('--weekdays goes with --window');
+    const whole = {
+      concurrency: 'max_concurrency',
+      'per-minute': 'calls_per_minute',
+      'daily-attempts': 'max_daily_attempts',
+    };
+    for (const [option, field] of Object.entries(whole)) {
+      const value = wholeOption(values, option);
+      if (value !== undefined) changes[field] = value;
+    }
+    if (typeof values.retry === 'string') changes.retry = parseRetry(values.retry);
+    const callerIds = values.from as string[] | undefined;
+    if (callerIds)
+      Object.assign(
+        changes,
+        callerIds.length === 1 ? { from_number: callerIds[0] } : { caller_ids: callerIds },
+      );
+    if (typeof values['caller-id-selection'] === 'string')
+      changes.caller_id_selection = values['caller-id-selection'];
+    if (typeof values['ends-at'] === 'string') changes.ends_at = values['ends-at'];
+    if (typeof values.name === 'string') changes.name = values.name;
+    const account = await resolveAccount(context);
+    const { campaign } = await editCampaign(context.store, account.id, positionals[0] ?? '', changes, 'cli');
     print(context, await campaignResource(context.store, campaign));
   },
   async contacts(context, args) {

@@ -190,6 +190,13 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
       list: { synopsis: '[--limit N]', summary: 'the campaigns, newest first, with their progress' },
       show: { synopsis: 'CAMPAIGN_ID', summary: 'one campaign and its progress' },
+      edit: {
+        synopsis:
+          'CAMPAIGN_ID [--window HH:MM-HH:MM [--weekdays 1-5]] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3] [--from NUMBER…] [--caller-id-selection round_robin|local_area_code] [--ends-at ISO] [--name TEXT]',
+        summary:
+          'change a running or paused campaign; effective at the next claim, recorded in the audit log',
+        example: 'callwright campaigns edit cmp_… --window 10:00-18:00 --per-minute 20',
+      },
       contacts: {
         synopsis: 'CAMPAIGN_ID [--state STATE] [--limit N] [--after POSITION]',
         summary: 'its contacts in list order: state, attempts, next attempt and why each waits',

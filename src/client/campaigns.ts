@@ -113,6 +113,23 @@ export interface CampaignContactView {
   }[];
 }
 
+/** What `update` may change (each checked as at creation). */
+export type CampaignUpdate = Partial<
+  Pick<
+    CampaignRequest,
+    | 'name'
+    | 'calling_window'
+    | 'max_concurrency'
+    | 'calls_per_minute'
+    | 'max_daily_attempts'
+    | 'retry'
+    | 'from_number'
+    | 'caller_ids'
+    | 'caller_id_selection'
+    | 'ends_at'
+  >
+>;
+
 const id = (value: string) => encodeURIComponent(value);
 
 /** `client.campaigns`: batch calling with windows, pacing and retries. */
@@ -161,6 +178,17 @@ export class CampaignsResource {
     const suffix = search.size > 0 ? `?${search}` : '';
     const path = `/v1/campaigns/${id(campaignId)}/contacts${suffix}`;
     return this.transport.request({ method: 'GET', path, retry: 'idempotent' }, options);
+  }
+
+  /**
+   * A live edit of a running or paused campaign: any of its window, pace, caps, retry rules, caller
+   * IDs, end and name, effective at the next claim and audited. 409 once canceled or completed.
+   */
+  update(campaignId: string, changes: CampaignUpdate, options?: RequestOptions): Promise<Campaign> {
+    return this.transport.request(
+      { method: 'PATCH', path: `/v1/campaigns/${id(campaignId)}`, body: changes, retry: 'idempotent' },
+      options,
+    );
   }
 
   pause(campaignId: string, options?: RequestOptions): Promise<Campaign> {

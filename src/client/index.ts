@@ -56,6 +56,7 @@ export type {
   CampaignContactView,
   CampaignRequest,
   CampaignStatusReason,
+  CampaignUpdate,
   RetryPolicy as CampaignRetryPolicy,
   WaitingReason,
 } from './campaigns.js';

@@ -1,3 +1,5 @@
+import type { CallingWindow } from '../domain/callingWindow.js';
+import type { CampaignEdit } from '../domain/campaignEdits.js';
 import type {
   AttemptOutcome as CampaignAttemptOutcome,
   CampaignContactRecord,
@@ -122,10 +124,15 @@ export interface CampaignRepository {
   deferZone(
     campaignId: string,
     timeZones: readonly string[],
-    change: { nowIso: string; dueAtIso: string; reason: WaitingReason },
+    /** `window`: the campaign's window the decision was taken on (a changed one moves nothing). */
+    change: { nowIso: string; dueAtIso: string; reason: WaitingReason; window: CallingWindow },
   ): Promise<number>;
   /** Why a campaign call waits in the dispatch queue, on its contact (nothing for a single call). */
   noteQueuedCallWait(callId: string, reason: QueuedCallWait): Promise<void>;
   /** The key the campaign's next calls are placed under. */
   adoptApiKey(campaignId: string, apiKeyId: string): Promise<void>;
+  /** A live edit, applied only while the campaign runs or is paused; false otherwise. */
+  updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean>;
+  /** Makes every contact waiting for the (old) window due now; returns how many. */
+  reopenWindowWaits(campaignId: string, nowIso: string): Promise<number>;
 }

@@ -12,7 +12,8 @@ import { eventually, type Receiver, startReceiver } from '../webhooks/harness.js
  * over real SIP: a cancel from the command line stops calls already queued; a revoked key pauses
  * its campaign with a reason and an event and leaves no contact "calling" without a call; a
  * do-not-call number is never shown as dialled; removing quiet hours releases a held call; every
- * waiting contact says why it waits.
+ * waiting contact says why it waits. And the live edit that follows from them: a window changed on
+ * a running campaign frees the contacts held for the old one, audited.
  */
 
 const alwaysOpen = callingWindowOf({ start: '00:00', end: '23:59' });
@@ -301,4 +302,85 @@ describe.each(['sqlite', 'postgres'] as const)('campaign defects on %s', (storeK
       contacts: [{ to_number: capped, waiting_reason: 'daily_cap' }],
     });
   }, 40_000);
+
+  it('edits a running campaign live: a new window frees the held contact, audited; 409 once completed', async () => {
+    const fixture = await callFixture(service, { maxDurationS: 3 });
+    const api = jsonApi(
+      () => service.url,
+      () => fixture.key,
+    );
+    const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+    const number = `+155501000060${storeKind === 'sqlite' ? 51 : 52}`;
+    const created = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: { start: hhmm(Date.now() + 3 * 3_600_000), end: hhmm(Date.now() + 4 * 3_600_000) },
+        time_zone: 'UTC',
+        contacts: [{ to_number: number }],
+      },
+    });
+    const campaignId = (created.body as { campaign_id: string }).campaign_id;
+    expect((await contactsOf(api, campaignId))[0]?.waiting_reason).toBe('window');
+    // The command line's edit: the pace, audited as the command line's.
+    const out: string[] = [];
+    await campaignVerbs.edit?.(
+      {
+        store: service.store,
+        json: true,
+        accountId: fixture.accountId,
+        out: { stdout: (text) => out.push(text), stderr: (text) => out.push(text) },
+        secretBox: () => Promise.reject(new Error('not needed')),
+      },
+      [campaignId, '--per-minute', '30'],
+    );
+    expect(JSON.parse(out.join(''))).toMatchObject({ calls_per_minute: 30 });
+    expect((await api(`/campaigns/${campaignId}`, { method: 'PATCH', body: { agent_id: 'x' } })).status).toBe(
+      400,
+    );
+    expect(
+      (await api(`/campaigns/${campaignId}`, { method: 'PATCH', body: { max_concurrency: 0 } })).status,
+    ).toBe(400);
+    const edited = await api(`/campaigns/${campaignId}`, {
+      method: 'PATCH',
+      body: { calling_window: alwaysOpen },
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({
+      calling_window: { start: '00:00', end: '23:59' },
+      calls_per_minute: 30,
+    });
+    // Effective at the next claim: the contact held for the old window is called now.
+    await eventually(
+      async () => {
+        const { body } = await api(`/campaigns/${campaignId}`);
+        return (body as { status: string }).status === 'completed' ? true : undefined;
+      },
+      30_000,
+      'completion after the edit',
+    );
+    expect((await service.store.sandboxInvites.list()).map((invite) => invite.toNumber)).toContain(number);
+    const audit = (await api('/audit-log')).body as {
+      data: { action: string; actor: string; subject: string; detail: Record<string, unknown> }[];
+    };
+    const edits = audit.data.filter(
+      (entry) => entry.action === 'campaign_edit' && entry.subject === campaignId,
+    );
+    expect(edits.map((entry) => entry.actor).sort()).toEqual([
+      `api_key:${await keyIdOf(fixture.accountId)}`,
+      'cli',
+    ]);
+    expect(edits.find((entry) => entry.actor === 'cli')?.detail).toEqual({
+      calls_per_minute: { from: 10, to: 30 },
+    });
+    expect(
+      (await api(`/campaigns/${campaignId}`, { method: 'PATCH', body: { calls_per_minute: 5 } })).status,
+    ).toBe(409);
+  }, 60_000);
+
+  async function keyIdOf(accountId: string): Promise<string> {
+    const keys = await service.store.apiKeys.list(accountId);
+    return keys.find((key) => key.name === 'calls')?.id ?? '';
+  }
 });

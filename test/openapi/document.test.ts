@@ -103,6 +103,8 @@ describe('GET /v1/openapi.json', () => {
         'listCampaigns',
         'pauseCampaign',
         'resumeCampaign',
+        // Live edits (issue 37).
+        'updateCampaign',
         // Caps by caller ID and trunk, and data rules (issue 17).
         'listDialRates',
         'setDialRate',

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
+import type { CallingWindow } from '../../domain/callingWindow.js';
 import type { CampaignContactRecord } from '../../domain/campaigns.js';
 import type { QueuedCallWait, WaitingReason } from '../../domain/campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
+import { jsonText } from './schema.js';
 
 /**
  * The campaign statements of issue 37 (waiting reasons, released claims, deferring a zone at once),
@@ -46,8 +48,13 @@ export async function deferZone(
   queries: StoreQueries,
   campaignId: string,
   timeZones: readonly string[],
-  change: { nowIso: string; dueAtIso: string; reason: WaitingReason },
+  change: { nowIso: string; dueAtIso: string; reason: WaitingReason; window: CallingWindow },
 ): Promise<number> {
+  // Only under the window the scheduler judged by: a live edit of the window in between (which
+  // made these contacts due again) must not be undone by a decision taken on the old one.
+  const windowText = jsonText(change.window);
+  const sameWindow =
+    queries.dialect.name === 'postgres' ? sql`CAST(${windowText} AS jsonb)` : sql`${windowText}`;
   const result = await queries.db
     .updateTable('campaign_contacts')
     .set({ due_at: change.dueAtIso, waiting_reason: change.reason, updated_at: change.nowIso })
@@ -56,6 +63,9 @@ export async function deferZone(
     .where('due_at', '<=', change.nowIso)
     .where('time_zones', '=', timeZones.join('&'))
     .where('state', 'in', ['pending', 'retry_wait'])
+    .where(
+      sql<boolean>`EXISTS (SELECT 1 FROM campaigns WHERE campaigns.id = ${campaignId} AND campaigns.calling_window = ${sameWindow})`,
+    )
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

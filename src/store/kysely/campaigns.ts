@@ -1,4 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import type { CallingWindow } from '../../domain/callingWindow.js';
+import type { CampaignEdit } from '../../domain/campaignEdits.js';
 import type {
   AttemptOutcome,
   CampaignContactRecord,
@@ -14,6 +16,7 @@ import type {
   NewCampaignContact,
   SettledAttempt,
 } from '../types.js';
+import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
@@ -497,7 +500,7 @@ export class KyselyCampaigns implements CampaignRepository {
   deferZone(
     campaignId: string,
     timeZones: readonly string[],
-    change: { nowIso: string; dueAtIso: string; reason: WaitingReason },
+    change: { nowIso: string; dueAtIso: string; reason: WaitingReason; window: CallingWindow },
   ): Promise<number> {
     return deferZone(this.queries, campaignId, timeZones, change);
   }
@@ -508,5 +511,13 @@ export class KyselyCampaigns implements CampaignRepository {
 
   adoptApiKey(campaignId: string, apiKeyId: string): Promise<void> {
     return adoptApiKey(this.queries, campaignId, apiKeyId);
+  }
+
+  updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean> {
+    return updateCampaignSettings(this.queries, campaignId, edit);
+  }
+
+  reopenWindowWaits(campaignId: string, nowIso: string): Promise<number> {
+    return reopenWindowWaits(this.queries, campaignId, nowIso);
   }
 }
