@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pageByIdDescending } from '../admin/pagination.js';
 import {
   campaignOf,
@@ -7,6 +7,7 @@ import {
   describeContacts,
 } from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
+import { parseCampaignCsv } from '../domain/campaignCsv.js';
 import {
   attemptOutcomes,
   callerIdSelections,
@@ -200,6 +201,27 @@ export function campaignIdOf(value: string): string {
   return value;
 }
 
+/** Whether the body is a CSV file (`text/csv`, a charset parameter allowed). */
+function isCsvRequest(request: FastifyRequest): boolean {
+  const contentType = request.headers['content-type'];
+  return typeof contentType === 'string' && contentType.split(';')[0]?.trim().toLowerCase() === 'text/csv';
+}
+
+/** A CSV request's settings: the `settings` query parameter, one JSON object. */
+function settingsFromQuery(query: unknown): unknown {
+  const text = isPlainObject(query) ? query.settings : undefined;
+  if (typeof text !== 'string' || text.length === 0)
+    throw new AppError(
+      'validation_error',
+      'settings (the campaign settings as JSON, in the query string) is required with a text/csv body',
+    );
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('validation_error', 'settings is not valid JSON');
+  }
+}
+
 /** Campaigns: batch calling with windows, pacing and retries (docs/campaigns.md). */
 export function registerCampaignRoutes(app: FastifyInstance, store: Store, logger: Logger): void {
   app.post(
@@ -212,25 +234,53 @@ export function registerCampaignRoutes(app: FastifyInstance, store: Store, logge
           'Every contact is checked as a single call would be; one bad contact and nothing is created — the 400 lists each bad row in `error.rows`.',
         operationId: 'createCampaign',
         tags,
+        querystring: {
+          type: 'object',
+          properties: {
+            settings: {
+              type: 'string',
+              description:
+                'With a `text/csv` body: the settings (everything but `contacts`) as one JSON object',
+            },
+          },
+        },
         response: {
           201: campaignSchema,
           400: batchErrorSchema(),
           ...errorResponses(401, 404, 422, 429, 500),
         },
       },
-      config: { requestBody: campaignRequestSchema },
+      config: {
+        requestBody: campaignRequestSchema,
+        requestBodyAlternatives: {
+          'text/csv': {
+            type: 'string',
+            description:
+              'The contacts as the CLI reads them (header `to_number[,first_message,context,time_zone,VARIABLE…]`, UTF-8, ' +
+              'at most 32 MiB); the settings as JSON in the `settings` query parameter. Bad rows are named by `line`.',
+            examples: ['to_number,customer_name\n+12125550100,Ann\n'],
+          },
+        },
+      },
     },
     async (request, reply) => {
       const caller = authOf(request);
-      const body = readJsonBody(request);
-      if (!isPlainObject(body)) throw new AppError('validation_error', 'request body must be a JSON object');
-      const { contacts, ...settings } = body;
-      const campaign = await createCampaign(
-        store,
-        { account: caller.account, apiKeyId: caller.apiKeyId },
-        settings,
-        { kind: 'json', contacts },
-      );
+      const owner = { account: caller.account, apiKeyId: caller.apiKeyId };
+      let campaign: Awaited<ReturnType<typeof createCampaign>>;
+      if (isCsvRequest(request)) {
+        // CSV over HTTP: the same parser, checks and line-numbered report as the command line.
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        campaign = await createCampaign(store, owner, settingsFromQuery(request.query), {
+          kind: 'csv',
+          file: parseCampaignCsv(raw),
+        });
+      } else {
+        const body = readJsonBody(request);
+        if (!isPlainObject(body))
+          throw new AppError('validation_error', 'request body must be a JSON object');
+        const { contacts, ...settings } = body;
+        campaign = await createCampaign(store, owner, settings, { kind: 'json', contacts });
+      }
       request.log.info({ campaignId: campaign.id, contacts: campaign.contactCount }, 'campaign created');
       return reply.code(201).send(await campaignResource(store, campaign));
     },

@@ -379,6 +379,40 @@ describe.each(['sqlite', 'postgres'] as const)('campaign defects on %s', (storeK
     ).toBe(409);
   }, 60_000);
 
+  it('takes a CSV over HTTP with the command line checks and names bad rows by line', async () => {
+    const fixture = await callFixture(service);
+    const settings = encodeURIComponent(
+      JSON.stringify({
+        agent_id: fixture.agentId,
+        from_number: fixture.from,
+        calling_window: { start: '09:00', end: '17:00' },
+        time_zone: 'UTC',
+        starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+      }),
+    );
+    const post = (body: string, query = `?settings=${settings}`) =>
+      fetch(`${service.url}/v1/campaigns${query}`, {
+        method: 'POST',
+        headers: { 'X-API-Key': fixture.key, 'Content-Type': 'text/csv; charset=utf-8' },
+        body,
+      });
+    const bad = await post('to_number,time_zone\n+12125550100,\n555-0100,\n+12125550100,Mars/Olympus\n');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      error: {
+        message: '2 rows need fixing; nothing was created or dialled',
+        rows: [
+          { line: 3, message: expect.stringMatching(/to_number must be an E\.164/) },
+          { line: 4, message: expect.stringMatching(/time_zone must be an IANA/) },
+        ],
+      },
+    });
+    expect((await post('to_number\n+12125550100\n', '')).status).toBe(400);
+    const good = await post('to_number,time_zone\n+12125550100,\n+13105550100,America/Los_Angeles\n');
+    expect(good.status).toBe(201);
+    expect(await good.json()).toMatchObject({ status: 'running', contact_count: 2 });
+  }, 30_000);
+
   async function keyIdOf(accountId: string): Promise<string> {
     const keys = await service.store.apiKeys.list(accountId);
     return keys.find((key) => key.name === 'calls')?.id ?? '';
