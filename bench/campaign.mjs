@@ -6,6 +6,10 @@
 // a BENCH_ACCEPT_CONTACTS (100,000) contact campaign takes to be accepted over the API, as JSON and
 // as a CSV file (the CLI's path), and the process's extra RSS. BENCH_PACE (calls/min, 1200),
 // BENCH_CONCURRENCY (60), DATABASE_URL (PostgreSQL instead of embedded SQLite).
+// First (issue 37) the due-contact figures: a BENCH_DUE_CONTACTS (100,000) contact campaign in 8
+// zones, the one zone whose window is open listed last, and how soon its first contact is called;
+// then the process's CPU while campaigns of 1,000 and of 100,000 contacts have nothing due.
+// BENCH_ONLY=due runs only that part.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +18,7 @@ import { createApiKey, keyForCallsPlacedBy } from '../dist/admin/apiKeys.js';
 import { addPhoneNumber } from '../dist/admin/numbers.js';
 import { createCampaign } from '../dist/campaigns/createCampaign.js';
 import { loadConfig } from '../dist/config.js';
+import { isWindowOpen } from '../dist/domain/callingWindow.js';
 import { parseCampaignCsv } from '../dist/domain/campaignCsv.js';
 import { createLogger } from '../dist/logger.js';
 import { startService } from '../dist/server.js';
@@ -58,6 +63,137 @@ const agent = await createAgent(service.store, account.id, {
   maxDurationS: 3,
 });
 await addPhoneNumber(service.store, account.id, '+15550009999');
+
+// ---- Due contacts found in O(due): the first call of a 100k-contact campaign in 8 zones ----
+const dueContactCount = Number(process.env.BENCH_DUE_CONTACTS ?? 100_000);
+const zones = [
+  'Pacific/Honolulu',
+  'America/Los_Angeles',
+  'America/New_York',
+  'Europe/London',
+  'Europe/Berlin',
+  'Asia/Kolkata',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+];
+const localClock = (zone, ms) =>
+  new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).format(new Date(ms));
+/** A window open now in `openZone` only (or in none), checked against the other zones. */
+function windowFor(openZone, shiftMs, minutes) {
+  const window = {
+    start: localClock(openZone, Date.now() + shiftMs),
+    end: localClock(openZone, Date.now() + shiftMs + minutes * 60_000),
+  };
+  const normalised = { ...window, weekdays: [1, 2, 3, 4, 5, 6, 7] };
+  return { window, open: zones.filter((zone) => isWindowOpen(normalised, [zone], Date.now())) };
+}
+const rawApi = async (path, init = {}) => {
+  const response = await fetch(`${service.url}/v1${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'X-API-Key': key, ...(init.body ? { 'Content-Type': 'application/json' } : {}) },
+    ...(init.body ? { body: init.body } : {}),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+};
+function zonedBody(window, count, openZone) {
+  // The closed zones first, the open zone's contacts last: the worst order for a scan.
+  const perZone = Math.floor(count / zones.length);
+  const ordered = [...zones.filter((zone) => zone !== openZone), ...(openZone ? [openZone] : [])];
+  const rows = [];
+  ordered.forEach((zone, zoneIndex) => {
+    for (let index = 0; index < perZone; index += 1) {
+      const number =
+        zone === openZone
+          ? `+1555010000${index < 10_000 ? 6 : 7}${String(index % 10_000).padStart(4, '0')}`
+          : `+1212${zoneIndex}${String(index).padStart(6, '0')}`;
+      rows.push(`{"to_number":"${number}","time_zone":"${zone}"}`);
+    }
+  });
+  return `{"name":"due bench","agent_id":"${agent.id}","from_number":"+15550009999","calling_window":${JSON.stringify(window)},"time_zone":"UTC","max_concurrency":10,"calls_per_minute":600,"contacts":[${rows.join(',')}]}`;
+}
+async function cpuMsPerSecond(spanMs) {
+  const before = process.cpuUsage();
+  await new Promise((resolve) => setTimeout(resolve, spanMs));
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / (spanMs / 1000);
+}
+{
+  const openZone = zones[6];
+  const { window, open } = windowFor(openZone, -5 * 60_000, 60);
+  const body = zonedBody(window, dueContactCount, openZone);
+  const postedAt = Date.now();
+  const created = await rawApi('/campaigns', { method: 'POST', body });
+  const acceptedAt = Date.now();
+  let firstClaimAt = null;
+  let firstInviteAt = null;
+  while (firstInviteAt === null && Date.now() - acceptedAt < 120_000) {
+    if (firstClaimAt === null) {
+      const [calling] = await service.store.campaigns.listContacts(created.campaign_id, {
+        limit: 1,
+        state: 'calling',
+      });
+      if (calling) firstClaimAt = Date.now();
+    }
+    if (firstClaimAt !== null) {
+      const [contact] = await service.store.campaigns.listContacts(created.campaign_id, {
+        limit: 1,
+        state: 'calling',
+      });
+      const call = contact?.callId ? await service.store.calls.getById(contact.callId) : null;
+      if (call?.dialingAt) firstInviteAt = Date.parse(call.dialingAt);
+      if (call && call.status !== 'queued' && !call.dialingAt) firstInviteAt = Date.now();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await rawApi(`/campaigns/${created.campaign_id}/cancel`, { method: 'POST' });
+  console.log(
+    `bench:campaign (due) — ${dueContactCount} contacts in ${zones.length} zones on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}; window open in ${open.join(', ')} (listed last)`,
+  );
+  console.log(`  accepted: ${acceptedAt - postedAt} ms`);
+  console.log(
+    `  first due contact claimed ${firstClaimAt === null ? 'never (120 s)' : `${firstClaimAt - acceptedAt} ms`} after the 201; ` +
+      `its call dialling ${firstInviteAt === null ? 'never' : `${firstInviteAt - acceptedAt} ms`} after it`,
+  );
+  // Idle: campaigns whose every contact waits for its window. The CPU of the whole process.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const baseline = await cpuMsPerSecond(10_000);
+  const shut = windowFor(openZone, 6 * 3_600_000 + 17 * 60_000, 1);
+  const small = await rawApi('/campaigns', { method: 'POST', body: zonedBody(shut.window, 1_000, null) });
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const idleSmall = await cpuMsPerSecond(10_000);
+  await rawApi(`/campaigns/${small.campaign_id}/cancel`, { method: 'POST' });
+  const large = await rawApi('/campaigns', {
+    method: 'POST',
+    body: zonedBody(shut.window, dueContactCount, null),
+  });
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const idleLarge = await cpuMsPerSecond(10_000);
+  await rawApi(`/campaigns/${large.campaign_id}/cancel`, { method: 'POST' });
+  console.log(
+    `  idle CPU (whole process, ms per s; window open in: ${shut.open.join(', ') || 'none'}): no campaign ${baseline.toFixed(1)}, ` +
+      `1,000 contacts ${idleSmall.toFixed(1)}, ${dueContactCount} contacts ${idleLarge.toFixed(1)}`,
+  );
+}
+if (process.env.BENCH_ONLY === 'due') {
+  await service.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  if (process.env.DATABASE_URL) {
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
+    await client.end();
+  }
+  process.exit(0);
+}
 
 const contacts = [];
 for (const kind of kinds) {

@@ -155,6 +155,8 @@ export interface StartServiceOptions {
   >;
   /** Test and benchmark knobs of the campaign scheduler (its tick, and a clock to move forward). */
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
+  /** How often a call held by calling or quiet hours looks again (tests shorten it). Default 60 s. */
+  callingHoursRecheckMs?: number;
   /** How often workers read the trunks to register again (tests shorten it). Default 30 s. */
   registrationSyncMs?: number;
   /** How vendor hosts are resolved at each connection; default the system's (tests use their own DNS server). */
@@ -290,6 +292,7 @@ async function startServiceOnce(
           limiter,
           ...(options.campaignScheduler ? { campaignScheduler: options.campaignScheduler } : {}),
           ...(options.registrationSyncMs ? { registrationSyncMs: options.registrationSyncMs } : {}),
+          ...(options.callingHoursRecheckMs ? { callingHoursRecheckMs: options.callingHoursRecheckMs } : {}),
           httpPorts: [config.port, ...(config.metrics.port === null ? [] : [config.metrics.port])],
         });
     const metricsOnMainPort =

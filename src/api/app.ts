@@ -20,6 +20,7 @@ import {
   createAuthorizedHandler,
 } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
+import { registerCampaignEditRoutes } from './campaignEditRoutes.js';
 import { registerCampaignRoutes } from './campaignRoutes.js';
 import { registerCredentialRoutes } from './credentials.js';
 import { registerDialRateRoutes } from './dialRateRoutes.js';
@@ -191,7 +192,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
-      registerCampaignRoutes(api, store, deps.callControl ?? null);
+      registerCampaignRoutes(api, store, deps.logger);
+      registerCampaignEditRoutes(api, store);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store, { toolAllowPrivate: deps.webhookAllowPrivate === true });

@@ -1,13 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pageByIdDescending } from '../admin/pagination.js';
-import type { CallControl } from '../calls/callControl.js';
 import {
   campaignOf,
   campaignResource,
   changeCampaign,
-  describeContact,
+  describeContacts,
 } from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
+import { parseCampaignCsv } from '../domain/campaignCsv.js';
 import {
   attemptOutcomes,
   callerIdSelections,
@@ -16,9 +16,11 @@ import {
   contactStates,
   retryableOutcomes,
 } from '../domain/campaigns.js';
+import { campaignStatusReasons, waitingReasons } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { isPlainObject } from '../domain/outboundCallRequest.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
@@ -73,6 +75,12 @@ export const campaignSchema = {
     campaign_id: { type: 'string', examples: ['cmp_01JF3Z8V0Q4T7N5W2X9Y6B1C3D'] },
     name: { type: 'string' },
     status: { type: 'string', enum: [...campaignStatuses] },
+    status_reason: {
+      type: ['string', 'null'],
+      enum: [...campaignStatusReasons, null],
+      description:
+        'Why a paused campaign is paused: `requested`, or `api_key_revoked` (resume it with a valid key).',
+    },
     agent_id: { type: 'string' },
     caller_ids: { type: 'array', items: { type: 'string' } },
     caller_id_selection: { type: 'string', enum: [...callerIdSelections] },
@@ -110,7 +118,7 @@ const contactRequestSchema = {
   },
 } as const;
 
-const campaignRequestSchema = {
+export const campaignRequestSchema = {
   type: 'object',
   required: ['agent_id', 'contacts', 'calling_window', 'time_zone'],
   properties: {
@@ -157,6 +165,13 @@ const contactSchema = {
     attempts: { type: 'integer' },
     last_outcome: { type: ['string', 'null'], enum: [...attemptOutcomes, null] },
     next_attempt_at: nullableTime,
+    waiting_reason: {
+      type: ['string', 'null'],
+      enum: [...waitingReasons, null],
+      description:
+        'Why a contact not on a call waits (null once on a call or finished): window, daily_cap, retry, paused, ' +
+        'starts_at, concurrency, pace, or for a queued call quiet_hours, dial_rate, account_live_calls, dispatch.',
+    },
     time_zones: { type: 'array', items: { type: 'string' } },
     calls: {
       type: 'array',
@@ -175,23 +190,40 @@ const contactSchema = {
   },
 } as const;
 
-const campaignIdParams = {
+export const campaignIdParams = {
   type: 'object',
   required: ['campaign_id'],
   properties: { campaign_id: { type: 'string', maxLength: 64 } },
 } as const;
 
-function campaignIdOf(value: string): string {
+export function campaignIdOf(value: string): string {
   if (!isIdOf('campaign', value)) throw new AppError('not_found', `campaign ${value.slice(0, 64)} not found`);
   return value;
 }
 
+/** Whether the body is a CSV file (`text/csv`, a charset parameter allowed). */
+function isCsvRequest(request: FastifyRequest): boolean {
+  const contentType = request.headers['content-type'];
+  return typeof contentType === 'string' && contentType.split(';')[0]?.trim().toLowerCase() === 'text/csv';
+}
+
+/** A CSV request's settings: the `settings` query parameter, one JSON object. */
+function settingsFromQuery(query: unknown): unknown {
+  const text = isPlainObject(query) ? query.settings : undefined;
+  if (typeof text !== 'string' || text.length === 0)
+    throw new AppError(
+      'validation_error',
+      'settings (the campaign settings as JSON, in the query string) is required with a text/csv body',
+    );
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('validation_error', 'settings is not valid JSON');
+  }
+}
+
 /** Campaigns: batch calling with windows, pacing and retries (docs/campaigns.md). */
-export function registerCampaignRoutes(
-  app: FastifyInstance,
-  store: Store,
-  callControl: CallControl | null,
-): void {
+export function registerCampaignRoutes(app: FastifyInstance, store: Store, logger: Logger): void {
   app.post(
     '/campaigns',
     {
@@ -202,25 +234,53 @@ export function registerCampaignRoutes(
           'Every contact is checked as a single call would be; one bad contact and nothing is created — the 400 lists each bad row in `error.rows`.',
         operationId: 'createCampaign',
         tags,
+        querystring: {
+          type: 'object',
+          properties: {
+            settings: {
+              type: 'string',
+              description:
+                'With a `text/csv` body: the settings (everything but `contacts`) as one JSON object',
+            },
+          },
+        },
         response: {
           201: campaignSchema,
           400: batchErrorSchema(),
           ...errorResponses(401, 404, 422, 429, 500),
         },
       },
-      config: { requestBody: campaignRequestSchema },
+      config: {
+        requestBody: campaignRequestSchema,
+        requestBodyAlternatives: {
+          'text/csv': {
+            type: 'string',
+            description:
+              'The contacts as the CLI reads them (header `to_number[,first_message,context,time_zone,VARIABLE…]`, UTF-8, ' +
+              'at most 32 MiB); the settings as JSON in the `settings` query parameter. Bad rows are named by `line`.',
+            examples: ['to_number,customer_name\n+12125550100,Ann\n'],
+          },
+        },
+      },
     },
     async (request, reply) => {
       const caller = authOf(request);
-      const body = readJsonBody(request);
-      if (!isPlainObject(body)) throw new AppError('validation_error', 'request body must be a JSON object');
-      const { contacts, ...settings } = body;
-      const campaign = await createCampaign(
-        store,
-        { account: caller.account, apiKeyId: caller.apiKeyId },
-        settings,
-        { kind: 'json', contacts },
-      );
+      const owner = { account: caller.account, apiKeyId: caller.apiKeyId };
+      let campaign: Awaited<ReturnType<typeof createCampaign>>;
+      if (isCsvRequest(request)) {
+        // CSV over HTTP: the same parser, checks and line-numbered report as the command line.
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        campaign = await createCampaign(store, owner, settingsFromQuery(request.query), {
+          kind: 'csv',
+          file: await parseCampaignCsv(raw),
+        });
+      } else {
+        const body = readJsonBody(request);
+        if (!isPlainObject(body))
+          throw new AppError('validation_error', 'request body must be a JSON object');
+        const { contacts, ...settings } = body;
+        campaign = await createCampaign(store, owner, settings, { kind: 'json', contacts });
+      }
       request.log.info({ campaignId: campaign.id, contacts: campaign.contactCount }, 'campaign created');
       return reply.code(201).send(await campaignResource(store, campaign));
     },
@@ -286,9 +346,12 @@ export function registerCampaignRoutes(
         },
       },
       async (request) => {
-        const accountId = authOf(request).account.id;
+        const caller = authOf(request);
         const id = campaignIdOf(request.params.campaign_id);
-        const campaign = await changeCampaign(store, callControl, accountId, id, action);
+        const campaign = await changeCampaign(store, caller.account.id, id, action, {
+          apiKeyId: caller.apiKeyId,
+          logger,
+        });
         request.log.info({ campaignId: id, action }, 'campaign changed');
         return campaignResource(store, campaign);
       },
@@ -338,14 +401,8 @@ export function registerCampaignRoutes(
         ...(state ? { state: state as (typeof contactStates)[number] } : {}),
       });
       const page = rows.slice(0, limit);
-      const attempts = await store.campaigns.attemptsOf(page.map((contact) => contact.id));
       return {
-        data: page.map((contact) =>
-          describeContact(
-            contact,
-            attempts.filter((attempt) => attempt.contactId === contact.id),
-          ),
-        ),
+        data: await describeContacts(store, campaign, page),
         next_after: rows.length > limit ? (page.at(-1)?.position ?? null) : null,
       };
     },

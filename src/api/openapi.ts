@@ -18,6 +18,8 @@ declare module 'fastify' {
 interface DocumentationConfig {
   /** The JSON request body (bodies are parsed by the route itself, after auth and the rate limit). */
   requestBody?: unknown;
+  /** Other media types the body may have besides JSON (e.g. `text/csv`), each with its schema. */
+  requestBodyAlternatives?: Record<string, unknown>;
   /** No API key: the route is outside the /v1 authentication and rate limit. */
   public?: boolean;
   /** Responses that are not JSON (e.g. a WAV), keyed by status: `{ description, content }`. */
@@ -250,7 +252,20 @@ function operation(route: CollectedRoute): Record<string, unknown> {
     ...(authenticated ? {} : { security: [] }),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(config.requestBody
-      ? { requestBody: { required: true, content: { 'application/json': { schema: config.requestBody } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: config.requestBody },
+              ...Object.fromEntries(
+                Object.entries(config.requestBodyAlternatives ?? {}).map(([type, schema]) => [
+                  type,
+                  { schema },
+                ]),
+              ),
+            },
+          },
+        }
       : {}),
     responses: sorted,
   };

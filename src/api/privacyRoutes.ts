@@ -27,7 +27,11 @@ const auditSchema = {
     audit_id: { type: 'string' },
     action: { type: 'string', examples: ['erase_number'] },
     actor: { type: 'string', examples: ['api_key:key_01JF3Z8V0Q4T7N5W2X9Y6B1C3D'] },
-    subject: { type: 'string', description: 'The number, masked', examples: ['+1415*****23'] },
+    subject: {
+      type: 'string',
+      description: 'The number, masked (erase_number), or the campaign (campaign_edit)',
+      examples: ['+1415*****23'],
+    },
     detail: { type: 'object', additionalProperties: true },
     created_at: { type: 'string', format: 'date-time' },
   },

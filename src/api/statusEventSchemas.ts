@@ -4,7 +4,8 @@ import { campaignSchema } from './campaignRoutes.js';
 import { webhookHeaderParameters, webhookResponses } from './webhookSchemas.js';
 
 /**
- * The opt-in events (`call.ringing`, `call.answered`, `call.transferred`, `campaign.completed`)
+ * The opt-in events (`call.ringing`, `call.answered`, `call.transferred`, `campaign.completed`,
+ * `campaign.paused`, `campaign.canceled`)
  * under the reference's `webhooks`: the bodies built by src/domain/statusEvents.ts and
  * src/campaigns/campaignScheduler.ts, each with an example. An endpoint receives them only after
  * `PUT /v1/webhook/events` named them.
@@ -94,6 +95,56 @@ export const statusEventExamples = {
       },
     },
   },
+  'campaign.paused': {
+    type: 'campaign.paused',
+    id: 'evt_01JF4A0C5E4T7N5W2X9Y6B1C3D',
+    created_at: '2026-11-21T18:30:00.500Z',
+    data: {
+      campaign_id: 'cmp_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      name: 'November recalls',
+      status: 'paused',
+      status_reason: 'api_key_revoked',
+      agent_id: 'agt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      contact_count: 2,
+      created_at: '2026-11-21T18:00:00.000Z',
+      completed_at: null,
+      progress: {
+        pending: 1,
+        calling: 0,
+        retry_wait: 0,
+        done: 1,
+        expired: 0,
+        do_not_call: 0,
+        canceled: 0,
+        outcomes: { answered: 1, voicemail: 0, busy: 0, no_answer: 0, failed: 0 },
+      },
+    },
+  },
+  'campaign.canceled': {
+    type: 'campaign.canceled',
+    id: 'evt_01JF4A0D6F4T7N5W2X9Y6B1C3D',
+    created_at: '2026-11-21T18:31:00.500Z',
+    data: {
+      campaign_id: 'cmp_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      name: 'November recalls',
+      status: 'canceled',
+      status_reason: null,
+      agent_id: 'agt_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      contact_count: 2,
+      created_at: '2026-11-21T18:00:00.000Z',
+      completed_at: null,
+      progress: {
+        pending: 0,
+        calling: 0,
+        retry_wait: 0,
+        done: 1,
+        expired: 0,
+        do_not_call: 0,
+        canceled: 1,
+        outcomes: { answered: 1, voicemail: 0, busy: 0, no_answer: 0, failed: 0 },
+      },
+    },
+  },
 } as const;
 
 const statusEventSchemas = {
@@ -134,6 +185,12 @@ const statusEventSchemas = {
     campaignSchema,
     statusEventExamples['campaign.completed'],
   ),
+  'campaign.paused': eventSchema('campaign.paused', campaignSchema, statusEventExamples['campaign.paused']),
+  'campaign.canceled': eventSchema(
+    'campaign.canceled',
+    campaignSchema,
+    statusEventExamples['campaign.canceled'],
+  ),
 } as const;
 
 const whenSent: Record<OptionalEventType, string> = {
@@ -143,6 +200,10 @@ const whenSent: Record<OptionalEventType, string> = {
     'or just before `call.completed` if the call ends first',
   'call.transferred': 'when a transfer reached its target',
   'campaign.completed': 'when every contact of a campaign is done (not when it is canceled)',
+  'campaign.paused':
+    'each time a campaign pauses: asked for (`status_reason` requested) or because the API key ' +
+    'its calls are placed under was revoked (`api_key_revoked`)',
+  'campaign.canceled': 'when a campaign is canceled (API, command line or dashboard)',
 };
 
 function statusWebhook(type: OptionalEventType) {
@@ -151,8 +212,8 @@ function statusWebhook(type: OptionalEventType) {
       operationId: `${type.replace(/\.(\w)/, (_, letter: string) => letter.toUpperCase())}Webhook`,
       summary: `${type}, sent ${whenSent[type]} — opt-in`,
       description:
-        `Sent only to an endpoint that asked for it (\`PUT /v1/webhook/events\`), at most once per ` +
-        `${type.startsWith('campaign.') ? 'campaign' : 'call'}. Signed, retried and logged like ` +
+        `Sent only to an endpoint that asked for it (\`PUT /v1/webhook/events\`), ` +
+        `${type === 'campaign.paused' ? 'once per pause' : `at most once per ${type.startsWith('campaign.') ? 'campaign' : 'call'}`}. Signed, retried and logged like ` +
         '`call.completed`; events are not ordered, so compare their times.',
       tags: ['webhooks'],
       security: [],

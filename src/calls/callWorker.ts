@@ -54,6 +54,8 @@ export async function startCallWorker(options: {
   httpPorts?: readonly number[];
   /** How often trunk registrations are synced with the store (tests shorten it). Default 30 s. */
   registrationSyncMs?: number;
+  /** How often a call held by calling or quiet hours looks again; default 60 s. */
+  callingHoursRecheckMs?: number;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
 }): Promise<CallWorker> {
@@ -114,7 +116,9 @@ export async function startCallWorker(options: {
       voice: options.voice,
       recordings: options.recordings,
       ...(options.metrics ? { metrics: options.metrics } : {}),
-      callingHours: new CallingHoursGate(options.store, telephony.quietHours),
+      callingHours: new CallingHoursGate(options.store, telephony.quietHours, {
+        ...(options.callingHoursRecheckMs ? { recheckMs: options.callingHoursRecheckMs } : {}),
+      }),
       ...(options.limiter ? { dialRates: new DialRateGate(options.store, options.limiter) } : {}),
       onCallEnded: () => campaigns?.wake(),
     },

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { agentWithOverrides } from '../domain/agentOverrides.js';
-import { terminalOutcomeOf } from '../domain/callOutcome.js';
+import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
+import type { QueuedCallWait } from '../domain/campaignWaits.js';
 import type { CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -188,8 +189,10 @@ export class CallDispatcher {
       callRead ??= this.context.store.calls.getById(callId);
       return callRead;
     };
-    if (!(await this.withinCallingHours(job, callId, nowMs, loadCall))) return;
-    if (!(await this.withinDialRates(job, callId, nowMs, loadCall))) return;
+    const hours = await this.withinCallingHours(job, callId, nowMs, loadCall);
+    if (!hours) return;
+    const { campaignId } = hours;
+    if (!(await this.withinDialRates(job, callId, nowMs, loadCall, campaignId))) return;
     let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
     try {
       result = await this.context.store.calls.claimForDialing(callId, {
@@ -208,7 +211,13 @@ export class CallDispatcher {
       return;
     }
     if ('refused' in result && result.refused === 'capped') {
+      if (campaignId) this.noteCampaignWait(callId, 'account_live_calls');
       await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + this.cappedRetryMs));
+      return;
+    }
+    // A campaign canceled between the gate and the claim: the claimed call is ended, never dialled.
+    if ('claimed' in result && campaignId && (await this.campaignCanceled(result.claimed, campaignId))) {
+      await this.endBeforeDialing(job, callId, { kind: 'canceled', answered: false }, nowMs);
       return;
     }
     // The session first: a job that cannot be completed comes back after its lease, finds the
@@ -222,17 +231,19 @@ export class CallDispatcher {
 
   /**
    * The calling-hours gate: a call that may not start yet goes back to the queue until its window
-   * opens (it stays queued); one that may never start in time ends as outside_calling_hours.
-   * True when the call may be claimed now.
+   * opens (it stays queued; it looks again at least every minute); one that may never start in
+   * time ends as outside_calling_hours, a suppressed number's as do_not_call, a canceled
+   * campaign's as canceled — all before the claim, so none is ever `dialing`. The open decision
+   * (with the call's campaign) when the call may be claimed now, else null.
    */
   private async withinCallingHours(
     job: Job,
     callId: string,
     nowMs: number,
     loadCall: () => Promise<CallRecord | null>,
-  ): Promise<boolean> {
+  ): Promise<{ campaignId: string | null } | null> {
     const gate = this.context.callingHours;
-    if (!gate) return true;
+    if (!gate) return { campaignId: null };
     let decision: Awaited<ReturnType<CallingHoursGate['decide']>>;
     try {
       decision = await gate.decide(callId, nowMs, loadCall);
@@ -242,28 +253,56 @@ export class CallDispatcher {
         'calling hours could not be read; looking again shortly',
       );
       await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + this.cappedRetryMs));
-      return false;
+      return null;
     }
-    if (decision.kind === 'open') return true;
+    if (decision.kind === 'open') return { campaignId: decision.campaignId };
     if (decision.kind === 'wait') {
+      if (decision.campaignId) this.noteCampaignWait(callId, decision.reason);
       await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, decision.untilMs));
-      return false;
+      return null;
     }
+    const ending: TelephonyEnding =
+      decision.kind === 'expired'
+        ? { kind: 'outside_calling_hours' }
+        : decision.kind === 'suppressed'
+          ? { kind: 'do_not_call' }
+          : { kind: 'canceled', answered: false };
+    await this.endBeforeDialing(job, callId, ending, nowMs);
+    return null;
+  }
+
+  /** Ends a call that is never dialled (no INVITE, no `dialed_at`) and completes its job. */
+  private async endBeforeDialing(job: Job, callId: string, ending: TelephonyEnding, nowMs: number) {
     const ended = await this.context.store.calls
       .finish(
         callId,
-        { ...terminalOutcomeOf({ kind: 'outside_calling_hours' }), atIso: new Date(nowMs).toISOString() },
+        { ...terminalOutcomeOf(ending), atIso: new Date(nowMs).toISOString() },
         this.context.buildEvent,
       )
       .catch((error: unknown) => {
-        this.context.logger.warn({ err: error, callId }, 'could not end a call outside its calling hours');
+        this.context.logger.warn(
+          { err: error, callId, ending: ending.kind },
+          'could not end an undialled call',
+        );
         return undefined;
       });
     if (ended !== undefined) {
       await this.settleJob(job.id, () => this.options.queue.complete(job.id));
       this.context.onCallEnded?.();
     }
-    return false;
+  }
+
+  /** Whether the campaign of a call just claimed was canceled meanwhile (read failures: not canceled). */
+  private async campaignCanceled(call: CallRecord, campaignId: string): Promise<boolean> {
+    const campaign = await this.context.store.campaigns.get(call.accountId, campaignId).catch(() => null);
+    return campaign?.status === 'canceled';
+  }
+
+  /** Why a campaign call waits in the queue, for its contact's `waiting_reason` (best effort). */
+  private noteCampaignWait(callId: string, reason: QueuedCallWait): void {
+    void this.context.store.campaigns.noteQueuedCallWait(callId, reason).catch((error: unknown) => {
+      this.context.logger.debug({ err: error, callId }, 'could not note why a campaign call waits');
+    });
   }
 
   /** The per-caller-ID and per-trunk caps: a call over one waits in the queue. True: dial now. */
@@ -272,6 +311,7 @@ export class CallDispatcher {
     callId: string,
     nowMs: number,
     loadCall: () => Promise<CallRecord | null>,
+    campaignId: string | null,
   ): Promise<boolean> {
     const gate = this.context.dialRates;
     if (!gate) return true;
@@ -280,6 +320,7 @@ export class CallDispatcher {
       return this.cappedRetryMs;
     });
     if (waitMs === null) return true;
+    if (campaignId) this.noteCampaignWait(callId, 'dial_rate');
     await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, nowMs + waitMs));
     return false;
   }

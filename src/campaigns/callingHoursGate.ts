@@ -15,7 +15,17 @@ export interface QuietHours {
   timeZone: string;
 }
 
-export type CallingHoursDecision = { kind: 'open' } | { kind: 'wait'; untilMs: number } | { kind: 'expired' };
+/**
+ * `open` (with the campaign of a campaign call), `wait` (until when, and why), `expired` (may never
+ * start in time), `canceled` (its campaign was canceled) or `suppressed` (the number is on the
+ * account's do-not-call list).
+ */
+export type CallingHoursDecision =
+  | { kind: 'open'; campaignId: string | null }
+  | { kind: 'wait'; untilMs: number; reason: 'window' | 'quiet_hours'; campaignId: string | null }
+  | { kind: 'expired' }
+  | { kind: 'canceled' }
+  | { kind: 'suppressed' };
 
 interface Constraint {
   window: CallingWindow;
@@ -40,6 +50,11 @@ function firstCommonOpening(constraints: readonly Constraint[], fromMs: number):
 
 /** How long accounts' quiet hours are kept in memory before they are read again. */
 const quietHoursTtlMs = 5_000;
+/**
+ * A held call looks again at least this often, so quiet hours removed or shortened (or a window
+ * changed) release it: its job is not left sleeping until the old end.
+ */
+const defaultRecheckMs = 60_000;
 
 /**
  * The last check before a call is dialled (the dispatcher asks it right before the at-most-once
@@ -49,12 +64,15 @@ const quietHoursTtlMs = 5_000;
  */
 export class CallingHoursGate {
   private readonly accountsQuietHours: RefreshingSnapshot<Map<string, QuietHours>>;
+  private readonly recheckMs: number;
 
   /** `quietHours`: the deployment's (CALLWRIGHT_QUIET_HOURS), for accounts without their own. */
   constructor(
     private readonly store: Store,
     private readonly quietHours: QuietHours | null,
+    options: { recheckMs?: number } = {},
   ) {
+    this.recheckMs = options.recheckMs ?? defaultRecheckMs;
     this.accountsQuietHours = new RefreshingSnapshot(quietHoursTtlMs, async () => {
       const hours = new Map<string, QuietHours>();
       for (const rule of await store.dialRates.allQuietHours()) {
@@ -75,27 +93,36 @@ export class CallingHoursGate {
   ): Promise<CallingHoursDecision> {
     const constraints: Constraint[] = [];
     const attempt = await this.store.campaigns.ofCall(callId);
+    // A canceled campaign's call is never dialled, whichever process canceled it.
+    if (attempt?.campaign.status === 'canceled') return { kind: 'canceled' };
+    const campaignId = attempt?.campaign.id ?? null;
     let endsAtMs: number | null = null;
-    let call: { accountId: string; toNumber: string } | null = null;
+    const call = attempt
+      ? { accountId: attempt.campaign.accountId, toNumber: attempt.contact.toNumber }
+      : await loadCall();
+    if (!call) return { kind: 'open', campaignId };
+    // Suppression is decided here, before the call is claimed: a listed number is never `dialing`.
+    if (await this.store.doNotCall.get(call.accountId, call.toNumber)) return { kind: 'suppressed' };
     if (attempt) {
       constraints.push({ window: attempt.campaign.callingWindow, zones: attempt.contact.timeZones });
       endsAtMs = attempt.campaign.endsAt ? Date.parse(attempt.campaign.endsAt) : null;
-      call = { accountId: attempt.campaign.accountId, toNumber: attempt.contact.toNumber };
     }
     const byAccount = await this.accountsQuietHours.get(nowMs);
-    if (this.quietHours || byAccount.size > 0) {
-      call ??= await loadCall();
-      const quiet = call ? (byAccount.get(call.accountId) ?? this.quietHours) : null;
-      if (call && quiet) {
-        const zones = timeZonesOfNumber(call.toNumber) ?? [quiet.timeZone];
-        constraints.push({ window: quiet.window, zones });
-      }
+    const quiet = byAccount.get(call.accountId) ?? this.quietHours;
+    let quietConstraint: Constraint | null = null;
+    if (quiet) {
+      quietConstraint = { window: quiet.window, zones: timeZonesOfNumber(call.toNumber) ?? [quiet.timeZone] };
+      constraints.push(quietConstraint);
     }
-    if (constraints.length === 0) return { kind: 'open' };
+    if (constraints.length === 0) return { kind: 'open', campaignId };
     const opening = firstCommonOpening(constraints, nowMs);
-    if (opening === nowMs) return { kind: 'open' };
+    if (opening === nowMs) return { kind: 'open', campaignId };
     // Windows that never meet (zones a day apart), or meet only after the campaign: never dialled.
     if (opening === null || (endsAtMs !== null && opening >= endsAtMs)) return { kind: 'expired' };
-    return { kind: 'wait', untilMs: opening };
+    const reason =
+      quietConstraint && !isWindowOpen(quietConstraint.window, quietConstraint.zones, nowMs)
+        ? 'quiet_hours'
+        : 'window';
+    return { kind: 'wait', untilMs: Math.min(opening, nowMs + this.recheckMs), reason, campaignId };
   }
 }

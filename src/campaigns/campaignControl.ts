@@ -1,7 +1,11 @@
-import type { CallControl } from '../calls/callControl.js';
+import { completedEventBuilder } from '../calls/completedEvents.js';
+import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { CampaignContactRecord, CampaignRecord, CampaignStatus } from '../domain/campaigns.js';
+import { waitingReasonOf } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
+import { createLogger, type Logger } from '../logger.js';
 import type { CampaignAttempt, CampaignProgress, Store } from '../store/types.js';
+import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 
 /** What a campaign looks like to its owner: settings, status and progress by state and outcome. */
 export function describeCampaign(campaign: CampaignRecord, progress: CampaignProgress) {
@@ -9,6 +13,7 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     campaign_id: campaign.id,
     name: campaign.name,
     status: campaign.status,
+    status_reason: campaign.statusReason,
     agent_id: campaign.agentId,
     caller_ids: campaign.callerIds,
     caller_id_selection: campaign.callerIdSelection,
@@ -44,8 +49,20 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
 
 export type CampaignResource = ReturnType<typeof describeCampaign>;
 
-/** A contact with every attempt made so far and each attempt's call. */
-export function describeContact(contact: CampaignContactRecord, attempts: readonly CampaignAttempt[]) {
+/** What `waiting_reason` is read against: the contact's campaign, now, and its calls on the line. */
+export interface WaitingContext {
+  campaign: CampaignRecord;
+  nowMs: number;
+  callingCount: number;
+}
+
+/** A contact with every attempt made so far and each attempt's call, and why it waits. */
+export function describeContact(
+  contact: CampaignContactRecord,
+  attempts: readonly CampaignAttempt[],
+  waiting: WaitingContext,
+) {
+  const latest = attempts.find((attempt) => attempt.callId === contact.callId) ?? attempts.at(-1);
   return {
     contact_id: contact.id,
     position: contact.position,
@@ -54,6 +71,11 @@ export function describeContact(contact: CampaignContactRecord, attempts: readon
     attempts: contact.attempts,
     last_outcome: contact.lastOutcome,
     next_attempt_at: contact.dueAt,
+    waiting_reason: waitingReasonOf(contact, waiting.campaign, {
+      nowMs: waiting.nowMs,
+      callingCount: waiting.callingCount,
+      callStatus: latest?.call?.status ?? null,
+    }),
     time_zones: contact.timeZones,
     calls: attempts.map((attempt) => ({
       attempt: attempt.attempt,
@@ -64,6 +86,26 @@ export function describeContact(contact: CampaignContactRecord, attempts: readon
       answered_by: attempt.call?.answeredBy ?? null,
     })),
   };
+}
+
+/** A page of contacts as the API shows them: attempts, calls and why each waits. */
+export async function describeContacts(
+  store: Store,
+  campaign: CampaignRecord,
+  contacts: readonly CampaignContactRecord[],
+) {
+  const [attempts, callingCount] = await Promise.all([
+    store.campaigns.attemptsOf(contacts.map((contact) => contact.id)),
+    store.campaigns.countCalling(campaign.id),
+  ]);
+  const waiting: WaitingContext = { campaign, nowMs: Date.now(), callingCount };
+  return contacts.map((contact) =>
+    describeContact(
+      contact,
+      attempts.filter((attempt) => attempt.contactId === contact.id),
+      waiting,
+    ),
+  );
 }
 
 export async function campaignResource(store: Store, campaign: CampaignRecord): Promise<CampaignResource> {
@@ -86,40 +128,95 @@ const transitions: Record<'pause' | 'resume' | 'cancel', { from: CampaignStatus[
   cancel: { from: ['running', 'paused'], to: 'canceled' },
 };
 
+/** What a change is made with: the key of the caller (a resume after a revocation adopts it), a logger. */
+export interface CampaignChangeOptions {
+  /** The API key of the request, the command line's or the dashboard's: calls are placed under it. */
+  apiKeyId?: string;
+  logger?: Logger;
+}
+
 /**
- * Pause (no new attempts; calls already queued or live go on), resume, or cancel: no new attempts,
- * waiting contacts end as canceled, and calls still queued are canceled (live ones end as they
- * would). A campaign in another state is a 409.
+ * Pause (no new attempts; calls already placed go on), resume, or cancel — the one path of the
+ * API, the command line and the dashboard. Cancel: no new attempts, waiting contacts end as
+ * canceled, and calls still queued are finished as canceled here, through the store (no call
+ * worker is needed; the dispatcher re-checks the campaign's state around its claim, so a call it
+ * takes meanwhile is not dialled either); live calls end as they would. A campaign paused because
+ * its key was revoked resumes under the caller's key. A campaign in another state is a 409.
+ * Pause and cancel write `campaign.paused` / `campaign.canceled` for endpoints that asked.
  */
 export async function changeCampaign(
   store: Store,
-  callControl: CallControl | null,
   accountId: string,
   campaignId: string,
   action: 'pause' | 'resume' | 'cancel',
+  options: CampaignChangeOptions = {},
 ): Promise<CampaignRecord> {
   const campaign = await campaignOf(store, accountId, campaignId);
   const { from, to } = transitions[action];
-  if (!(await store.campaigns.setStatus(campaign.id, from, to))) {
+  if (action === 'resume') await adoptCallerKey(store, campaign, options.apiKeyId);
+  if (!(await store.campaigns.setStatus(campaign.id, from, to, action === 'pause' ? 'requested' : null))) {
     const now = await campaignOf(store, accountId, campaignId);
     throw new AppError('conflict', `a ${now.status} campaign cannot be told to ${action}`);
   }
-  if (action === 'cancel') {
-    await store.campaigns.endWaiting(campaign.id, 'canceled', new Date().toISOString());
-    let after = -1;
-    for (;;) {
-      const calling = await store.campaigns.listContacts(campaign.id, {
-        limit: 500,
-        afterPosition: after,
-        state: 'calling',
-      });
-      for (const contact of calling) {
-        const call = contact.callId ? await store.calls.get(accountId, contact.callId) : null;
-        if (call?.status === 'queued') await (callControl?.cancel(call) ?? Promise.resolve(null));
-      }
-      if (calling.length < 500) break;
-      after = calling.at(-1)?.position ?? after;
-    }
+  if (action === 'cancel') await cancelQueuedAttempts(store, campaign);
+  const changed = await campaignOf(store, accountId, campaignId);
+  if (action !== 'resume') {
+    await announceCampaignChange(store, options.logger ?? createLogger('silent'), changed);
   }
-  return campaignOf(store, accountId, campaignId);
+  return changed;
+}
+
+/** A campaign whose key was revoked takes the caller's (valid) key; without one it stays paused. */
+async function adoptCallerKey(store: Store, campaign: CampaignRecord, apiKeyId: string | undefined) {
+  const keys = await store.apiKeys.list(campaign.accountId);
+  if (keys.find((key) => key.id === campaign.apiKeyId)?.revokedAt === null) return;
+  const caller = keys.find((key) => key.id === apiKeyId && key.revokedAt === null);
+  if (!caller)
+    throw new AppError(
+      'conflict',
+      'the API key this campaign places its calls under was revoked; resume it with a valid key',
+    );
+  await store.campaigns.adoptApiKey(campaign.id, caller.id);
+}
+
+/** Waiting contacts end as canceled; calls still queued are finished as canceled (never dialled). */
+async function cancelQueuedAttempts(store: Store, campaign: CampaignRecord): Promise<void> {
+  await store.campaigns.endWaiting(campaign.id, 'canceled', new Date().toISOString());
+  // A queued call has no recording: its call.completed needs no link.
+  const buildEvent = completedEventBuilder(() => null);
+  let after = -1;
+  for (;;) {
+    const calling = await store.campaigns.listContacts(campaign.id, {
+      limit: 500,
+      afterPosition: after,
+      state: 'calling',
+    });
+    for (const contact of calling) {
+      const call = contact.callId ? await store.calls.get(campaign.accountId, contact.callId) : null;
+      if (call?.status !== 'queued') continue;
+      await store.calls.finish(
+        call.id,
+        { ...terminalOutcomeOf({ kind: 'canceled', answered: false }), atIso: new Date().toISOString() },
+        buildEvent,
+      );
+    }
+    if (calling.length < 500) break;
+    after = calling.at(-1)?.position ?? after;
+  }
+}
+
+/** `campaign.paused` (each pause) or `campaign.canceled`, with the campaign as the API shows it. */
+export async function announceCampaignChange(
+  store: Store,
+  logger: Logger,
+  campaign: CampaignRecord,
+): Promise<void> {
+  const type = campaign.status === 'paused' ? 'campaign.paused' : 'campaign.canceled';
+  const resource = await campaignResource(store, campaign);
+  await new StatusEventWriter(store.events, logger).write(
+    campaign.accountId,
+    type,
+    { campaignId: campaign.id },
+    (event) => ({ type, id: event.id, created_at: event.createdAt, data: resource }),
+  );
 }

@@ -12,7 +12,7 @@ import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
-import { describeCampaign } from './campaignControl.js';
+import { announceCampaignChange, describeCampaign } from './campaignControl.js';
 
 export interface CampaignSchedulerOptions {
   store: Store;
@@ -178,8 +178,14 @@ export class CampaignScheduler {
         ? (outcome as AttemptOutcome)
         : null;
       const retryAtMs = next.state === 'retry_wait' ? next.retryAtMs : null;
-      // A retry that could only start after the campaign's end will never be made.
-      const state = retryAtMs !== null && pastEnd(campaign, retryAtMs) ? 'expired' : next.state;
+      // A retry that could only start after the campaign's end will never be made; a canceled
+      // campaign makes none.
+      const state =
+        retryAtMs !== null && campaign.status === 'canceled'
+          ? 'canceled'
+          : retryAtMs !== null && pastEnd(campaign, retryAtMs)
+            ? 'expired'
+            : next.state;
       const dueAtIso =
         state === 'retry_wait' && retryAtMs !== null ? new Date(retryAtMs).toISOString() : null;
       await campaigns.settle(contact, { state, dueAtIso, outcome: recorded }, atIso);
@@ -204,7 +210,9 @@ export class CampaignScheduler {
         { campaignId: campaign.id, contactId: contact.id },
         'writing the call of a lost claim',
       );
-      await this.placeAttempt(campaign, contact, contact.callId, contact.attempts).catch((error: unknown) => {
+      // As it was before its claim: the attempt not yet counted (its earlier call id is not kept).
+      const beforeClaim = { ...contact, attempts: contact.attempts - 1, callId: null };
+      await this.placeAttempt(campaign, beforeClaim, contact.callId).catch((error: unknown) => {
         // Another scheduler wrote it first (the call id is the primary key): nothing to do.
         this.options.logger.debug(
           { err: error, contactId: contact.id },
@@ -239,7 +247,7 @@ export class CampaignScheduler {
       });
       // Refused: the cap or the pace was reached (perhaps by another scheduler), or it was taken.
       if (!claimed) return this.tickMs;
-      await this.placeAttempt(campaign, contact, callId, contact.attempts + 1);
+      await this.placeAttempt(campaign, contact, callId);
       // One start per spacing: the next one is due when the pace allows.
       return slotMs + spacingMs - nowMs;
     }
@@ -274,11 +282,25 @@ export class CampaignScheduler {
     }
     const opening = nextWindowOpening(campaign.callingWindow, contact.timeZones, nowMs);
     if (opening === nowMs) return true;
-    await this.deferTo(campaign, contact, opening, atIso);
+    if (opening === null || pastEnd(campaign, opening)) {
+      await this.deferTo(campaign, contact, opening, atIso);
+      return false;
+    }
+    // Every due contact held in the same zones waits for the same opening: one write moves them
+    // all, so a shut window costs one statement, not a read of each contact behind it.
+    await this.options.store.campaigns.deferZone(campaign.id, contact.timeZones, {
+      nowIso: atIso,
+      dueAtIso: new Date(opening).toISOString(),
+      reason: 'window',
+      window: campaign.callingWindow,
+    });
     return false;
   }
 
-  /** A waiting contact next due at `dueAtMs`, or `expired` when that never comes before the end. */
+  /**
+   * A waiting contact next due at `dueAtMs` because of the daily cap, or `expired` when that never
+   * comes before the end.
+   */
   private async deferTo(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
@@ -289,19 +311,22 @@ export class CampaignScheduler {
       contact,
       dueAtMs === null || pastEnd(campaign, dueAtMs)
         ? { state: 'expired', dueAtIso: null }
-        : { state: contact.state, dueAtIso: new Date(dueAtMs).toISOString() },
+        : { state: contact.state, dueAtIso: new Date(dueAtMs).toISOString(), waitingReason: 'daily_cap' },
       atIso,
     );
   }
 
-  /** Records the attempt and queues its call (the claim already holds the contact). */
+  /**
+   * Records the attempt and queues its call (the claim already holds the contact; `contact` is as
+   * it was before the claim).
+   */
   private async placeAttempt(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
     callId: string,
-    attempt: number,
   ): Promise<void> {
     const { store } = this.options;
+    const attempt = contact.attempts + 1;
     // Real time, whatever the scheduler's clock: the dispatch job runs at the call's creation.
     const createdAt = new Date().toISOString();
     await store.campaigns.recordAttempt({
@@ -328,12 +353,18 @@ export class CampaignScheduler {
       createdAt,
     });
     if (!call) {
-      // The key that created the campaign was revoked: nothing more is dialled under it.
-      await store.campaigns.setStatus(campaign.id, ['running'], 'paused');
-      this.options.logger.warn(
-        { campaignId: campaign.id },
-        'the campaign key was revoked: the campaign is paused',
-      );
+      // The key the campaign's calls are placed under was revoked: nothing more is dialled under
+      // it. The claim is undone (the contact waits again, its attempt not counted), and the pause
+      // says why; a resume with a valid key places the calls under that key.
+      await store.campaigns.releaseClaim(contact, callId, new Date(this.nowMs()).toISOString());
+      if (await store.campaigns.setStatus(campaign.id, ['running'], 'paused', 'api_key_revoked')) {
+        this.options.logger.warn(
+          { campaignId: campaign.id },
+          'the campaign key was revoked: the campaign is paused',
+        );
+        const paused = await store.campaigns.get(campaign.accountId, campaign.id);
+        if (paused) await announceCampaignChange(store, this.options.logger, paused);
+      }
       return;
     }
     this.options.wakeDispatcher();

@@ -1,5 +1,6 @@
 import { agentNotFound, numberNotConfigured } from '../calls/createOutboundCall.js';
 import { typedVariablesFromText, variablesProblem } from '../domain/agentVariables.js';
+import { type CallingWindow, nextWindowOpening } from '../domain/callingWindow.js';
 import type { CampaignCsvResult } from '../domain/campaignCsv.js';
 import {
   type CampaignRecord,
@@ -13,6 +14,32 @@ import { isPlainObject } from '../domain/outboundCallRequest.js';
 import type { AccountRecord, AgentRecord } from '../domain/records.js';
 import type { NewCampaignContact, Store } from '../store/types.js';
 import { timeZonesOfNumber } from './numberTimeZones.js';
+
+/**
+ * Each contact is stored due at its window's next opening from the campaign's start (computed once
+ * per set of zones), so the scheduler's index on due times finds only contacts it may call: a list
+ * that begins with thousands of numbers whose window is shut is never read to reach the open ones.
+ * A window that never opens, or opens only after the end, is left to the scheduler (it expires).
+ */
+function storeDueAtOpenings(
+  contacts: NewCampaignContact[],
+  settings: { calling_window: CallingWindow; ends_at: string | null },
+  fromMs: number,
+): void {
+  const openings = new Map<string, number | null>();
+  const endsAtMs = settings.ends_at === null ? null : Date.parse(settings.ends_at);
+  for (const contact of contacts) {
+    const zones = contact.timeZones.join('&');
+    let opening = openings.get(zones);
+    if (opening === undefined) {
+      opening = nextWindowOpening(settings.calling_window, contact.timeZones, fromMs);
+      openings.set(zones, opening);
+    }
+    if (opening === null || opening === fromMs || (endsAtMs !== null && opening >= endsAtMs)) continue;
+    contact.dueAt = new Date(opening).toISOString();
+    contact.waitingReason = 'window';
+  }
+}
 
 /** Bad rows reported in one response, at most (the count names them all). */
 const reportedRowsMax = 1_000;
@@ -114,6 +141,7 @@ export async function createCampaign(
     );
   }
   const createdAt = now().toISOString();
+  storeDueAtOpenings(contacts, settings, Date.parse(settings.starts_at ?? createdAt));
   return store.campaigns.create(
     {
       id: newId('campaign'),
@@ -135,6 +163,7 @@ export async function createCampaign(
       contactCount: contacts.length,
       createdAt,
       completedAt: null,
+      statusReason: null,
     },
     contacts,
   );

@@ -1,9 +1,16 @@
 import { readFileSync, statSync } from 'node:fs';
 import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
-import { campaignOf, campaignResource, changeCampaign } from '../campaigns/campaignControl.js';
+import {
+  campaignOf,
+  campaignResource,
+  changeCampaign,
+  describeContacts,
+} from '../campaigns/campaignControl.js';
 import { createCampaign } from '../campaigns/createCampaign.js';
+import { editCampaign } from '../campaigns/editCampaign.js';
 import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
-import { retryableOutcomes } from '../domain/campaigns.js';
+import { type ContactState, contactStates, retryableOutcomes } from '../domain/campaigns.js';
+import { waitingReasonTexts } from '../domain/campaignWaits.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
 import {
@@ -147,13 +154,104 @@ export const campaigns: Record<string, Verb> = {
     const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
     print(context, await campaignResource(context.store, campaign));
   },
+  async edit(context, args) {
+    const { values, positionals } = parseOptions(
+      args,
+      {
+        window: { type: 'string' },
+        weekdays: { type: 'string' },
+        concurrency: { type: 'string' },
+        'per-minute': { type: 'string' },
+        'daily-attempts': { type: 'string' },
+        retry: { type: 'string' },
+        from: { type: 'string', multiple: true },
+        'caller-id-selection': { type: 'string' },
+        'ends-at': { type: 'string' },
+        name: { type: 'string' },
+      },
+      ['CAMPAIGN_ID'],
+    );
+    const changes: Record<string, unknown> = {};
+    if (typeof values.window === 'string') {
+      const window = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/.exec(values.window);
+      if (!window) throw new UsageError('--window takes local hours as HH:MM-HH:MM, e.g. 09:00-17:00');
+      changes.calling_window = {
+        start: window[1],
+        end: window[2],
+        ...(typeof values.weekdays === 'string' ? { weekdays: parseWeekdays(values.weekdays) } : {}),
+      };
+    } else if (values.weekdays !== undefined) throw new UsageError('--weekdays goes with --window');
+    const whole = {
+      concurrency: 'max_concurrency',
+      'per-minute': 'calls_per_minute',
+      'daily-attempts': 'max_daily_attempts',
+    };
+    for (const [option, field] of Object.entries(whole)) {
+      const value = wholeOption(values, option);
+      if (value !== undefined) changes[field] = value;
+    }
+    if (typeof values.retry === 'string') changes.retry = parseRetry(values.retry);
+    const callerIds = values.from as string[] | undefined;
+    if (callerIds)
+      Object.assign(
+        changes,
+        callerIds.length === 1 ? { from_number: callerIds[0] } : { caller_ids: callerIds },
+      );
+    if (typeof values['caller-id-selection'] === 'string')
+      changes.caller_id_selection = values['caller-id-selection'];
+    if (typeof values['ends-at'] === 'string') changes.ends_at = values['ends-at'];
+    if (typeof values.name === 'string') changes.name = values.name;
+    const account = await resolveAccount(context);
+    const { campaign } = await editCampaign(context.store, account.id, positionals[0] ?? '', changes, 'cli');
+    print(context, await campaignResource(context.store, campaign));
+  },
+  async contacts(context, args) {
+    const { values, positionals } = parseOptions(
+      args,
+      { state: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+      ['CAMPAIGN_ID'],
+    );
+    const limit = wholeOption(values, 'limit') ?? 100;
+    if (limit < 1 || limit > 500) throw new UsageError('--limit is 1 to 500');
+    const state = values.state;
+    if (state !== undefined && !(contactStates as readonly unknown[]).includes(state))
+      throw new UsageError(`--state is one of ${contactStates.join(', ')}`);
+    const after = wholeOption(values, 'after');
+    const account = await resolveAccount(context);
+    const campaign = await campaignOf(context.store, account.id, positionals[0] ?? '');
+    const rows = await context.store.campaigns.listContacts(campaign.id, {
+      limit,
+      ...(after !== undefined ? { afterPosition: after } : {}),
+      ...(state !== undefined ? { state: state as ContactState } : {}),
+    });
+    const described = await describeContacts(context.store, campaign, rows);
+    print(context, {
+      contacts: described.map((contact) => ({
+        position: contact.position,
+        to_number: contact.to_number,
+        state: contact.state,
+        attempts: contact.attempts,
+        last_outcome: contact.last_outcome,
+        next_attempt_at: contact.next_attempt_at,
+        waiting_reason: contact.waiting_reason,
+        why: contact.waiting_reason ? waitingReasonTexts[contact.waiting_reason] : null,
+      })),
+    });
+  },
   ...Object.fromEntries(
     (['pause', 'resume', 'cancel'] as const).map((action) => [
       action,
       (async (context, args) => {
         const { positionals } = parseOptions(args, {}, ['CAMPAIGN_ID']);
         const account = await resolveAccount(context);
-        const campaign = await changeCampaign(context.store, null, account.id, positionals[0] ?? '', action);
+        // The same path as the API's: a cancel finishes queued calls through the store.
+        const key =
+          action === 'resume'
+            ? await keyForCallsPlacedBy(context.store, account.id, commandLineKeyName)
+            : null;
+        const campaign = await changeCampaign(context.store, account.id, positionals[0] ?? '', action, {
+          ...(key ? { apiKeyId: key.id } : {}),
+        });
         print(context, await campaignResource(context.store, campaign));
       }) satisfies Verb,
     ]),

@@ -190,8 +190,22 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
       list: { synopsis: '[--limit N]', summary: 'the campaigns, newest first, with their progress' },
       show: { synopsis: 'CAMPAIGN_ID', summary: 'one campaign and its progress' },
+      edit: {
+        synopsis:
+          'CAMPAIGN_ID [--window HH:MM-HH:MM [--weekdays 1-5]] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3] [--from NUMBER…] [--caller-id-selection round_robin|local_area_code] [--ends-at ISO] [--name TEXT]',
+        summary:
+          'change a running or paused campaign; effective at the next claim, recorded in the audit log',
+        example: 'callwright campaigns edit cmp_… --window 10:00-18:00 --per-minute 20',
+      },
+      contacts: {
+        synopsis: 'CAMPAIGN_ID [--state STATE] [--limit N] [--after POSITION]',
+        summary: 'its contacts in list order: state, attempts, next attempt and why each waits',
+      },
       pause: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts until resumed' },
-      resume: { synopsis: 'CAMPAIGN_ID', summary: 'start attempts again' },
+      resume: {
+        synopsis: 'CAMPAIGN_ID',
+        summary: "start attempts again (one paused because its key was revoked takes the command line's key)",
+      },
       cancel: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts; queued calls are canceled' },
     },
   },
@@ -219,7 +233,7 @@ export const commandHelp: Record<string, GroupHelp> = {
       'set-events': {
         synopsis: 'TYPE[,TYPE…]',
         summary:
-          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed',
+          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed, campaign.paused, campaign.canceled',
       },
       disable: { synopsis: '[--reason TEXT]', summary: 'stop deliveries (events are kept)' },
       enable: { synopsis: '', summary: 'deliver again, kept events included' },

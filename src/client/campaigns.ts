@@ -2,6 +2,21 @@ import type { Transport } from './transport.js';
 import type { RequestOptions } from './types.js';
 
 export type CampaignStatus = 'running' | 'paused' | 'canceled' | 'completed';
+/** Why a campaign is paused: asked for, or the API key its calls are placed under was revoked. */
+export type CampaignStatusReason = 'requested' | 'api_key_revoked';
+/** Why a contact waits (docs/campaigns.md, "Why a contact waits"). */
+export type WaitingReason =
+  | 'window'
+  | 'daily_cap'
+  | 'retry'
+  | 'paused'
+  | 'starts_at'
+  | 'concurrency'
+  | 'pace'
+  | 'quiet_hours'
+  | 'dial_rate'
+  | 'account_live_calls'
+  | 'dispatch';
 export type ContactState =
   | 'pending'
   | 'calling'
@@ -58,6 +73,8 @@ export interface Campaign {
   campaign_id: string;
   name: string;
   status: CampaignStatus;
+  /** Why a paused campaign is paused; null otherwise. */
+  status_reason: CampaignStatusReason | null;
   agent_id: string;
   caller_ids: string[];
   caller_id_selection: 'round_robin' | 'local_area_code';
@@ -83,6 +100,8 @@ export interface CampaignContactView {
   attempts: number;
   last_outcome: AttemptOutcome | null;
   next_attempt_at: string | null;
+  /** Why it is not on a call yet; null once on a call or finished. */
+  waiting_reason: WaitingReason | null;
   time_zones: string[];
   calls: {
     attempt: number;
@@ -94,6 +113,23 @@ export interface CampaignContactView {
   }[];
 }
 
+/** What `update` may change (each checked as at creation). */
+export type CampaignUpdate = Partial<
+  Pick<
+    CampaignRequest,
+    | 'name'
+    | 'calling_window'
+    | 'max_concurrency'
+    | 'calls_per_minute'
+    | 'max_daily_attempts'
+    | 'retry'
+    | 'from_number'
+    | 'caller_ids'
+    | 'caller_id_selection'
+    | 'ends_at'
+  >
+>;
+
 const id = (value: string) => encodeURIComponent(value);
 
 /** `client.campaigns`: batch calling with windows, pacing and retries. */
@@ -104,6 +140,27 @@ export class CampaignsResource {
   create(campaign: CampaignRequest, options?: RequestOptions): Promise<Campaign> {
     return this.transport.request(
       { method: 'POST', path: '/v1/campaigns', body: campaign, retry: 'unsafe' },
+      options,
+    );
+  }
+
+  /**
+   * Creates a campaign from a CSV file's text (header `to_number[,first_message,context,time_zone,
+   * VARIABLE…]`), checked as the command line checks it; a bad row fails it whole, named by `line`.
+   */
+  createFromCsv(
+    settings: Omit<CampaignRequest, 'contacts'>,
+    csv: string,
+    options?: RequestOptions,
+  ): Promise<Campaign> {
+    return this.transport.request(
+      {
+        method: 'POST',
+        path: '/v1/campaigns',
+        query: { settings: JSON.stringify(settings) },
+        text: { contentType: 'text/csv; charset=utf-8', body: csv },
+        retry: 'unsafe',
+      },
       options,
     );
   }
@@ -142,6 +199,17 @@ export class CampaignsResource {
     const suffix = search.size > 0 ? `?${search}` : '';
     const path = `/v1/campaigns/${id(campaignId)}/contacts${suffix}`;
     return this.transport.request({ method: 'GET', path, retry: 'idempotent' }, options);
+  }
+
+  /**
+   * A live edit of a running or paused campaign: any of its window, pace, caps, retry rules, caller
+   * IDs, end and name, effective at the next claim and audited. 409 once canceled or completed.
+   */
+  update(campaignId: string, changes: CampaignUpdate, options?: RequestOptions): Promise<Campaign> {
+    return this.transport.request(
+      { method: 'PATCH', path: `/v1/campaigns/${id(campaignId)}`, body: changes, retry: 'idempotent' },
+      options,
+    );
   }
 
   pause(campaignId: string, options?: RequestOptions): Promise<Campaign> {

@@ -55,7 +55,10 @@ export type {
   CampaignContact,
   CampaignContactView,
   CampaignRequest,
+  CampaignStatusReason,
+  CampaignUpdate,
   RetryPolicy as CampaignRetryPolicy,
+  WaitingReason,
 } from './campaigns.js';
 export { CampaignsResource } from './campaigns.js';
 export * from './errors.js';

@@ -131,7 +131,8 @@ export class WebhookResource {
 
   /**
    * The events the endpoint receives besides `call.completed` (always sent): any of
-   * `call.ringing`, `call.answered`, `call.transferred`, `campaign.completed`. Replaces the list.
+   * `call.ringing`, `call.answered`, `call.transferred`, `campaign.completed`, `campaign.paused`,
+   * `campaign.canceled`. Replaces the list.
    */
   setEvents(events: readonly WebhookEventType[], options?: RequestOptions): Promise<WebhookEndpoint> {
     return this.transport.request(

@@ -47,6 +47,8 @@ export interface ApiRequest {
   retry: RetryPolicy;
   /** Read the answer as bytes instead of JSON. */
   binary?: boolean;
+  /** Send `body` as this text with this media type instead of JSON (e.g. a CSV file). */
+  text?: { contentType: string; body: string };
 }
 
 const timeoutReason = Symbol('timeout');
@@ -150,9 +152,17 @@ export class Transport {
         headers: {
           'X-API-Key': this.options.apiKey,
           Accept: call.binary ? '*/*' : 'application/json',
-          ...(call.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...(call.text
+            ? { 'Content-Type': call.text.contentType }
+            : call.body === undefined
+              ? {}
+              : { 'Content-Type': 'application/json' }),
         },
-        ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+        ...(call.text
+          ? { body: call.text.body }
+          : call.body === undefined
+            ? {}
+            : { body: JSON.stringify(call.body) }),
         // A redirect would carry the key to wherever it points: refuse it.
         redirect: 'error',
         signal: controller.signal,

@@ -126,7 +126,9 @@ export type WebhookEventType =
   | 'call.ringing'
   | 'call.answered'
   | 'call.transferred'
-  | 'campaign.completed';
+  | 'campaign.completed'
+  | 'campaign.paused'
+  | 'campaign.canceled';
 
 export interface WebhookEventSummary {
   event_id: string;
@@ -232,13 +234,22 @@ export interface CampaignCompletedEvent {
   data: Campaign;
 }
 
+/** `campaign.paused` (opt-in, at each pause) and `campaign.canceled` (opt-in): the campaign as `client.campaigns.get` returns it. */
+export interface CampaignChangedEvent {
+  type: 'campaign.paused' | 'campaign.canceled';
+  id: string;
+  created_at: string;
+  data: Campaign;
+}
+
 /** Any body callwright sends to the endpoint; switch on `type`. */
 export type WebhookPayload =
   | CallCompletedEvent
   | CallRingingEvent
   | CallAnsweredEvent
   | CallTransferredEvent
-  | CampaignCompletedEvent;
+  | CampaignCompletedEvent
+  | CampaignChangedEvent;
 
 /** Options of one request. */
 export interface RequestOptions {

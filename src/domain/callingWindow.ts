@@ -39,6 +39,10 @@ export function callingWindowProblem(value: unknown): string | null {
   return null;
 }
 
+/** Zone names already checked, and whether each is valid (at most `checkedZonesMax`). */
+const checkedZones = new Map<string, boolean>();
+const checkedZonesMax = 1_000;
+
 /** A window as stored: weekdays default to every day. */
 export function callingWindowOf(value: { start: string; end: string; weekdays?: number[] }): CallingWindow {
   return {
@@ -49,7 +53,15 @@ export function callingWindowOf(value: { start: string; end: string; weekdays?: 
 }
 
 export function isTimeZone(name: unknown): name is string {
-  return typeof name === 'string' && name.length <= 64 && IANAZone.isValidZone(name);
+  if (typeof name !== 'string' || name.length > 64) return false;
+  // Luxon builds an Intl.DateTimeFormat per check (about 1 ms): a list of 100,000 contacts naming
+  // a handful of zones asks the same few questions, so the answers are kept (a bounded set).
+  const known = checkedZones.get(name);
+  if (known !== undefined) return known;
+  const valid = IANAZone.isValidZone(name);
+  if (checkedZones.size >= checkedZonesMax) checkedZones.clear();
+  checkedZones.set(name, valid);
+  return valid;
 }
 
 function minutesOf(clock: string): number {

@@ -1,4 +1,5 @@
 import { type CallingWindow, callingWindowOf, callingWindowProblem, isTimeZone } from './callingWindow.js';
+import type { CampaignStatusReason, WaitingReason } from './campaignWaits.js';
 import { AppError, isAppError } from './errors.js';
 import { isPlainObject, type OutboundCallRequest, parseOutboundCallRequest } from './outboundCallRequest.js';
 import { isE164 } from './phone.js';
@@ -101,6 +102,8 @@ export interface CampaignRecord {
   contactCount: number;
   createdAt: string;
   completedAt: string | null;
+  /** Why the campaign is paused (`requested`, `api_key_revoked`); null when it is not. */
+  statusReason: CampaignStatusReason | null;
 }
 
 export interface CampaignContactRecord {
@@ -118,6 +121,8 @@ export interface CampaignContactRecord {
   dueAt: string | null;
   callId: string | null;
   lastOutcome: AttemptOutcome | null;
+  /** The stored reason of a wait (see `waitingReasonOf` for the ones read from the campaign). */
+  waitingReason: WaitingReason | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */
@@ -148,21 +153,27 @@ function invalid(message: string): AppError {
   return new AppError('validation_error', message);
 }
 
-function wholeNumber(value: unknown, field: string, min: number, max: number, fallback?: number): number {
+export function wholeNumber(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number,
+  fallback?: number,
+): number {
   if (value === undefined && fallback !== undefined) return fallback;
   if (!Number.isInteger(value) || (value as number) < min || (value as number) > max)
     throw invalid(`${field} must be a whole number from ${min} to ${max}`);
   return value as number;
 }
 
-function instant(value: unknown, field: string): string | null {
+export function instant(value: unknown, field: string): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(Date.parse(value)))
     throw invalid(`${field} must be an ISO 8601 date-time such as 2026-12-01T09:00:00Z`);
   return new Date(value).toISOString();
 }
 
-function parseRetry(value: unknown): RetryPolicy {
+export function parseRetry(value: unknown): RetryPolicy {
   if (value === undefined) return {};
   if (!isPlainObject(value)) throw invalid('retry must be an object keyed by outcome');
   const policy: RetryPolicy = {};
@@ -192,7 +203,7 @@ function parseRetry(value: unknown): RetryPolicy {
   return policy;
 }
 
-function parseCallerIds(body: Record<string, unknown>): string[] {
+export function parseCallerIds(body: Record<string, unknown>): string[] {
   if (body.from_number !== undefined && body.caller_ids !== undefined)
     throw invalid('give from_number or caller_ids, not both');
   const list = body.caller_ids !== undefined ? body.caller_ids : [body.from_number];

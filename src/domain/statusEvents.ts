@@ -15,11 +15,13 @@ export const optionalEventTypes = [
   'call.answered',
   'call.transferred',
   'campaign.completed',
+  'campaign.paused',
+  'campaign.canceled',
 ] as const;
 export type OptionalEventType = (typeof optionalEventTypes)[number];
 export const webhookEventTypes = [alwaysSentEventType, ...optionalEventTypes] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
-export type CallStatusEventType = Exclude<OptionalEventType, 'campaign.completed'>;
+export type CallStatusEventType = Exclude<OptionalEventType, `campaign.${string}`>;
 
 /**
  * The event types an endpoint asked for, checked: known names only (a repeat counts once);

@@ -1,3 +1,5 @@
+import type { CallingWindow } from '../domain/callingWindow.js';
+import type { CampaignEdit } from '../domain/campaignEdits.js';
 import type {
   AttemptOutcome as CampaignAttemptOutcome,
   CampaignContactRecord,
@@ -5,6 +7,7 @@ import type {
   CampaignStatus,
   ContactState,
 } from '../domain/campaigns.js';
+import type { CampaignStatusReason, QueuedCallWait, WaitingReason } from '../domain/campaignWaits.js';
 import type { VariableValue } from '../domain/templates.js';
 
 /** The campaign ports of the store (src/store/types.ts re-exports them). */
@@ -18,6 +21,9 @@ export interface NewCampaignContact {
   firstMessage: string | null;
   context: string | null;
   timeZones: string[];
+  /** When it is first due (its window's next opening); the campaign's start when absent. */
+  dueAt?: string;
+  waitingReason?: WaitingReason | null;
 }
 
 /** How an attempt's call ended, as the retry policy reads it. */
@@ -61,7 +67,13 @@ export interface CampaignRepository {
    */
   completedWithoutEvent(fromIso: string, toIso: string, limit: number): Promise<CampaignRecord[]>;
   /** Moves the campaign from one of `from` to `to`; false when it was in none of them. */
-  setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean>;
+  setStatus(
+    campaignId: string,
+    from: readonly CampaignStatus[],
+    to: CampaignStatus,
+    /** Why (a pause's reason); the reason is cleared when absent. */
+    reason?: CampaignStatusReason | null,
+  ): Promise<boolean>;
   /** A running campaign with no contact left to call becomes completed, once; true for that once. */
   complete(campaignId: string, atIso: string): Promise<boolean>;
   progress(campaignId: string): Promise<CampaignProgress>;
@@ -89,7 +101,7 @@ export interface CampaignRepository {
   recordAttempt(attempt: Omit<CampaignAttempt, 'call'>): Promise<void>;
   updateWaiting(
     contact: CampaignContactRecord,
-    change: { state: ContactState; dueAtIso: string | null },
+    change: { state: ContactState; dueAtIso: string | null; waitingReason?: WaitingReason | null },
     atIso: string,
   ): Promise<boolean>;
   endedAttempts(campaignId: string, limit: number): Promise<SettledAttempt[]>;
@@ -106,4 +118,21 @@ export interface CampaignRepository {
   ): Promise<CampaignContactRecord[]>;
   attemptsOf(contactIds: readonly string[]): Promise<CampaignAttempt[]>;
   ofCall(callId: string): Promise<{ campaign: CampaignRecord; contact: CampaignContactRecord } | null>;
+  /** Undoes the claim of `contact` (as it was before it) whose call `callId` was never written. */
+  releaseClaim(contact: CampaignContactRecord, callId: string, atIso: string): Promise<boolean>;
+  /** Moves every due waiting contact held in these zones to `dueAtIso` at once; returns how many. */
+  deferZone(
+    campaignId: string,
+    timeZones: readonly string[],
+    /** `window`: the campaign's window the decision was taken on (a changed one moves nothing). */
+    change: { nowIso: string; dueAtIso: string; reason: WaitingReason; window: CallingWindow },
+  ): Promise<number>;
+  /** Why a campaign call waits in the dispatch queue, on its contact (nothing for a single call). */
+  noteQueuedCallWait(callId: string, reason: QueuedCallWait): Promise<void>;
+  /** The key the campaign's next calls are placed under. */
+  adoptApiKey(campaignId: string, apiKeyId: string): Promise<void>;
+  /** A live edit, applied only while the campaign runs or is paused; false otherwise. */
+  updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean>;
+  /** Makes every contact waiting for the (old) window due now; returns how many. */
+  reopenWindowWaits(campaignId: string, nowIso: string): Promise<number>;
 }

@@ -6,8 +6,8 @@ import { jsonApi, postCall } from '../helpers/http.js';
 /**
  * Service-wide quiet hours (CALLWRIGHT_QUIET_HOURS): a single call asked for during them is
  * accepted as the specification says, stays queued with no INVITE sent, and its dispatch job waits
- * for the end of the quiet hours in the callee's zone (UTC here: the sandbox's +1555 numbers name
- * no zone of their own).
+ * (looking again each minute) for the end of the quiet hours in the callee's zone (UTC here: the
+ * sandbox's +1555 numbers name no zone of their own).
  */
 
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16);
@@ -45,9 +45,10 @@ describe('quiet hours', () => {
     );
     const depth = await service.store.queue.depth(queueNames.dispatch);
     expect(depth.count).toBe(1);
-    // The job waits for the first minute after the quiet hours.
-    const endMinuteMs = Math.floor(quietEndMs / 60_000) * 60_000;
-    expect(depth.oldestRunAtMs).toBe(endMinuteMs);
+    // The job waits, looking again within a minute (so removed quiet hours release it), never
+    // later than the first minute after the quiet hours.
+    expect(depth.oldestRunAtMs).toBeGreaterThan(Date.now());
+    expect(depth.oldestRunAtMs).toBeLessThanOrEqual(Date.now() + 60_000);
   });
 
   it("holds an account's own quiet hours, set over the API, for its calls only", async () => {

@@ -19,6 +19,31 @@ afterAll(async () => {
 });
 
 describe('client.campaigns', () => {
+  it('creates from a CSV (bad rows by line), edits live and says why contacts wait', async () => {
+    const settings = {
+      agent_id: fixture.agentId,
+      from_number: fixture.from,
+      calling_window: { start: '09:00', end: '17:00' },
+      time_zone: 'UTC',
+      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+    };
+    const refused = await client.campaigns
+      .createFromCsv(settings, 'to_number\n555-0100\n')
+      .catch((error) => error);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(JSON.stringify(refused)).toContain('"line":2');
+    const campaign = await client.campaigns.createFromCsv(settings, 'to_number\n+12125550177\n');
+    expect(campaign).toMatchObject({ contact_count: 1, status_reason: null });
+    const edited = await client.campaigns.update(campaign.campaign_id, { calls_per_minute: 20, name: 'csv' });
+    expect(edited).toMatchObject({ calls_per_minute: 20, name: 'csv' });
+    const [contact] = (await client.campaigns.contacts(campaign.campaign_id)).data;
+    expect(contact?.waiting_reason).toBe('starts_at');
+    await client.campaigns.cancel(campaign.campaign_id);
+    await expect(
+      client.campaigns.update(campaign.campaign_id, { calls_per_minute: 5 }),
+    ).rejects.toBeInstanceOf(ConflictError);
+  });
+
   it('creates a campaign, follows it to completion and lists its contacts with their calls', async () => {
     const campaign = await client.campaigns.create({
       name: 'client',

@@ -1,7 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
+import { keyForCallsPlacedBy } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { createCampaign } from '../../src/campaigns/createCampaign.js';
 import { listenOnlyScript } from '../helpers/agentScripts.js';
 import { startFullService } from '../helpers/fullService.js';
 import { launchChromium, signedInPage } from './browser.js';
@@ -80,5 +82,32 @@ describe('Campaigns', () => {
     expect(await page.getByTestId('contacts-table').textContent()).toContain('+15550100005');
     await page.getByRole('link', { name: 'Campaigns' }).click();
     expect(await page.getByTestId('campaigns-table').textContent()).toContain('Tomorrow');
+  }, 60_000);
+
+  it('says why each contact waits, and that a paused campaign is paused', async () => {
+    const account = (await service.store.accounts.get(accountId))!;
+    const [agent] = await service.store.agents.list(accountId);
+    const key = await keyForCallsPlacedBy(service.store, accountId, 'dashboard test');
+    const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+    // A window three hours away in UTC: the contact waits for it.
+    const campaign = await createCampaign(
+      service.store,
+      { account, apiKeyId: key.id },
+      {
+        name: 'Later',
+        agent_id: agent!.id,
+        from_number: '+15550009999',
+        calling_window: { start: hhmm(Date.now() + 3 * 3_600_000), end: hhmm(Date.now() + 4 * 3_600_000) },
+        time_zone: 'UTC',
+      },
+      { kind: 'json', contacts: [{ to_number: '+15550100006', variables: { customer_name: 'Ann' } }] },
+    );
+    await page.goto(`${service.url}/campaigns/${campaign.id}`);
+    const why = page.getByTestId('contacts-table').locator('td[data-label="Why it waits"]');
+    await expect.poll(() => why.getAttribute('data-waiting-reason')).toBe('window');
+    expect(await why.textContent()).toContain('outside its calling window');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => why.getAttribute('data-waiting-reason')).toBe('paused');
+    expect(await why.textContent()).toContain('the campaign is paused');
   }, 60_000);
 });

@@ -103,6 +103,8 @@ describe('GET /v1/openapi.json', () => {
         'listCampaigns',
         'pauseCampaign',
         'resumeCampaign',
+        // Live edits (issue 37).
+        'updateCampaign',
         // Caps by caller ID and trunk, and data rules (issue 17).
         'listDialRates',
         'setDialRate',
@@ -195,7 +197,9 @@ describe('the opt-in status events under webhooks', () => {
       'call.completed',
       'call.ringing',
       'call.transferred',
+      'campaign.canceled',
       'campaign.completed',
+      'campaign.paused',
     ]);
     for (const type of optionalEventTypes) {
       const post = webhooks[type]?.post as {

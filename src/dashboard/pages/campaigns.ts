@@ -5,10 +5,12 @@ import {
   campaignOf,
   campaignResource,
   changeCampaign,
+  describeContacts,
 } from '../../campaigns/campaignControl.js';
 import { createCampaign } from '../../campaigns/createCampaign.js';
 import { parseCampaignCsv } from '../../domain/campaignCsv.js';
-import type { CampaignContactRecord, CampaignRecord } from '../../domain/campaigns.js';
+import type { CampaignRecord } from '../../domain/campaigns.js';
+import { waitingReasonTexts } from '../../domain/campaignWaits.js';
 import { AppError, isAppError, type RowError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
 import {
@@ -117,18 +119,20 @@ ${extra.report ?? ''}
   );
 }
 
-function contactsTable(contacts: CampaignContactRecord[]): Html {
+function contactsTable(contacts: Awaited<ReturnType<typeof describeContacts>>): Html {
   return html`<div class="table-wrap"><table class="responsive" data-testid="contacts-table">
-<thead><tr><th scope="col">#</th><th scope="col">Number</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last outcome</th><th scope="col">Next attempt</th></tr></thead>
-<tbody>${contacts.map(
-    (contact) => html`<tr>
+<thead><tr><th scope="col">#</th><th scope="col">Number</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last outcome</th><th scope="col">Next attempt</th><th scope="col">Why it waits</th></tr></thead>
+<tbody>${contacts.map((contact) => {
+    const latestCall = contact.calls.at(-1)?.call_id;
+    return html`<tr>
   <td data-label="#">${contact.position + 1}</td>
-  <td data-label="Number"><code>${contact.toNumber}</code>${contact.callId ? html` <a href="/calls/${contact.callId}">latest call</a>` : ''}</td>
+  <td data-label="Number"><code>${contact.to_number}</code>${latestCall ? html` <a href="/calls/${latestCall}">latest call</a>` : ''}</td>
   <td data-label="State">${statusBadge(contact.state)}</td>
   <td data-label="Attempts">${contact.attempts}</td>
-  <td data-label="Last outcome">${contact.lastOutcome?.replace('_', ' ') ?? html`<span class="muted">—</span>`}</td>
-  <td data-label="Next attempt">${formatTime(contact.dueAt)}</td></tr>`,
-  )}</tbody></table></div>`;
+  <td data-label="Last outcome">${contact.last_outcome?.replace('_', ' ') ?? html`<span class="muted">—</span>`}</td>
+  <td data-label="Next attempt">${formatTime(contact.next_attempt_at)}</td>
+  <td data-label="Why it waits" data-waiting-reason="${contact.waiting_reason ?? ''}">${contact.waiting_reason ? waitingReasonTexts[contact.waiting_reason] : html`<span class="muted">—</span>`}</td></tr>`;
+  })}</tbody></table></div>`;
 }
 
 async function detailPage(
@@ -138,7 +142,11 @@ async function detailPage(
   notice?: string,
 ) {
   const resource = await campaignResource(options.store, campaign);
-  const contacts = await options.store.campaigns.listContacts(campaign.id, { limit: contactsShown });
+  const contacts = await describeContacts(
+    options.store,
+    campaign,
+    await options.store.campaigns.listContacts(campaign.id, { limit: contactsShown }),
+  );
   const live = campaign.status === 'running' || resource.progress.calling > 0;
   const { progress } = resource;
   const action = (verb: 'pause' | 'resume' | 'cancel', label: string) =>
@@ -277,13 +285,15 @@ export function registerCampaignPages(app: FastifyInstance, options: DashboardOp
     app.post<{ Params: { id: string } }>(`/campaigns/:id/${action}`, async (request, reply) => {
       const viewer = viewerOf(request);
       if (!isIdOf('campaign', request.params.id)) throw new AppError('not_found', 'No such campaign.');
-      await changeCampaign(
-        options.store,
-        options.callControl ?? null,
-        viewer.account.id,
-        request.params.id,
-        action,
-      );
+      // A resume places the calls under the dashboard's key if the campaign's own was revoked.
+      const key =
+        action === 'resume'
+          ? await keyForCallsPlacedBy(options.store, viewer.account.id, dashboardCampaignKeyName)
+          : null;
+      await changeCampaign(options.store, viewer.account.id, request.params.id, action, {
+        ...(key ? { apiKeyId: key.id } : {}),
+        logger: options.logger,
+      });
       request.log.info({ campaignId: request.params.id, action }, 'dashboard changed a campaign');
       return redirectTo(reply, `/campaigns/${request.params.id}?notice=${action}`);
     });

@@ -38,6 +38,8 @@ const eventTypeHints: Record<(typeof optionalEventTypes)[number], string> = {
   'call.answered': 'answered, with who answered (person or machine)',
   'call.transferred': 'a transfer reached its target',
   'campaign.completed': 'every contact of a campaign is done',
+  'campaign.paused': 'a campaign paused (asked for, or its API key was revoked)',
+  'campaign.canceled': 'a campaign was canceled',
 };
 
 function eventTypesForm(token: string, chosen: readonly string[]): Html {

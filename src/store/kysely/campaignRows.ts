@@ -5,6 +5,7 @@ import type {
   CampaignStatus,
   ContactState,
 } from '../../domain/campaigns.js';
+import type { CampaignStatusReason, WaitingReason } from '../../domain/campaignWaits.js';
 import type { ColumnCodec } from '../recordsFromRows.js';
 
 /** Campaign and contact rows as either driver hands them back, decoded with the dialect's codec. */
@@ -30,6 +31,7 @@ export function campaignFromRow(row: Record<string, unknown>, columns: ColumnCod
     contactCount: Number(row.contact_count),
     createdAt: columns.time(row.created_at),
     completedAt: columns.timeOrNull(row.completed_at),
+    statusReason: (row.status_reason as CampaignStatusReason | null) ?? null,
   };
 }
 
@@ -48,5 +50,6 @@ export function contactFromRow(row: Record<string, unknown>, columns: ColumnCode
     dueAt: columns.timeOrNull(row.due_at),
     callId: (row.call_id as string | null) ?? null,
     lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
+    waitingReason: (row.waiting_reason as WaitingReason | null) ?? null,
   };
 }

@@ -1,4 +1,6 @@
 import { type Kysely, sql } from 'kysely';
+import type { CallingWindow } from '../../domain/callingWindow.js';
+import type { CampaignEdit } from '../../domain/campaignEdits.js';
 import {
   type AttemptOutcome,
   attemptOutcomes,
@@ -8,6 +10,7 @@ import {
   type ContactState,
   contactStates,
 } from '../../domain/campaigns.js';
+import type { CampaignStatusReason, QueuedCallWait, WaitingReason } from '../../domain/campaignWaits.js';
 import type {
   CampaignAttempt,
   CampaignProgress,
@@ -15,7 +18,9 @@ import type {
   NewCampaignContact,
   SettledAttempt,
 } from '../types.js';
+import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
+import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
 
@@ -50,7 +55,8 @@ export class KyselyCampaigns implements CampaignRepository {
               context: contact.context,
               time_zones: contact.timeZones.join('&'),
               state: 'pending',
-              due_at: dueAt,
+              due_at: contact.dueAt ?? dueAt,
+              waiting_reason: contact.waitingReason ?? null,
               updated_at: campaign.createdAt,
             })),
           )
@@ -78,6 +84,7 @@ export class KyselyCampaigns implements CampaignRepository {
           contact_count: contacts.length,
           created_at: campaign.createdAt,
           completed_at: null,
+          status_reason: campaign.statusReason,
         })
         .execute();
     };
@@ -157,10 +164,15 @@ export class KyselyCampaigns implements CampaignRepository {
     return rows.map((row) => campaignFromRow(row, this.queries.dialect.columns));
   }
 
-  async setStatus(campaignId: string, from: readonly CampaignStatus[], to: CampaignStatus): Promise<boolean> {
+  async setStatus(
+    campaignId: string,
+    from: readonly CampaignStatus[],
+    to: CampaignStatus,
+    reason: CampaignStatusReason | null = null,
+  ): Promise<boolean> {
     const result = await this.queries.db
       .updateTable('campaigns')
-      .set({ status: to })
+      .set({ status: to, status_reason: reason })
       .where('id', '=', campaignId)
       .where('status', 'in', [...from])
       .executeTakeFirst();
@@ -264,6 +276,7 @@ export class KyselyCampaigns implements CampaignRepository {
             claimed_at: claim.claimedAtIso,
             call_id: claim.callId,
             updated_at: claim.nowIso,
+            waiting_reason: null,
           })
           .where('id', '=', contact.id)
           .where('state', 'in', ['pending', 'retry_wait'])
@@ -321,12 +334,17 @@ export class KyselyCampaigns implements CampaignRepository {
   /** Moves a waiting contact (still as the scheduler saw it) to another state or due time. */
   async updateWaiting(
     contact: CampaignContactRecord,
-    change: { state: ContactState; dueAtIso: string | null },
+    change: { state: ContactState; dueAtIso: string | null; waitingReason?: WaitingReason | null },
     atIso: string,
   ): Promise<boolean> {
     const result = await this.queries.db
       .updateTable('campaign_contacts')
-      .set({ state: change.state, due_at: change.dueAtIso, updated_at: atIso })
+      .set({
+        state: change.state,
+        due_at: change.dueAtIso,
+        updated_at: atIso,
+        ...(change.waitingReason !== undefined ? { waiting_reason: change.waitingReason } : {}),
+      })
       .where('id', '=', contact.id)
       .where('state', '=', contact.state)
       .where('attempts', '=', contact.attempts)
@@ -380,7 +398,13 @@ export class KyselyCampaigns implements CampaignRepository {
   ): Promise<boolean> {
     const result = await this.queries.db
       .updateTable('campaign_contacts')
-      .set({ state: next.state, due_at: next.dueAtIso, last_outcome: next.outcome, updated_at: atIso })
+      .set({
+        state: next.state,
+        due_at: next.dueAtIso,
+        last_outcome: next.outcome,
+        updated_at: atIso,
+        waiting_reason: null,
+      })
       .where('id', '=', contact.id)
       .where('state', '=', 'calling')
       .where('call_id', '=', contact.callId)
@@ -470,5 +494,33 @@ export class KyselyCampaigns implements CampaignRepository {
       campaign: campaignFromRow(campaign, this.queries.dialect.columns),
       contact: contactFromRow(contact, this.queries.dialect.columns),
     };
+  }
+
+  releaseClaim(contact: CampaignContactRecord, callId: string, atIso: string): Promise<boolean> {
+    return releaseClaim(this.queries, contact, callId, atIso);
+  }
+
+  deferZone(
+    campaignId: string,
+    timeZones: readonly string[],
+    change: { nowIso: string; dueAtIso: string; reason: WaitingReason; window: CallingWindow },
+  ): Promise<number> {
+    return deferZone(this.queries, campaignId, timeZones, change);
+  }
+
+  noteQueuedCallWait(callId: string, reason: QueuedCallWait): Promise<void> {
+    return noteQueuedCallWait(this.queries, callId, reason);
+  }
+
+  adoptApiKey(campaignId: string, apiKeyId: string): Promise<void> {
+    return adoptApiKey(this.queries, campaignId, apiKeyId);
+  }
+
+  updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean> {
+    return updateCampaignSettings(this.queries, campaignId, edit);
+  }
+
+  reopenWindowWaits(campaignId: string, nowIso: string): Promise<number> {
+    return reopenWindowWaits(this.queries, campaignId, nowIso);
   }
 }

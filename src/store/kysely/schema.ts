@@ -146,6 +146,8 @@ export interface CampaignsTable {
   contact_count: number;
   created_at: TimeColumn;
   completed_at: NullableTimeColumn;
+  /** Why it is paused (issue 37's migration). */
+  status_reason: string | null;
 }
 
 export interface CampaignContactsTable {
@@ -166,6 +168,8 @@ export interface CampaignContactsTable {
   call_id: string | null;
   last_outcome: string | null;
   updated_at: TimeColumn;
+  /** Why it waits, when the scheduler or dispatcher decided it (issue 37's migration). */
+  waiting_reason: string | null;
 }
 
 /** Maintained by triggers only (src/store/campaignCounterSql.ts); bigint comes back as text from pg. */

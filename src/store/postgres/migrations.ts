@@ -1,4 +1,5 @@
 import { postgresCampaignCountersSql } from '../campaignCounterSql.js';
+import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
@@ -451,4 +452,5 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
     // A campaign's progress as counters kept by triggers (src/store/campaignCounterSql.ts).
     sql: postgresCampaignCountersSql(),
   },
+  ...postgresCampaignSchedulingMigrations,
 ];

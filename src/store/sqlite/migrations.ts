@@ -1,4 +1,5 @@
 import { sqliteCampaignCountersSql } from '../campaignCounterSql.js';
+import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
@@ -447,4 +448,5 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
     // A campaign's progress as counters kept by triggers (src/store/campaignCounterSql.ts).
     sql: sqliteCampaignCountersSql(),
   },
+  ...sqliteCampaignSchedulingMigrations,
 ];
