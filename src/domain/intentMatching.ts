@@ -106,7 +106,6 @@ const grammarVariants = new Set([
   'nope',
   'not really',
   'that works',
-  'that is fine',
   'sounds good',
   'works for me',
   'i need to reschedule',

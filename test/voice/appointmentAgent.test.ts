@@ -32,7 +32,9 @@ beforeAll(async () => {
     await createAgent(service.store, account.id, {
       name: 'Appointment confirmation',
       prompt: 'Confirm the appointment.',
-      variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to='].map(parseVariableDeclaration),
+      variables: ['customer_name', 'appointment_day=Tuesday', 'reschedule_to=', 'sandbox_reply='].map(
+        parseVariableDeclaration,
+      ),
       script,
       maxDurationS: 60,
     })
@@ -75,7 +77,7 @@ describe('the example appointment agent on the sandbox', () => {
     expect(roles).toEqual(['agent', 'callee', 'agent']);
     expect(call.transcript[0]?.text).toContain('Hello Ann');
     expect(call.transcript[0]?.text).toContain('Tuesday');
-    expect(call.transcript[1]?.text).toMatch(/yes/);
+    expect(call.transcript[1]?.text).toMatch(/yes|yeah/);
     expect(call.transcript[2]?.text).toContain('confirmed for Tuesday');
     for (const [index, entry] of call.transcript.entries()) {
       expect(entry.end_ms).toBeGreaterThan(entry.start_ms);
@@ -87,6 +89,27 @@ describe('the example appointment agent on the sandbox', () => {
     expect(Math.abs(wav.durationMs - callMs)).toBeLessThan(1500);
     const latency = (call.metrics as { response_latency_ms: { p50: number | null } }).response_latency_ms;
     expect(latency.p50).not.toBeNull();
+  }, 70_000);
+
+  it('understands an answer wrapped in other words: "Yes, that works for me." confirms at once', async () => {
+    const call = await converse({ customer_name: 'Cy', sandbox_reply: 'Yes, that works for me.' });
+    expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup', answeredBy: 'human' });
+    expect(call.extractedData).toEqual({ confirmed: true });
+    // No re-ask: greeting, the answer, the goodbye.
+    expect(call.transcript.map((entry) => entry.role)).toEqual(['agent', 'callee', 'agent']);
+    // Heard whole, the words around the phrase too (the recogniser may take "yes" for "yep").
+    expect(call.transcript[1]?.text).toMatch(/^(yes|yep|yeah) that works for me$/);
+    expect(call.transcript[2]?.text).toContain('confirmed for Tuesday');
+    // The call's metrics say what was heard, which rule matched and why.
+    const understanding = (call.metrics as { understanding: Record<string, unknown>[] }).understanding;
+    expect(understanding).toHaveLength(1);
+    expect(understanding[0]).toMatchObject({
+      node: 'greet',
+      heard: call.transcript[1]?.text,
+      option: 0,
+      phrase: 'yes that works',
+    });
+    expect(understanding[0]?.reason).toMatch(/yes that works/);
   }, 70_000);
 
   it('reschedules to a weekday the person asks for', async () => {

@@ -170,7 +170,6 @@ export const phrasesAfterAnswers = [
   'thank you',
   'please',
   'sorry',
-  'yes',
   'is fine',
   'is good',
   'would be good',

@@ -50,7 +50,7 @@ const defaultMinimumSpeechCoverage = 0.95;
  * The cost of a run of filler words before or after a phrase ("oh yes that works thanks"): tuned on
  * a corpus of paraphrases and off-script answers (docs/benchmarks.md, "Intents, not exact phrases").
  */
-const defaultFillerLogp = -300_000;
+const defaultFillerLogp = -450_000;
 /**
  * Free-form speech is recognised in pieces: one utterance of more than 12–30 s of continuous speech
  * (depending on the words) exhausts the engine's fixed 96 MB of WASM memory (the search's history
@@ -91,7 +91,7 @@ export interface PocketsphinxSpeechToTextOptions {
   /**
    * The cost of a run of filler words around a phrase (see GrammarFillers): an answer that wraps a
    * phrase in other words is heard whole, and the phrase is found inside it. null: the grammar holds
-   * the bare phrases only. Default -300,000.
+   * the bare phrases only. Default -450,000.
    */
   fillerLogp?: number | null;
   /** Put the common variants of the phrases (yeah, nope, sounds good…) into the grammar. Default true. */
