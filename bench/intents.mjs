@@ -10,7 +10,8 @@
  *
  * Settings: INTENT_FILLER_LOGP (comma list, "none" for no fillers), INTENT_REJECTION_LOGP,
  * INTENT_COVERAGE ("none" or 0..1), INTENT_VARIANTS=0 (no variants in the grammar),
- * INTENT_VOICES (comma list of voice names to keep), INTENT_SETS (paraphrases,offScript,exact).
+ * INTENT_VOICES (comma list of voice names to keep), INTENT_SETS (paraphrases,offScript,exact),
+ * INTENT_CORPUS (another corpus file of the same shape).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,13 +27,15 @@ import {
   resample,
 } from '../dist/voice/providers/index.js';
 
-const corpus = JSON.parse(readFileSync(new URL('./fixtures/intentCorpus.json', import.meta.url), 'utf8'));
+const corpus = JSON.parse(
+  readFileSync(process.env.INTENT_CORPUS ?? new URL('./fixtures/intentCorpus.json', import.meta.url), 'utf8'),
+);
 const logger = pino({ level: 'silent' });
 const directory = mkdtempSync(join(tmpdir(), 'callwright-intents-'));
 
 const numberOrNull = (value, fallback) =>
-  value === undefined ? fallback : value === 'none' ? null : Number(value);
-const fillerSettings = (process.env.INTENT_FILLER_LOGP ?? '-300000')
+  value === undefined || value === 'default' ? fallback : value === 'none' ? null : Number(value);
+const fillerSettings = (process.env.INTENT_FILLER_LOGP ?? 'default')
   .split(',')
   .map((v) => numberOrNull(v, undefined));
 const rejectionLogp = numberOrNull(process.env.INTENT_REJECTION_LOGP, undefined);

@@ -71,11 +71,12 @@ export interface GrammarFillers {
   before: readonly string[];
   after: readonly string[];
   /**
-   * The cost (a log probability in the recognizer's units) of each word before and each phrase
-   * after: lower keeps more answers to the bare phrase and forces fewer sentences outside the
-   * phrases into filler + phrase.
+   * The cost (a log probability in the recognizer's units) of each phrase after: lower keeps more
+   * answers to the bare phrase and forces fewer sentences outside the phrases into phrase + filler.
    */
   logp: number;
+  /** The cost of each word before a phrase; default `logp`. */
+  beforeLogp?: number;
 }
 
 /**
@@ -112,9 +113,10 @@ export function buildPhraseGrammar(
   if (before.length > 0) {
     const firstBefore = nextState++;
     const secondBefore = nextState++;
+    const beforeLogp = fillers?.beforeLogp ?? fillerLogp;
     for (const word of before) {
-      transitions.push({ fromState: startState, toState: firstBefore, word, logp: fillerLogp });
-      transitions.push({ fromState: firstBefore, toState: secondBefore, word, logp: fillerLogp });
+      transitions.push({ fromState: startState, toState: firstBefore, word, logp: beforeLogp });
+      transitions.push({ fromState: firstBefore, toState: secondBefore, word, logp: beforeLogp });
     }
     phraseStarts.push(firstBefore, secondBefore);
   }
@@ -179,13 +181,20 @@ export const phrasesAfterAnswers = [
   'that works',
   'works for me',
   'thanks a lot',
-  'i think',
 ];
 
 /** The fillers a grammar can use: those whose every word the dictionary has. */
-export function fillersFor(knownWords: ReadonlySet<string>, logp: number): GrammarFillers {
+export function fillersFor(
+  knownWords: ReadonlySet<string>,
+  costs: { afterLogp: number; beforeLogp: number },
+): GrammarFillers {
   const spelled = (phrase: string) => phraseWords(phrase).every((word) => knownWords.has(word));
-  return { before: wordsBeforeAnswers.filter(spelled), after: phrasesAfterAnswers.filter(spelled), logp };
+  return {
+    before: wordsBeforeAnswers.filter(spelled),
+    after: phrasesAfterAnswers.filter(spelled),
+    logp: costs.afterLogp,
+    beforeLogp: costs.beforeLogp,
+  };
 }
 
 /** Every word of the fillers, for the dictionary lookup. */

@@ -52,6 +52,12 @@ const defaultMinimumSpeechCoverage = 0.95;
  */
 const defaultFillerLogp = -450_000;
 /**
+ * Words before a phrase cost more: off-script answers that got through were mostly spelt as words
+ * before a phrase ("um uh yeah i can" for "hang on a second"), wrapped answers mostly need words
+ * after ("yes that works for me").
+ */
+const defaultBeforeFillerLogp = -800_000;
+/**
  * Free-form speech is recognised in pieces: one utterance of more than 12–30 s of continuous speech
  * (depending on the words) exhausts the engine's fixed 96 MB of WASM memory (the search's history
  * grows with the utterance) and the engine aborts. A piece ends at the first quiet (not audible)
@@ -91,7 +97,7 @@ export interface PocketsphinxSpeechToTextOptions {
   /**
    * The cost of a run of filler words around a phrase (see GrammarFillers): an answer that wraps a
    * phrase in other words is heard whole, and the phrase is found inside it. null: the grammar holds
-   * the bare phrases only. Default -450,000.
+   * the bare phrases only. Default -450,000 after a phrase, -800,000 before.
    */
   fillerLogp?: number | null;
   /** Put the common variants of the phrases (yeah, nope, sounds good…) into the grammar. Default true. */
@@ -281,7 +287,12 @@ export class PocketsphinxSpeechToText implements SpeechToText {
               logp: this.#rejectionLogp,
             };
       const fillers =
-        this.#fillerLogp === null ? undefined : fillersFor(recognizer.knownWords, this.#fillerLogp);
+        this.#fillerLogp === null
+          ? undefined
+          : fillersFor(recognizer.knownWords, {
+              afterLogp: this.#fillerLogp,
+              beforeLogp: Math.min(this.#fillerLogp, defaultBeforeFillerLogp),
+            });
       const grammar = buildPhraseGrammar(grammarPhrases, rejection, fillers);
       searchId = (
         await requestReply(recognizer.engineProcess, { type: 'addGrammar', grammar }, 'grammarAdded')
