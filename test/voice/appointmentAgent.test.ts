@@ -215,7 +215,9 @@ describe('talkers who do not wait their turn (sandbox personas)', () => {
     const [greeting, answer] = call.transcript;
     expect(greeting?.role).toBe('agent');
     expect(greeting?.text).not.toMatch(/Can you make it\?$/);
-    expect(answer).toMatchObject({ role: 'callee', text: 'yes that works' });
+    // The person words its yes as people do (personaWording.ts): every variant says "that works".
+    expect(answer?.role).toBe('callee');
+    expect(answer?.text).toMatch(/that works/);
   }, 90_000);
 
   it('a callee who hangs up mid-sentence: their words are kept, the call ends callee_hangup', async () => {
