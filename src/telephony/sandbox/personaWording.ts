@@ -11,23 +11,24 @@ export type PersonaAnswer = 'agree' | 'reschedule' | 'day' | 'closing';
 
 /**
  * The variants of each answer. Every one carries a phrase the example appointment agent lists (or
- * a common variant of one); bench:intents measures how the offline recogniser hears them.
+ * a common variant of one), and each is understood by the offline recogniser in the sandbox's
+ * flite voice (bench:intents, 2026-11-27): "Oh yes, that works, thanks.", "Uh, no, I need to
+ * reschedule." and "Uh, Wednesday." were not (unclear, garbage), so they are left out here — the
+ * sandbox suites must stay deterministic; docs/benchmarks.md has what the recogniser misses.
  */
 export const personaAnswerVariants: Readonly<Record<PersonaAnswer, readonly string[]>> = {
   agree: [
     'Yes, that works for me.',
     'Yes, that works, thank you.',
-    'Oh yes, that works, thanks.',
     'Yeah, that works.',
     'Yes, that works.',
   ],
   reschedule: [
     'No, I need to reschedule.',
     'No, I need to reschedule, sorry.',
-    'Uh, no, I need to reschedule.',
     'No, I need to reschedule please.',
   ],
-  day: ['{day}.', '{day}, please.', '{day} would be good.', 'Uh, {day}.'],
+  day: ['{day}.', '{day}, please.', '{day} would be good.'],
   closing: ['Okay, thank you.'],
 };
 
