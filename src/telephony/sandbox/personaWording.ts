@@ -17,12 +17,7 @@ export type PersonaAnswer = 'agree' | 'reschedule' | 'day' | 'closing';
  * sandbox suites must stay deterministic; docs/benchmarks.md has what the recogniser misses.
  */
 export const personaAnswerVariants: Readonly<Record<PersonaAnswer, readonly string[]>> = {
-  agree: [
-    'Yes, that works for me.',
-    'Yes, that works, thank you.',
-    'Yeah, that works.',
-    'Yes, that works.',
-  ],
+  agree: ['Yes, that works for me.', 'Yes, that works, thank you.', 'Yeah, that works.', 'Yes, that works.'],
   reschedule: [
     'No, I need to reschedule.',
     'No, I need to reschedule, sorry.',
