@@ -34,6 +34,11 @@ const turnSideSchema = {
     agent_text: { type: 'string' },
     agent_interrupted: { type: 'boolean' },
     dead_air_ms: { type: 'integer' },
+    understood: {
+      type: ['string', 'null'],
+      description:
+        'What a script agent understood of the turn: the step, the option that matched (or none) and why',
+    },
   },
 } as const;
 

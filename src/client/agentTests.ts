@@ -111,6 +111,8 @@ export interface ReplayTurnSide {
   agent_text: string;
   agent_interrupted: boolean;
   dead_air_ms: number;
+  /** What a script agent understood of the turn (step, option matched or none, why); null: not recorded. */
+  understood: string | null;
 }
 
 export interface ReplayTurnDiff {

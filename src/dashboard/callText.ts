@@ -83,6 +83,8 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     'usage',
     'cost',
     'turns',
+    // Its own table: what the agent understood of each answer.
+    'understanding',
     'voice_to_voice_ms',
     'greeting_first_rtp_ms',
     'greeting_audible_ms',

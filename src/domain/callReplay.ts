@@ -103,6 +103,11 @@ export interface TurnSide {
   agent_interrupted: boolean;
   /** Silence after the callee's turn before anyone spoke, when longer than `deadAirMs`. */
   dead_air_ms: number;
+  /**
+   * What the agent understood of the turn (a script agent's rules): the option that matched and
+   * why, or why none; null when the call recorded no understanding for it.
+   */
+  understood: string | null;
 }
 
 export interface TurnDiff {
@@ -121,6 +126,62 @@ export interface RunDiff {
   summary: string[];
 }
 
+interface RecordedUnderstanding {
+  node: string;
+  heard: string;
+  option: number | null;
+  phrase: string | null;
+  reason: string;
+}
+
+function understandingsOf(call: CallRecord): RecordedUnderstanding[] {
+  const entries = call.metrics?.understanding;
+  if (!Array.isArray(entries)) return [];
+  return entries.filter(
+    (entry): entry is RecordedUnderstanding =>
+      typeof entry === 'object' &&
+      entry !== null &&
+      typeof (entry as RecordedUnderstanding).heard === 'string' &&
+      typeof (entry as RecordedUnderstanding).reason === 'string',
+  );
+}
+
+/** "greet: option 1 ("yes that works") — it contains the listed phrase…" or "greet: none — …". */
+function understoodText(entry: RecordedUnderstanding): string {
+  const matched = entry.option === null ? 'none' : `option ${entry.option + 1} ("${entry.phrase ?? ''}")`;
+  return `${entry.node}: ${matched} — ${entry.reason}`;
+}
+
+const wordsOf = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9' ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+/**
+ * Pairs callee turns with the understanding recorded for them, in order: an entry belongs to the
+ * first turn from the current one whose words it heard (an unclear turn heard none).
+ */
+function understoodPerTurn(turns: readonly TranscriptEntry[], call: CallRecord): (string | null)[] {
+  const entries = understandingsOf(call);
+  const result: (string | null)[] = turns.map(() => null);
+  let turnIndex = 0;
+  for (const entry of entries) {
+    const heard = wordsOf(entry.heard);
+    while (turnIndex < turns.length) {
+      const text = (turns[turnIndex] as TranscriptEntry).text;
+      const said = text === '[unclear]' ? '' : wordsOf(text);
+      turnIndex++;
+      if (said === heard) {
+        result[turnIndex - 1] = understoodText(entry);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
 function sidesOf(call: CallRecord): TurnSide[] {
   const callee = speech(call.transcript, 'callee');
   const agent = speech(call.transcript, 'agent');
@@ -128,6 +189,7 @@ function sidesOf(call: CallRecord): TurnSide[] {
   const turns = callee.filter((entry) => entry.start_ms >= firstAgentMs);
   const latencies = turnLatenciesMs(call);
   const timings = Array.isArray(call.metrics?.turns) ? (call.metrics.turns as Partial<TurnTiming>[]) : [];
+  const understood = understoodPerTurn(turns, call);
   return turns.map((entry, index) => {
     const nextStart = turns[index + 1]?.start_ms ?? Number.POSITIVE_INFINITY;
     const replies = agent.filter((line) => line.start_ms >= entry.start_ms && line.start_ms < nextStart);
@@ -144,6 +206,7 @@ function sidesOf(call: CallRecord): TurnSide[] {
       agent_text: replies.map((line) => line.text).join(' '),
       agent_interrupted: replies.some((line) => line.start_ms < entry.end_ms),
       dead_air_ms: gapMs > deadAirMs ? Math.round(gapMs) : 0,
+      understood: understood[index] ?? null,
     };
   });
 }
@@ -170,6 +233,10 @@ function changesOf(before: TurnSide | null, after: TurnSide | null): string[] {
   change('answers', before.latency_ms, after.latency_ms, 'later', 'sooner');
   if (after.dead_air_ms > 0 && before.dead_air_ms === 0) changes.push(`${after.dead_air_ms} ms of dead air`);
   if (before.dead_air_ms > 0 && after.dead_air_ms === 0) changes.push('no more dead air');
+  if (before.understood !== after.understood && (before.understood !== null || after.understood !== null))
+    changes.push(
+      `understood differently: ${before.understood ?? 'nothing recorded'} → ${after.understood ?? 'nothing recorded'}`,
+    );
   if (before.agent_text.trim().toLowerCase() !== after.agent_text.trim().toLowerCase())
     changes.push('the agent says something else');
   return changes;

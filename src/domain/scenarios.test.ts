@@ -206,6 +206,51 @@ describe('replays', () => {
     expect(() => scenarioFromCall(call({ status: 'busy' }))).toThrow(/not a completed call/);
   });
 
+  it('diff turn by turn: a turn the agent understood differently says how', () => {
+    const transcript = (answer: string) => [
+      line('agent', 'Can you make it?', 0, 2_000),
+      line('callee', answer, 2_500, 3_000),
+      line('agent', 'Goodbye.', 3_300, 4_000),
+    ];
+    const before = call({
+      transcript: transcript('[unclear]'),
+      metrics: {
+        understanding: [
+          { node: 'greet', heard: '', option: null, phrase: null, match: null, reason: 'nothing was heard' },
+        ],
+      },
+    });
+    const after = call({
+      id: 'call_2',
+      transcript: transcript('yes that works for me'),
+      metrics: {
+        understanding: [
+          {
+            node: 'greet',
+            heard: 'yes that works for me',
+            option: 0,
+            phrase: 'yes that works',
+            match: 'contains',
+            reason: 'it contains the listed phrase "yes that works"',
+          },
+        ],
+      },
+    });
+    const diff = diffRuns(before, after);
+    expect(diff.turns[0]?.before?.understood).toBe('greet: none — nothing was heard');
+    expect(diff.turns[0]?.after?.understood).toBe(
+      'greet: option 1 ("yes that works") — it contains the listed phrase "yes that works"',
+    );
+    expect(diff.turns[0]?.changes).toContain(
+      'understood differently: greet: none — nothing was heard → greet: option 1 ("yes that works") — it contains the listed phrase "yes that works"',
+    );
+    // Without recorded understanding (an llm agent), nothing is said about it.
+    expect(
+      diffRuns(call({ transcript: transcript('no') }), call({ transcript: transcript('no') })).turns[0]?.after
+        ?.understood,
+    ).toBeNull();
+  });
+
   it('diff turn by turn: waits, interruptions, dead air and data', () => {
     const before = call({
       transcript: [

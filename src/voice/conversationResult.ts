@@ -106,6 +106,8 @@ export async function conversationResult(parts: {
       provider_failures: providerFailureMetrics(parts.providerFailures),
       turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
       ...(parts.timeline ? { ...parts.timeline.summary(), turns } : {}),
+      // What each answer was understood as (rule-following brains): heard, rule matched or none, why.
+      ...(parts.brain.understanding ? { understanding: parts.brain.understanding() } : {}),
       ...parts.extraMetrics,
     },
   };

@@ -1,10 +1,12 @@
 import type { SandboxVoice } from '../telephony/sandbox/index.js';
+import { personReplyText } from '../telephony/sandbox/personaWording.js';
 import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
 
 /**
- * The sandbox person's voice once TTS exists: replies that fit the example appointment agent.
- * It agrees unless the call's variables ask it to reschedule (`reschedule_to`, e.g. "Wednesday").
+ * The sandbox person's voice once TTS exists: replies that fit the example appointment agent,
+ * worded as people word them (telephony/sandbox/personaWording.ts). It agrees unless the call's
+ * variables ask it to reschedule (`reschedule_to`, e.g. "Wednesday").
  */
 export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
   async function speak(text: string): Promise<Int16Array> {
@@ -14,9 +16,7 @@ export function createSpeakingSandboxVoice(tts: TextToSpeech): SandboxVoice {
   }
   return {
     reply(turn, variables) {
-      const rescheduleTo = typeof variables.reschedule_to === 'string' ? variables.reschedule_to.trim() : '';
-      const lines = rescheduleTo ? ['No, I need to reschedule.', rescheduleTo] : ['Yes, that works.'];
-      return speak(lines[turn] ?? 'Okay, thank you.');
+      return speak(personReplyText(turn, variables));
     },
     backchannel() {
       return speak('uh huh');

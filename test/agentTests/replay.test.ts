@@ -34,7 +34,7 @@ beforeAll(async () => {
   service = await startFullService();
   ({ accountId, key, agentId } = await appointmentTestAccount(service, {
     name: 'replay',
-    extraVariables: ['reschedule_to='],
+    extraVariables: ['reschedule_to=', 'sandbox_wording='],
   }));
   // A real call: the sandbox person asks to reschedule, then names Wednesday.
   const placed = await postCall(service.url, key, {
@@ -42,7 +42,8 @@ beforeAll(async () => {
     from_number: testFromNumber,
     // The sandbox person, at a number of its own (the replays call +15550100001).
     to_number: recordedNumber,
-    variables: { customer_name: 'Ann', reschedule_to: 'Wednesday' },
+    // The listed phrases alone: the turns this suite counts must not depend on a wording re-asked.
+    variables: { customer_name: 'Ann', reschedule_to: 'Wednesday', sandbox_wording: 'exact' },
   });
   recordedCallId = (placed.body as { call_id: string }).call_id;
   const call = await waitForTerminal(service, recordedCallId, 60_000);
@@ -106,6 +107,13 @@ describe('replaying a recorded call', () => {
     expect(sameDiff.turns.map((turn) => turn.after?.agent_text)).toEqual(
       sameDiff.turns.map((turn) => turn.before?.agent_text),
     );
+    // Each side says what the script understood of the turn: which step, which option, why.
+    for (const side of sameDiff.turns.flatMap((turn) => [turn.before, turn.after]))
+      expect(side?.understood, JSON.stringify(side)).toMatch(/^(greet|ask_day): option \d+ \(".+"\) — /);
+    expect(sameDiff.turns.map((turn) => turn.before?.understood?.split(':')[0])).toEqual([
+      'greet',
+      'ask_day',
+    ]);
   }, 90_000);
 
   it('refuses to replay a call of another agent, an unknown call, or overrides that are not valid settings', async () => {

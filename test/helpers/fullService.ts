@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAgent } from '../../src/admin/agents.js';
+import { type AgentInput, createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { addTrunk, type TrunkInput } from '../../src/admin/trunks.js';
@@ -101,7 +101,15 @@ let trunkCallSeq = 0;
 export async function callThroughTrunk(
   service: Awaited<ReturnType<typeof startFullService>>,
   trunk: Omit<TrunkInput, 'name'>,
-  options: { maxDurationS?: number; firstMessage?: string; timeoutMs?: number; toNumber?: string } = {},
+  options: {
+    maxDurationS?: number;
+    firstMessage?: string;
+    timeoutMs?: number;
+    toNumber?: string;
+    /** A script agent instead of the line check (its dialog script), and the call's variables. */
+    script?: unknown;
+    variables?: Record<string, string>;
+  } = {},
 ): Promise<CallRecord> {
   const callId = await placeTrunkCall(service, trunk, options);
   return waitForTerminal(service, callId, options.timeoutMs ?? 30_000);
@@ -123,13 +131,19 @@ export async function placeTrunkCall(
   const agent = await createAgent(service.store, account.id, {
     name: 'Line check',
     prompt: 'You check a line.',
-    firstMessage: options.firstMessage ?? 'Hello, this is a line check.',
+    ...(options.script === undefined
+      ? { firstMessage: options.firstMessage ?? 'Hello, this is a line check.' }
+      : { script: options.script as AgentInput['script'] }),
+    ...(options.variables
+      ? { variables: Object.keys(options.variables).map((name) => parseVariableDeclaration(`${name}=`)) }
+      : {}),
     maxDurationS: options.maxDurationS ?? 20,
   });
   const placed = await postCall(service.url, key, {
     agent_id: agent.id,
     from_number: from,
     to_number: options.toNumber ?? '+14155550123',
+    ...(options.variables ? { variables: options.variables } : {}),
   });
   if (placed.status !== 200) throw new Error(`the call was refused: ${JSON.stringify(placed.body)}`);
   return (placed.body as { call_id: string }).call_id;

@@ -23,6 +23,7 @@ import { type Html, html } from '../html.js';
 import { csrfField, formatTime, page, statusBadge } from '../layout.js';
 import { transcriptList } from '../transcript.js';
 import { turnsOf, turnWaterfall } from '../turnWaterfall.js';
+import { understandingOf, understandingTable } from '../understandingTable.js';
 
 const datePattern = /^\d{4}-\d{2}-\d{2}$/;
 const liveRefreshMs = 1500;
@@ -216,6 +217,14 @@ ${
     : html`<section class="panel" aria-labelledby="waterfall-title">
 <h2 id="waterfall-title">Each turn, as the callee heard it</h2>
 ${turnWaterfall(turnsOf(call.metrics ?? {}))}
+</section>`
+}
+${
+  understandingOf(call.metrics ?? {}).length === 0
+    ? ''
+    : html`<section class="panel" aria-labelledby="understanding-title">
+<h2 id="understanding-title">What the agent understood</h2>
+${understandingTable(understandingOf(call.metrics ?? {}))}
 </section>`
 }
 <section class="panel" aria-labelledby="latency-title">

@@ -1,9 +1,9 @@
 import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
+import { type Understanding, understandAnswer } from '../../domain/intentMatching.js';
 import { renderTemplate, type VariableValue } from '../../domain/templates.js';
 import { scriptAnalysis } from '../callAnalyst.js';
 import type { DialogNode, DialogOption, DialogScript } from './dialogScript.js';
-import { normalizeSpeech } from './dialogScript.js';
-import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn } from './types.js';
+import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn, TurnUnderstanding } from './types.js';
 
 /** Nodes entered in one response at most: a guard against `next` loops without a `listen`. */
 const maxStepsPerResponse = 50;
@@ -17,6 +17,9 @@ export class ScriptBrain implements AgentBrain {
   private readonly extracted: Record<string, string | number | boolean> = {};
   /** Where the script goes on when the transfer it asked for fails. */
   private transferFailedNode: string | null = null;
+  private currentName: string | null = null;
+  /** What each callee turn at a `listen` was understood as, in order (the call's metrics). */
+  private readonly understood: TurnUnderstanding[] = [];
 
   constructor(
     private readonly script: DialogScript,
@@ -39,7 +42,8 @@ export class ScriptBrain implements AgentBrain {
   async *onCalleeTurn(turn: CalleeTurn, _signal?: AbortSignal): AsyncIterable<BrainAction> {
     const node = this.current;
     if (!node?.listen) return;
-    const option = this.match(node.listen, turn);
+    const { option, understanding } = this.match(node.listen, turn);
+    this.understood.push({ node: this.currentName ?? '', ...understanding });
     if (option) {
       Object.assign(this.extracted, option.set ?? {});
       if (option.capture) this.extracted[option.capture] = turn.text;
@@ -70,21 +74,39 @@ export class ScriptBrain implements AgentBrain {
 
   noteSaid(): void {}
 
+  /** Per callee turn at a `listen`: what was heard, which rule matched (or none) and why. */
+  understanding(): TurnUnderstanding[] {
+    return this.understood.map((entry) => ({ ...entry }));
+  }
+
   async analyze(): Promise<CallAnalysisResult> {
     return scriptAnalysis({ ...this.extracted }, this.analysis);
   }
 
-  private match(options: DialogOption[], turn: CalleeTurn): DialogOption | undefined {
-    const heard = normalizeSpeech(turn.matchedPhrase ?? turn.text);
-    if (!heard) return options.find((option) => option.phrases.length === 0);
-    const padded = ` ${heard} `;
-    return (
-      options.find((option) => option.phrases.some((phrase) => normalizeSpeech(phrase) === heard)) ??
-      options.find((option) =>
-        option.phrases.some((phrase) => padded.includes(` ${normalizeSpeech(phrase)} `)),
-      ) ??
-      options.find((option) => option.phrases.length === 0)
-    );
+  /**
+   * The option the turn carries (domain/intentMatching.ts: a listed phrase or a variant of one
+   * inside the answer, not negated); else the free-form option, if the node has one.
+   */
+  private match(
+    options: DialogOption[],
+    turn: CalleeTurn,
+  ): { option: DialogOption | undefined; understanding: Understanding } {
+    const freeForm = options.findIndex((option) => option.phrases.length === 0);
+    const understanding = understandAnswer(options, turn.text || turn.matchedPhrase || '');
+    if (understanding.option !== null) return { option: options[understanding.option], understanding };
+    if (freeForm >= 0) {
+      return {
+        option: options[freeForm],
+        understanding: {
+          ...understanding,
+          option: freeForm,
+          reason: understanding.heard
+            ? 'the free-form option takes any answer'
+            : 'nothing was heard; the free-form option takes it',
+        },
+      };
+    }
+    return { option: undefined, understanding };
   }
 
   /** Enters `name` and follows `next` links, saying what each node says, until a listen or an end. */
@@ -94,6 +116,7 @@ export class ScriptBrain implements AgentBrain {
       const node: DialogNode | undefined = this.script.nodes[nodeName];
       if (!node) return;
       this.current = node;
+      this.currentName = nodeName;
       Object.assign(this.extracted, node.set ?? {});
       if (node.say && !(skipFirstSay && step === 0))
         yield {

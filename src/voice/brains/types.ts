@@ -27,6 +27,22 @@ export interface CallAnalysisResult {
   analysis: CallAnalysis;
 }
 
+/** One callee turn as a rule-following brain understood it (domain/intentMatching.ts). */
+export interface TurnUnderstanding {
+  /** The script node that listened. */
+  node: string;
+  /** The words heard. */
+  heard: string;
+  /** The matched option's index in the node's `listen` list; null: none matched. */
+  option: number | null;
+  /** The listed phrase that matched. */
+  phrase: string | null;
+  /** exact: the answer is the phrase; contains: among other words; variant: in other words. */
+  match: 'exact' | 'contains' | 'variant' | null;
+  /** Why this option, or why none. */
+  reason: string;
+}
+
 /** A callee turn as the pipeline hands it over. */
 export interface CalleeTurn {
   text: string;
@@ -74,6 +90,11 @@ export interface AgentBrain {
   noteSaid(text: string): void;
   /** An action it asked for was not carried out after all (why, in words for the brain). */
   noteNotDone?(action: 'end_call' | 'transfer', why: string): void;
+  /**
+   * Per callee turn the brain matched against rules (the script brain's `listen`): what was heard,
+   * which rule matched (or none) and why. For the call's metrics (`understanding`).
+   */
+  understanding?(): TurnUnderstanding[];
   /**
    * The post-call analysis: the extracted data, checked against the agent's data schema, and the
    * summary and success judgement it asks for (src/voice/callAnalyst.ts).

@@ -62,13 +62,32 @@ export function selectUsablePhrases(
 }
 
 /**
+ * What a grammar may hear around its phrases ("oh yes that works for me thanks"), and their cost:
+ * up to two short words before a phrase ("oh", "well", "uh no") and up to two short phrases after
+ * it ("for me", "thank you", "is fine"). A fixed shape, not a free loop of words: a free loop let
+ * the recogniser spell any sentence as fillers around a one-word phrase (bench:intents).
+ */
+export interface GrammarFillers {
+  before: readonly string[];
+  after: readonly string[];
+  /**
+   * The cost (a log probability in the recognizer's units) of each phrase after: lower keeps more
+   * answers to the bare phrase and forces fewer sentences outside the phrases into phrase + filler.
+   */
+  logp: number;
+  /** The cost of each word before a phrase; default `logp`. */
+  beforeLogp?: number;
+}
+
+/**
  * Builds the grammar: state 0 starts, state 1 ends, and each phrase is a chain of fresh states
  * between them. Phrases sharing a first word share nothing else, which keeps the network a plain
- * union of alternatives.
+ * union of alternatives. With `fillers`, a phrase may come with words before and after it.
  */
 export function buildPhraseGrammar(
   phrases: readonly string[],
   rejection?: { words: readonly string[]; logp: number },
+  fillers?: GrammarFillers,
 ): PhraseGrammar {
   const startState = 0;
   const endState = 1;
@@ -86,19 +105,100 @@ export function buildPhraseGrammar(
       transitions.push({ fromState: startState, toState: endState, word, logp: rejection.logp });
     }
   }
+  const before = fillers ? [...new Set(fillers.before)] : [];
+  const after = fillers ? [...new Set(fillers.after.map((phrase) => phraseWords(phrase).join(' ')))] : [];
+  const fillerLogp = fillers?.logp ?? 0;
+  // Before: start → word → firstBefore → word → secondBefore; a phrase may start at any of them.
+  const phraseStarts = [startState];
+  if (before.length > 0) {
+    const firstBefore = nextState++;
+    const secondBefore = nextState++;
+    const beforeLogp = fillers?.beforeLogp ?? fillerLogp;
+    for (const word of before) {
+      transitions.push({ fromState: startState, toState: firstBefore, word, logp: beforeLogp });
+      transitions.push({ fromState: firstBefore, toState: secondBefore, word, logp: beforeLogp });
+    }
+    phraseStarts.push(firstBefore, secondBefore);
+  }
+  // After: phrase → afterPhrase → one phrase after → end, or → afterFirst → another → end.
+  const afterPhrase = after.length > 0 ? nextState++ : -1;
+  if (after.length > 0) {
+    const afterFirst = nextState++;
+    const chain = (from: number, to: number, words: readonly string[]) => {
+      let fromState = from;
+      words.forEach((word, index) => {
+        const toState = index === words.length - 1 ? to : nextState++;
+        transitions.push({ fromState, toState, word, ...(index === 0 ? { logp: fillerLogp } : {}) });
+        fromState = toState;
+      });
+    };
+    for (const phrase of after) {
+      const words = phrase.split(' ');
+      chain(afterPhrase, endState, words);
+      chain(afterPhrase, afterFirst, words);
+      chain(afterFirst, endState, words);
+    }
+  }
   for (const phrase of phrases) {
     const words = phraseWords(phrase);
-    let fromState = startState;
+    let fromStates = phraseStarts;
     words.forEach((word, index) => {
-      const isLast = index === words.length - 1;
-      const toState = isLast ? endState : nextState++;
-      transitions.push({ fromState, toState, word });
-      fromState = toState;
+      if (index === words.length - 1) {
+        for (const fromState of fromStates) {
+          transitions.push({ fromState, toState: endState, word });
+          if (afterPhrase >= 0) transitions.push({ fromState, toState: afterPhrase, word });
+        }
+        return;
+      }
+      const toState = nextState++;
+      for (const fromState of fromStates) transitions.push({ fromState, toState, word });
+      fromStates = [toState];
     });
   }
   if (transitions.length === 0) throw new RangeError('a grammar needs at least one phrase with a word');
   return { stateCount: nextState, startState, endState, transitions };
 }
+
+/**
+ * Short words people put before an answer ("oh yes", "well no", "uh friday", "sorry i need…"). Not
+ * "yes" or "no": a grammar that let them stand before any phrase heard "yes" as "yeah no".
+ */
+export const wordsBeforeAnswers = ['oh', 'um', 'uh', 'well', 'okay', 'so', 'sorry', 'actually', 'hmm'];
+
+/** Short phrases people put after an answer ("…works for me", "tuesday please", "thursday is fine"). */
+export const phrasesAfterAnswers = [
+  'for me',
+  'thanks',
+  'thank you',
+  'please',
+  'sorry',
+  'is fine',
+  'is good',
+  'would be good',
+  'would be great',
+  'would be fine',
+  "that's fine",
+  'that works',
+  'works for me',
+  'thanks a lot',
+];
+
+/** The fillers a grammar can use: those whose every word the dictionary has. */
+export function fillersFor(
+  knownWords: ReadonlySet<string>,
+  costs: { afterLogp: number; beforeLogp: number },
+): GrammarFillers {
+  const spelled = (phrase: string) => phraseWords(phrase).every((word) => knownWords.has(word));
+  return {
+    before: wordsBeforeAnswers.filter(spelled),
+    after: phrasesAfterAnswers.filter(spelled),
+    logp: costs.afterLogp,
+    beforeLogp: costs.beforeLogp,
+  };
+}
+
+/** Every word of the fillers, for the dictionary lookup. */
+export const fillerWords = [...new Set([...wordsBeforeAnswers, ...phrasesAfterAnswers.flatMap(phraseWords)])];
 
 /** Which expected phrase a hypothesis is, if it is exactly one of them. */
 export function matchPhrase(hypothesis: string, phrases: readonly string[]): string | undefined {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { phraseCarried, surfaceVariants } from '../../../domain/intentMatching.js';
 import type { Logger } from '../../../logger.js';
 import { firstAudibleIndex } from '../../../telephony/rtp/audibleSamples.js';
 import { createResampler } from '../audio/resampler.js';
@@ -16,7 +17,8 @@ import {
 } from '../types.js';
 import {
   buildPhraseGrammar,
-  matchPhrase,
+  fillersFor,
+  fillerWords,
   phraseWords,
   rejectionWords,
   rejectionWordsFor,
@@ -44,6 +46,17 @@ const freeFormSearchId = 0;
  */
 const defaultRejectionLogp = -1_000_000;
 const defaultMinimumSpeechCoverage = 0.95;
+/**
+ * The cost of a run of filler words before or after a phrase ("oh yes that works thanks"): tuned on
+ * a corpus of paraphrases and off-script answers (docs/benchmarks.md, "Intents, not exact phrases").
+ */
+const defaultFillerLogp = -450_000;
+/**
+ * Words before a phrase cost more: off-script answers that got through were mostly spelt as words
+ * before a phrase ("um uh yeah i can" for "hang on a second"), wrapped answers mostly need words
+ * after ("yes that works for me").
+ */
+const defaultBeforeFillerLogp = -800_000;
 /**
  * Free-form speech is recognised in pieces: one utterance of more than 12–30 s of continuous speech
  * (depending on the words) exhausts the engine's fixed 96 MB of WASM memory (the search's history
@@ -81,6 +94,14 @@ export interface PocketsphinxSpeechToTextOptions {
    * -1,000,000.
    */
   rejectionLogp?: number | null;
+  /**
+   * The cost of a run of filler words around a phrase (see GrammarFillers): an answer that wraps a
+   * phrase in other words is heard whole, and the phrase is found inside it. null: the grammar holds
+   * the bare phrases only. Default -450,000 after a phrase, -800,000 before.
+   */
+  fillerLogp?: number | null;
+  /** Put the common variants of the phrases (yeah, nope, sounds good…) into the grammar. Default true. */
+  phraseVariants?: boolean;
   logger?: Logger;
 }
 
@@ -144,16 +165,25 @@ export class PocketsphinxSpeechToText implements SpeechToText {
 
   readonly #rejectionLogp: number | null;
   readonly #minimumSpeechCoverage: number | null;
+  readonly #fillerLogp: number | null;
+  readonly #phraseVariants: boolean;
 
   private constructor(
     pool: EnginePool<RecognizerProcess>,
     logger: Logger | undefined,
-    rejection: { logp: number | null; minimumSpeechCoverage: number | null },
+    rejection: {
+      logp: number | null;
+      minimumSpeechCoverage: number | null;
+      fillerLogp: number | null;
+      phraseVariants: boolean;
+    },
   ) {
     this.#pool = pool;
     this.#logger = logger;
     this.#rejectionLogp = rejection.logp;
     this.#minimumSpeechCoverage = rejection.minimumSpeechCoverage;
+    this.#fillerLogp = rejection.fillerLogp;
+    this.#phraseVariants = rejection.phraseVariants;
   }
 
   static async start(options: PocketsphinxSpeechToTextOptions = {}): Promise<PocketsphinxSpeechToText> {
@@ -182,6 +212,8 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     return new PocketsphinxSpeechToText(pool, options.logger, {
       logp: options.rejectionLogp === undefined ? defaultRejectionLogp : options.rejectionLogp,
       minimumSpeechCoverage,
+      fillerLogp: options.fillerLogp === undefined ? defaultFillerLogp : options.fillerLogp,
+      phraseVariants: options.phraseVariants ?? true,
     });
   }
 
@@ -189,6 +221,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     const recognizer = await this.#pool.acquire();
     try {
       const { searchId, phrases } = await this.#searchFor(recognizer, options.phrases ?? []);
+      // The grammar holds variants and fillers too; an answer is reported by the listed phrase it carries.
       await requestReply(recognizer.engineProcess, { type: 'start', searchId }, 'started');
       const minimumSpeechCoverage = phrases.length > 0 ? this.#minimumSpeechCoverage : null;
       const session = new PocketsphinxSession(recognizer.engineProcess, phrases, minimumSpeechCoverage, () =>
@@ -222,9 +255,12 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     phrases: readonly string[],
   ): Promise<{ searchId: number; phrases: string[] }> {
     if (phrases.length === 0) return { searchId: freeFormSearchId, phrases: [] };
+    const variants = this.#phraseVariants ? phrases.flatMap((phrase) => surfaceVariants(phrase)) : [];
     await recognizer.learnWords([
       ...phrases.flatMap(phraseWords),
+      ...variants.flatMap(phraseWords),
       ...(this.#rejectionLogp === null ? [] : rejectionWords),
+      ...(this.#fillerLogp === null ? [] : fillerWords),
     ]);
     const { usablePhrases, rejectedPhrases } = selectUsablePhrases(phrases, recognizer.knownWords);
     if (rejectedPhrases.length > 0) {
@@ -236,17 +272,28 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     if (usablePhrases.length === 0) {
       throw new ProviderError(providerName, 'none of the expected phrases can be recognized: unknown words');
     }
-    const key = usablePhrases.join('\n');
+    // Variants the dictionary cannot spell are simply left out.
+    const grammarPhrases = [
+      ...new Set([...usablePhrases, ...selectUsablePhrases(variants, recognizer.knownWords).usablePhrases]),
+    ];
+    const key = grammarPhrases.join('\n');
     let searchId = recognizer.grammarSearchIds.get(key);
     if (searchId === undefined) {
       const rejection =
         this.#rejectionLogp === null
           ? undefined
           : {
-              words: rejectionWordsFor(usablePhrases, recognizer.knownWords),
+              words: rejectionWordsFor(grammarPhrases, recognizer.knownWords),
               logp: this.#rejectionLogp,
             };
-      const grammar = buildPhraseGrammar(usablePhrases, rejection);
+      const fillers =
+        this.#fillerLogp === null
+          ? undefined
+          : fillersFor(recognizer.knownWords, {
+              afterLogp: this.#fillerLogp,
+              beforeLogp: Math.min(this.#fillerLogp, defaultBeforeFillerLogp),
+            });
+      const grammar = buildPhraseGrammar(grammarPhrases, rejection, fillers);
       searchId = (
         await requestReply(recognizer.engineProcess, { type: 'addGrammar', grammar }, 'grammarAdded')
       ).searchId;
@@ -349,7 +396,7 @@ class PocketsphinxSession implements SpeechToTextSession {
       const reply = await requestReply(this.#channel, { type: 'stop', withWords: rule !== null }, 'stopped');
       await Promise.all(this.#pieces);
       const text = joinWords(this.#piecesText, phraseWords(reply.text).join(' '));
-      const matchedPhrase = matchPhrase(text, this.#phrases);
+      const matchedPhrase = phraseCarried(text, this.#phrases);
       if (matchedPhrase === undefined) return { text };
       if (rule === null) return { text, matchedPhrase };
       const coverage = speechCoverage(rule.energyMeter.frames(), reply.words);
