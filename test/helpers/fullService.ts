@@ -93,6 +93,15 @@ export async function waitForTerminal(
 
 let trunkCallSeq = 0;
 
+interface TrunkCallOptions {
+  maxDurationS?: number;
+  firstMessage?: string;
+  toNumber?: string;
+  /** A script agent instead of the line check (its dialog script), and the call's variables. */
+  script?: unknown;
+  variables?: Record<string, string>;
+}
+
 /**
  * A call through a SIP trunk as a user makes one: a fresh account with the trunk (`trunk`, private
  * addresses allowed), a caller ID routed to it, an API key and an agent that greets and listens
@@ -101,15 +110,7 @@ let trunkCallSeq = 0;
 export async function callThroughTrunk(
   service: Awaited<ReturnType<typeof startFullService>>,
   trunk: Omit<TrunkInput, 'name'>,
-  options: {
-    maxDurationS?: number;
-    firstMessage?: string;
-    timeoutMs?: number;
-    toNumber?: string;
-    /** A script agent instead of the line check (its dialog script), and the call's variables. */
-    script?: unknown;
-    variables?: Record<string, string>;
-  } = {},
+  options: TrunkCallOptions & { timeoutMs?: number } = {},
 ): Promise<CallRecord> {
   const callId = await placeTrunkCall(service, trunk, options);
   return waitForTerminal(service, callId, options.timeoutMs ?? 30_000);
@@ -119,7 +120,7 @@ export async function callThroughTrunk(
 export async function placeTrunkCall(
   service: Awaited<ReturnType<typeof startFullService>>,
   trunk: Omit<TrunkInput, 'name'>,
-  options: { maxDurationS?: number; firstMessage?: string; toNumber?: string } = {},
+  options: TrunkCallOptions = {},
 ): Promise<string> {
   trunkCallSeq++;
   const account = await service.store.accounts.create({ name: `trunk call ${trunkCallSeq}` });
