@@ -1,24 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { campaignResource } from '../campaigns/campaignControl.js';
 import { editCampaign } from '../campaigns/editCampaign.js';
+import { editableCampaignFields } from '../domain/campaignEdits.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { campaignIdOf, campaignIdParams, campaignRequestSchema, campaignSchema } from './campaignRoutes.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
-
-const editable = [
-  'name',
-  'calling_window',
-  'max_concurrency',
-  'calls_per_minute',
-  'max_daily_attempts',
-  'retry',
-  'from_number',
-  'caller_ids',
-  'caller_id_selection',
-  'ends_at',
-] as const;
 
 const campaignEditSchema = {
   type: 'object',
@@ -26,7 +14,9 @@ const campaignEditSchema = {
   minProperties: 1,
   description:
     'Any of the settings below; each is checked as at creation and holds from the next claim. Calls already queued keep their caller ID.',
-  properties: Object.fromEntries(editable.map((field) => [field, campaignRequestSchema.properties[field]])),
+  properties: Object.fromEntries(
+    editableCampaignFields.map((field) => [field, campaignRequestSchema.properties[field]]),
+  ),
   examples: [
     { calling_window: { start: '10:00', end: '18:00', weekdays: [1, 2, 3, 4, 5] }, calls_per_minute: 20 },
   ],

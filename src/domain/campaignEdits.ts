@@ -26,7 +26,8 @@ export interface CampaignEdit {
   endsAt?: string | null;
 }
 
-const editableFields = new Set([
+/** The settings of a campaign that may change while it runs or is paused (the API's PATCH body). */
+export const editableCampaignFields = [
   'name',
   'calling_window',
   'max_concurrency',
@@ -37,7 +38,9 @@ const editableFields = new Set([
   'caller_ids',
   'caller_id_selection',
   'ends_at',
-]);
+] as const;
+
+const editableFields: ReadonlySet<string> = new Set(editableCampaignFields);
 
 function invalid(message: string): AppError {
   return new AppError('validation_error', message);
