@@ -28,6 +28,8 @@ interface Reply {
   committed: boolean;
   /** Generated ahead of the callee's final words: nothing is played or done until this settles. */
   gate?: Promise<void> | undefined;
+  /** Taken back by its caller (a draft whose words were not the callee's): the brain hears nothing of it. */
+  takenBack?: boolean;
 }
 
 /** Actions the model chose that are carried out once announced, whatever the callee does meanwhile. */
@@ -183,7 +185,10 @@ export class AgentReplies {
       finishedSpeaking = resolve;
     });
     void this.play(reply, actions, endingReason, timed, finishedSpeaking);
-    return () => reply.controller.abort();
+    return () => {
+      reply.takenBack = true;
+      reply.controller.abort();
+    };
   }
 
   private async play(
@@ -287,7 +292,8 @@ export class AgentReplies {
     } finally {
       const lines = await Promise.all(spoken);
       finishedSpeaking(lines.at(-1) ?? null);
-      if (lines.some((line) => line.interrupted)) this.noteCut(lines, reply.cutByCallee);
+      // A reply taken back (its caller rolls the brain's history back itself) was never the agent's.
+      if (!reply.takenBack && lines.some((line) => line.interrupted)) this.noteCut(lines, reply.cutByCallee);
       if (this.reply === reply) this.reply = null;
       this.options.onReplyOver();
     }

@@ -101,7 +101,9 @@ async function converse(calleeSpeech: Int16Array) {
   });
   try {
     pair.conversation.start();
-    await pair.agentFinished();
+    // The greeting's end: longer than the pause flite's voice makes at its comma (230-280 ms heard
+    // on loopback, more on a loaded machine), or the callee would start inside the greeting.
+    await pair.agentFinished(600);
     const spokeAtMs = pair.nowMs();
     await pair.calleeRtp.play(calleeSpeech);
     const calleeDoneMs = pair.nowMs();
