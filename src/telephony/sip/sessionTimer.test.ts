@@ -177,7 +177,10 @@ describe('session timers (RFC 4028) on calls we place', () => {
     const agent = await startCaller();
     const call = callTo(agent, farEnd);
     const outcome = await call.outcome;
-    expect(outcome).toMatchObject({ kind: 'ended', ended: { by: 'local' } });
+    // The call ends once its BYE is handed to the transaction (RFC 3261 §15.1.1, issue 35), which
+    // can be before the datagram reaches the far end: wait for it to arrive.
+    expect(outcome).toMatchObject({ kind: 'ended', ended: { by: 'local', reason: 'BYE sent' } });
+    await farEnd.next((m) => m.kind === 'request' && m.method === 'BYE');
     expect(farEnd.requests('BYE')).toHaveLength(1);
   });
 
