@@ -142,9 +142,12 @@ describe('a language model that goes quiet', () => {
     // Deepgram hears the callee (a vendor's final transcript comes in milliseconds, not seconds).
     settings: { stt: { provider: 'deepgram' } },
   };
+  // The reply the callee waits for stalls: one begun ahead on their partial words (dropped when
+  // the last word comes, issue 33c's preemptive generation) does not use the stall up.
+  const calleeWords = 'Yes, that works for me.';
 
   it('never sends its first token: the apology follows at once, failed/provider_error, recorded', async () => {
-    openAi.script.chatStreamStall = { afterChunks: 0, times: 1 };
+    openAi.script.chatStreamStall = { afterChunks: 0, times: 1, answering: calleeWords };
     const record = await call(llmAgent, person);
     expectNoWaitAfterTheTurn(record);
     expect(failuresOf(record)).toEqual([
@@ -153,7 +156,7 @@ describe('a language model that goes quiet', () => {
   });
 
   it('stops after its first sentence: the sentence is said, then the apology, recorded', async () => {
-    openAi.script.chatStreamStall = { afterChunks: 1, times: 1 };
+    openAi.script.chatStreamStall = { afterChunks: 1, times: 1, answering: calleeWords };
     const record = await call(llmAgent, person);
     expectNoWaitAfterTheTurn(record);
     expect(record.transcript.filter((line) => line.role === 'agent').map((line) => line.text)).toContain(

@@ -64,9 +64,11 @@ export interface FakeOpenAiScript {
   /**
    * A model that stalls: the next `times` streamed completions (default all) send their headers and
    * the first `afterChunks` chunks, then nothing more with the connection left open (0: the model
-   * never produces a first token).
+   * never produces a first token). With `answering`, only completions whose last user message is
+   * that text stall: a reply begun ahead on the callee's partial words (and dropped when the last
+   * word comes) neither stalls nor uses up `times`.
    */
-  chatStreamStall?: { afterChunks: number; times?: number };
+  chatStreamStall?: { afterChunks: number; times?: number; answering?: string };
 }
 
 export interface FakeOpenAiServer {
@@ -232,7 +234,14 @@ export async function startFakeOpenAiServer(
             : steps;
           response.writeHead(200, { 'content-type': 'text/event-stream' });
           const stall = script.chatStreamStall;
-          if (stall && (stall.times === undefined || stall.times > 0)) {
+          const lastUserText = (json.messages as Array<{ role?: unknown; content?: unknown }> | undefined)
+            ?.filter((message) => message.role === 'user')
+            .at(-1)?.content;
+          if (
+            stall &&
+            (stall.times === undefined || stall.times > 0) &&
+            (stall.answering === undefined || lastUserText === stall.answering)
+          ) {
             if (stall.times !== undefined) stall.times--;
             for (const event of events.slice(0, stall.afterChunks)) response.write(event);
             // Nothing more, until the client gives up (the connection stays open meanwhile).
