@@ -125,7 +125,16 @@ describe('the example order desk agent', () => {
     const said = call.transcript
       .filter((entry) => entry.role === 'agent' && !entry.event)
       .map((entry) => entry.text);
-    expect(said).toEqual(["One moment, I'm looking that up.", 'Your order is shipped.', 'Goodbye!']);
+    // The waiting line is said only for a tool not answered within 250 ms (issue 35): the example
+    // server on loopback usually answers sooner, a loaded machine sometimes not.
+    const asked = call.transcript.find((entry) => entry.event === 'tool_call');
+    const answeredAfterMs = (result_?.start_ms ?? 0) - (asked?.start_ms ?? 0);
+    expect(asked).toBeDefined();
+    expect(said).toEqual([
+      ...(answeredAfterMs >= 250 ? ["One moment, I'm looking that up."] : []),
+      'Your order is shipped.',
+      'Goodbye!',
+    ]);
   }, 45_000);
 
   it('transfers the caller to a person on request', async () => {
