@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { CallSession } from '../../src/calls/callSession.js';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
@@ -92,7 +92,8 @@ describe('the SDP answer names where our media goes', () => {
     );
     const finished = await session.done;
     expect(finished).toMatchObject({ status: 'failed', endReason: 'carrier_error' });
-    expect(peer.methods).toContain('BYE');
+    // The call ends as its BYE is sent (RFC 3261 §15.1.1), a moment before the peer reads it.
+    await vi.waitFor(() => expect(peer.methods).toContain('BYE'), { timeout: 2_000 });
     expect(packetsAtThird).toEqual([]);
   });
 });
