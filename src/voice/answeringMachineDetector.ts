@@ -154,14 +154,10 @@ export class AnsweringMachineDetector {
 
   /**
    * The callee answered the agent in words: a person, when nothing better was decided (an unknown
-   * from a silent start is corrected; a person or a machine decided from the audio stands). Words
-   * heard while the audio is still deciding leave it to the audio: the recogniser can finish an
-   * opening "Hello?" before its pause has lasted `personPauseMs` (that is `short_greeting`), and a
-   * recording's first sentence before it has run on to `greetingMachineMs` (a machine).
+   * from a silent start is corrected; a person or a machine decided from the audio stands).
    */
   noteReply(atMs: number): AnsweringDecision | null {
     if (this.decided && this.decided.answeredBy !== 'unknown') return null;
-    if (!this.decided && this.heardSpeech) return null;
     return this.decide('human', 0.75, atMs, 'reply');
   }
 
