@@ -8,7 +8,12 @@ import {
   type NewAgent,
 } from '../domain/records.js';
 import type { Store } from '../store/types.js';
-import { agentLimits, checkSettingsAndScript, parseVariableDeclaration } from './agents.js';
+import {
+  agentLimits,
+  checkSettingsAndScript,
+  formatVariableDeclaration,
+  parseVariableDeclaration,
+} from './agents.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */
 export type AgentFields = Omit<NewAgent, 'accountId' | 'active'>;
@@ -17,7 +22,7 @@ export interface AgentFormText {
   name: string;
   prompt: string;
   firstMessage: string;
-  /** One `NAME` or `NAME=DEFAULT` per line. */
+  /** One `NAME[:TYPE][!][=DEFAULT]` per line (parseVariableDeclaration). */
   variables: string;
   /** One `name:type:description` per line. */
   extraction: string;
@@ -137,7 +142,15 @@ export async function updateAgentFromForm(
   agentId: string,
   form: AgentFormText,
 ): Promise<AgentRecord> {
-  const updated = await store.agents.update(accountId, agentId, parseAgentForm(form));
+  const fields = parseAgentForm(form);
+  // The form has no place for a variable's description: a variable kept by name keeps its own.
+  const current = await store.agents.get(accountId, agentId);
+  const descriptions = new Map(current?.variables.map((entry) => [entry.name, entry.description]));
+  fields.variables = fields.variables.map((entry) => ({
+    ...entry,
+    description: descriptions.get(entry.name) ?? entry.description,
+  }));
+  const updated = current ? await store.agents.update(accountId, agentId, fields) : null;
   if (!updated) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
   return updated;
 }
@@ -148,9 +161,7 @@ export function agentFormText(agent: AgentRecord): AgentFormText {
     name: agent.name,
     prompt: agent.prompt,
     firstMessage: agent.firstMessage,
-    variables: agent.variables
-      .map((entry) => (entry.default === null ? entry.name : `${entry.name}=${entry.default}`))
-      .join('\n'),
+    variables: agent.variables.map(formatVariableDeclaration).join('\n'),
     extraction: agent.extraction
       .map((entry) => `${entry.name}:${entry.type}:${entry.description}`)
       .join('\n'),
