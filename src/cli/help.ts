@@ -78,7 +78,8 @@ export const commandHelp: Record<string, GroupHelp> = {
       },
       update: {
         synopsis: 'AGENT_ID [the flags of create]',
-        summary: 'change what the flags give and keep the rest (--variable and --extract replace their lists)',
+        summary:
+          'change what the flags give and keep the rest (--variable and --extract replace their lists)',
         details: [
           '--settings JSON|@FILE  replaces the settings; --voice, --llm-model, --voicemail-message change their part',
           '--brain llm            drops the script (unless --script is given too)',
