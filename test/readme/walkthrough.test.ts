@@ -191,6 +191,26 @@ describe("the README's path, on a fresh clone", () => {
       expect(receive.output()).not.toMatch(/refused:/);
       // The curl's answer named the same call the delivery was about.
       expect(receive.output()).toContain(`"call_id":"${verified[1]}"`);
+      // The block waits for its receiver: both events were delivered at the first attempt (issue 38:
+      // the receiver used to start after the endpoint was set, so the held event's first try was
+      // refused and it came on the retry 5 s later, every time).
+      const firstTries = await until(
+        'both events recorded as delivered',
+        async () => {
+          const listing = startInClone('node dist/main.js events list --json', env);
+          await listing.exited;
+          const start = listing.output().indexOf('{');
+          if (start < 0) return undefined;
+          const events = (JSON.parse(listing.output().slice(start)) as { data: Record<string, unknown>[] })
+            .data;
+          return events.length === 2 && events.every((event) => event.status === 'delivered')
+            ? events
+            : undefined;
+        },
+        20_000,
+        () => receive.output(),
+      );
+      expect(firstTries.map((event) => event.attempts)).toEqual([1, 1]);
       stopGroup(receive.child);
       await receive.exited;
     } finally {
