@@ -95,6 +95,18 @@ describe('EnginePool', () => {
     expect(pool.health().available).toBe(true);
   });
 
+  it("ignores the terminal's Ctrl-C (SIGINT reaches the whole process group): its host stops it", async () => {
+    const pool = await startPool();
+    const engine = await pool.acquire();
+    const processId = engine.engineProcess.processId as number;
+    process.kill(processId, 'SIGINT');
+    // Still the same process, still answering, after the signal was delivered and handled.
+    expect(await engine.engineProcess.request({ type: 'echo', text: 'after ctrl-c' })).toBe('after ctrl-c');
+    expect(engine.engineProcess.processId).toBe(processId);
+    pool.release(engine);
+    expect(pool.health()).toMatchObject({ failures: 0 });
+  });
+
   it('replaces an engine that reports itself broken (as the real ones do after a WASM trap)', async () => {
     const pool = await startPool({ sharing: 'shared' });
     const engine = await pool.acquire();

@@ -109,6 +109,9 @@ export class EngineProcess<TRequest, TReply, TEvent = never> {
       "const port = { postMessage: (message) => { if (process.connected) process.send(message); }, onMessage: (listener) => process.on('message', listener) };",
       // The host went away (or closed the channel): nothing is left to serve.
       "process.on('disconnect', () => process.exit(0));",
+      // Ctrl-C in the terminal reaches the whole process group: the engine is stopped by its host
+      // (which may let a call finish first), not by the terminal.
+      "process.on('SIGINT', () => {});",
       `const helpers = {${helpers}};`,
       `(${options.main.toString()})({ fs: require('node:fs'), path: require('node:path'), vm: require('node:vm'), require, port, helpers }, ${JSON.stringify(options.data)});`,
     ].join('\n');
