@@ -36,6 +36,9 @@ describe('npm run demo', () => {
     expect(output).toMatch(/^\s+\d+\.\d s\s+callee\s+\S/m);
     expect(output).toMatch(/^Status: completed \/ agent_hangup/m);
     expect(output).toMatch(/✓ demo complete/);
+    // Readable lines only: no JSON log line, and no setup token for a database about to be removed.
+    expect(output.split('\n').filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
+    expect(output).not.toMatch(/setup token|setupToken/i);
 
     const dataDir = /embedded SQLite in (\S+);/.exec(output)?.[1];
     expect(dataDir, output).toMatch(/callwright-demo-/);
