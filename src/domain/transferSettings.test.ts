@@ -42,7 +42,7 @@ describe('the summary header', () => {
       `Wants a refund.\r\nInjected: yes\u0000 ${'é'.repeat(300)}`,
     );
     expect(header?.name).toBe('X-Call-Summary');
-    expect(header?.value).not.toMatch(/[\r\n\u0000]/);
+    for (const control of ['\r', '\n', '\u0000']) expect(header?.value).not.toContain(control);
     expect(header?.value.startsWith('Wants a refund. Injected: yes é')).toBe(true);
     expect([...(header?.value ?? '')]).toHaveLength(200);
     expect(summaryHeaderFor('X-Call-Summary', ' \r\n ')).toBeNull();
