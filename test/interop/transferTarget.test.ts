@@ -8,7 +8,7 @@ import { agentChannel, loudFrames } from '../helpers/recordings.js';
 import { expectSippPassed, startSipp, stopAll } from '../sipp/harness.js';
 
 /**
- * A warm transfer over a real trunk, SIPp at both ends (test/sipp/uas_transfer_target.xml): the
+ * Transfers over a real trunk with SIPp. A warm transfer, SIPp at both ends (test/sipp/uas_transfer_target.xml): the
  * callee presses 1, the scripted agent says "Please hold." and dials the target over the same
  * trunk. What is checked on the wire and in the recording: the summary in the INVITE's
  * X-Call-Summary header, cleaned of the CR/LF that would have injected a header; the digits of
@@ -65,7 +65,7 @@ function dtmfDigits(received: readonly Buffer[]): string {
   return digits;
 }
 
-describe('warm transfer to a SIPp target over a trunk', () => {
+describe('transfers to a SIPp target over a trunk', () => {
   it('sends the cleaned summary header, dials the digits after connect and plays hold audio', async () => {
     const logFile = join(directory, 'sipp.log');
     const { port, run } = await startSipp(
@@ -115,4 +115,30 @@ describe('warm transfer to a SIPp target over a trunk', () => {
     expect(afterHold.length).toBeGreaterThan(8 * 1_000);
     expect(loudFrames(afterHold)).toBeGreaterThanOrEqual(10);
   }, 90_000);
+
+  it('embeds the summary in the Refer-To of a cold transfer as RFC 7433 User-to-User', async () => {
+    const { port, run } = await startSipp('uas_refer_summary.xml', ['-timeout', '40s'], 45_000);
+    const record = await callThroughTrunk(
+      service,
+      { uri: `sip:127.0.0.1:${port}` },
+      {
+        script,
+        maxDurationS: 30,
+        timeoutMs: 40_000,
+        settings: {
+          transfer: {
+            targets: { human: '+14155550188' },
+            whisper: 'Caller pressed one.\r\nX-Injected: yes',
+            summary_header: 'User-to-User',
+          },
+        },
+      },
+    );
+    expect(record, JSON.stringify(record.transcript)).toMatchObject({
+      status: 'completed',
+      endReason: 'transferred',
+    });
+    // SIPp's check of the Refer-To (hex of the cleaned summary, ;encoding=hex escaped) is its verdict.
+    await expectSippPassed(run);
+  }, 60_000);
 });
