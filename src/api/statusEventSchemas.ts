@@ -191,7 +191,8 @@ const statusEventSchemas = {
         enum: [...transferOutcomes],
         description:
           'connected (sent at once); otherwise sent just before call.completed for the last attempt: ' +
-          'no_answer, busy, refused (the line refused REFER) or failed.',
+          'declined (the person pressed the decline key), no_answer, busy, refused (the line refused REFER) ' +
+          'or failed.',
       },
       sip_status: {
         type: ['integer', 'null'],

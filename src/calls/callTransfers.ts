@@ -161,19 +161,58 @@ async function dialBriefAndHandOff(
       reason: answer.reason,
       ...(answer.noAnswer ? { noAnswer: true } : {}),
     };
+  const decline = parts.options.declineDigit ? declineListener(leg.rtp, parts.options.declineDigit) : null;
   try {
     if (attempt.digits) await dialDigits(leg.rtp, attempt.digits);
     if (whisper) {
       const played = await leg.rtp.play(await spoken(parts.tts, parts.ttsVoice, whisper));
-      if (played.interrupted) throw new Error('the whisper was cut');
+      if (played.interrupted && !decline?.declined) throw new Error('the whisper was cut');
+    }
+    if (decline && (decline.declined || (await decline.within(declineGraceMs)))) {
+      parts.logger.info({ target: attempt.target }, 'the person declined the transfer');
+      await leg.hangUp();
+      return { kind: 'failed', status: null, declined: true, reason: 'the person declined the call' };
     }
   } catch (error) {
     parts.logger.warn({ err: error }, 'the transfer target could not be briefed');
     await leg.hangUp();
     return { kind: 'failed', status: null, reason: 'the person could not be briefed' };
+  } finally {
+    decline?.stop();
   }
   parts.handOff(leg);
   return { kind: 'transferred', status: 200, via, ...(whisper && via === 'warm' ? { whisper } : {}) };
+}
+
+/** How long after the brief the person may still press the decline key. */
+const declineGraceMs = 2_000;
+
+/**
+ * Watches the leg for the decline key: `declined` once pressed (the brief is cut at once), and
+ * `within(ms)` resolves true if it is pressed in the next `ms`.
+ */
+function declineListener(rtp: RtpSession, digit: string) {
+  let pressed: () => void = () => {};
+  const state = {
+    declined: false,
+    within: (ms: number) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(state.declined), ms);
+        pressed = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      }),
+    stop: () => rtp.off('dtmf', onDtmf),
+  };
+  const onDtmf = (event: { digit: string }) => {
+    if (event.digit !== digit || state.declined) return;
+    state.declined = true;
+    rtp.clear();
+    pressed();
+  };
+  rtp.on('dtmf', onDtmf);
+  return state;
 }
 
 /** Sends `ww123#` to the target as RFC 4733 events (in-band tones when it takes none), `w` a pause. */

@@ -18,8 +18,14 @@ describe('settings.transfer: hold_audio, summary_header, digits', () => {
         hold_audio: 'none',
         summary_header: 'User-to-User',
         digits: { billing: 'ww12#' },
+        decline_digit: '2',
       }),
-    ).toMatchObject({ holdAudio: 'none', summaryHeader: 'User-to-User', digits: { billing: 'ww12#' } });
+    ).toMatchObject({
+      holdAudio: 'none',
+      summaryHeader: 'User-to-User',
+      digits: { billing: 'ww12#' },
+      declineDigit: '2',
+    });
   });
 
   it.each([
@@ -30,6 +36,8 @@ describe('settings.transfer: hold_audio, summary_header, digits', () => {
     [{ targets, warm: true, digits: { sales: '12' } }, /settings.transfer.digits.sales is not one of/],
     [{ targets, warm: true, digits: { billing: '12x' } }, /settings.transfer.digits.billing must be/],
     [{ targets, warm: true, digits: { billing: 'www' } }, /settings.transfer.digits.billing must be/],
+    [{ targets, warm: true, decline_digit: '22' }, /settings.transfer.decline_digit must be one key/],
+    [{ targets, decline_digit: '2' }, /settings.transfer.decline_digit needs warm: true/],
   ])('refuses %j with a message naming the field', (raw, message) => {
     expect(() => checkTransferOptions(raw)).toThrow(message);
   });
@@ -83,5 +91,6 @@ describe('digits and outcomes', () => {
     expect(transferOutcomeOf({ kind: 'failed', status: 480 })).toBe('no_answer');
     expect(transferOutcomeOf({ kind: 'failed', status: null, noAnswer: true })).toBe('no_answer');
     expect(transferOutcomeOf({ kind: 'failed', status: 404 })).toBe('failed');
+    expect(transferOutcomeOf({ kind: 'failed', status: null, declined: true })).toBe('declined');
   });
 });

@@ -19,6 +19,9 @@ import { isObject, refuse } from './settingsParsing.js';
  *   INVITE when callwright dials the target, embedded in the Refer-To URI of a REFER.
  * - `digits`: per target, DTMF (RFC 4733) sent once the target answers, before the briefing; `w`
  *   waits half a second. Only where callwright dials the target itself (`warm`).
+ * - `decline_digit`: the key (`"2"`) the person who answers a warm transfer presses, during the
+ *   brief or within 2 s after it, to decline: the leg is hung up and the agent goes back to the
+ *   callee, told so. Absent: no declining, and no wait after the brief.
  */
 
 export const holdAudioKinds = ['tone', 'none'] as const;
@@ -36,19 +39,32 @@ export const transferExtraLimits = {
 
 export interface TransferExtras {
   holdAudio: HoldAudio;
+  /** The key the person who answers a warm transfer presses to decline it; null: no declining. */
+  declineDigit: string | null;
   /** The header name as configured (`X-…` or `User-to-User`); null: no header. */
   summaryHeader: string | null;
   /** Target name → digits to dial after it answers. */
   digits: Record<string, string>;
 }
 
-export const defaultTransferExtras: TransferExtras = { holdAudio: 'tone', summaryHeader: null, digits: {} };
+export const defaultTransferExtras: TransferExtras = {
+  holdAudio: 'tone',
+  declineDigit: null,
+  summaryHeader: null,
+  digits: {},
+};
 
-export const transferExtraFields = ['hold_audio', 'summary_header', 'digits'] as const;
+export const transferExtraFields = ['hold_audio', 'summary_header', 'digits', 'decline_digit'] as const;
 
 /** Checks `hold_audio`, `summary_header` and `digits` of `settings.transfer` (already an object with targets). */
 export function checkTransferExtras(raw: Record<string, unknown>): TransferExtras {
-  const { hold_audio: hold, summary_header: header, digits, targets, warm } = raw;
+  const { hold_audio: hold, summary_header: header, digits, targets, warm, decline_digit: decline } = raw;
+  if (decline !== undefined) {
+    if (typeof decline !== 'string' || !/^[0-9*#]$/.test(decline))
+      refuse('settings.transfer.decline_digit must be one key: 0-9, * or #');
+    if (warm !== true)
+      refuse('settings.transfer.decline_digit needs warm: true (only a briefed person can decline)');
+  }
   if (hold !== undefined && !holdAudioKinds.includes(hold as HoldAudio))
     refuse(`settings.transfer.hold_audio must be one of ${holdAudioKinds.join(', ')}`);
   if (
@@ -82,6 +98,7 @@ export function checkTransferExtras(raw: Record<string, unknown>): TransferExtra
   }
   return {
     holdAudio: (hold as HoldAudio | undefined) ?? 'tone',
+    declineDigit: typeof decline === 'string' ? decline : null,
     summaryHeader: typeof header === 'string' ? header : null,
     digits: dialled,
   };
@@ -143,7 +160,7 @@ export function withEmbeddedHeader(uri: string, header: { name: string; value: s
 }
 
 /** How a transfer ended, as `call.transferred` says it. */
-export const transferOutcomes = ['connected', 'no_answer', 'busy', 'refused', 'failed'] as const;
+export const transferOutcomes = ['connected', 'declined', 'no_answer', 'busy', 'refused', 'failed'] as const;
 export type TransferOutcome = (typeof transferOutcomes)[number];
 
 /** A transfer's outcome from how it went: the SIP status of the target's answer decides. */
@@ -151,9 +168,10 @@ export function transferOutcomeOf(
   result:
     | { kind: 'transferred' }
     | { kind: 'refused'; status: number }
-    | { kind: 'failed'; status: number | null; noAnswer?: boolean },
+    | { kind: 'failed'; status: number | null; noAnswer?: boolean; declined?: boolean },
 ): TransferOutcome {
   if (result.kind === 'transferred') return 'connected';
+  if (result.kind === 'failed' && result.declined) return 'declined';
   if (result.kind === 'refused') return 'refused';
   if (result.noAnswer || result.status === 408 || result.status === 480 || result.status === 487)
     return 'no_answer';

@@ -141,4 +141,37 @@ describe('transfers to a SIPp target over a trunk', () => {
     // SIPp's check of the Refer-To (hex of the cleaned summary, ;encoding=hex escaped) is its verdict.
     await expectSippPassed(run);
   }, 60_000);
+
+  it('goes back to the callee when the person presses the decline key, and says so', async () => {
+    const { port, run } = await startSipp('uas_transfer_decline.xml', ['-m', '2', '-timeout', '50s'], 55_000);
+    const record = await callThroughTrunk(
+      service,
+      { uri: `sip:127.0.0.1:${port}` },
+      {
+        script,
+        maxDurationS: 40,
+        timeoutMs: 50_000,
+        settings: {
+          transfer: {
+            targets: { human: '+14155550188' },
+            warm: true,
+            whisper: 'A caller who pressed one. Press 2 to decline.',
+            decline_digit: '2',
+          },
+        },
+      },
+    );
+    const notes = record.transcript.filter((entry) => entry.event === 'transfer').map((entry) => entry.text);
+    expect(notes, JSON.stringify([record.status, record.endReason, record.transcript])).toEqual([
+      'human: failed: the person declined the call',
+    ]);
+    expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
+    // Back with the callee: the script's transfer_failed step, said to them.
+    expect(record.transcript.at(-1)).toMatchObject({
+      role: 'agent',
+      text: 'Sorry, nobody is free. Goodbye!',
+    });
+    // SIPp's verdict: the declined leg was hung up (BYE) and the callee's call ended by our BYE.
+    await expectSippPassed(run);
+  }, 70_000);
 });

@@ -33,6 +33,8 @@ export type TransferResult =
       readonly reason: string;
       /** The target rang out without answering (callwright's own ring timeout). */
       readonly noAnswer?: boolean;
+      /** The person who answered a warm transfer declined it (settings.transfer.decline_digit). */
+      readonly declined?: boolean;
     };
 
 /** The status code of a sipfrag body's status line (`SIP/2.0 200 OK`), or null. */
