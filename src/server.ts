@@ -9,6 +9,7 @@ import { registerHealthRoutes } from './api/health.js';
 import { closeConnectionsWithUnreadBodies, httpServerOptions } from './api/httpConnections.js';
 import { buildMetricsApp, registerMetricsRoute } from './api/metrics.js';
 import { createRecordingLinks, recordingLinkKeyName } from './api/recordingLinks.js';
+import { reanalyzeCall } from './calls/callReanalysis.js';
 import { type CallWorker, startCallWorker } from './calls/callWorker.js';
 import { completedEventBuilder } from './calls/completedEvents.js';
 import { remoteCallControl } from './calls/remoteCallControl.js';
@@ -310,6 +311,12 @@ async function startServiceOnce(
             limiter: limiter,
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
+            ...(startedVoice
+              ? {
+                  reanalyzeCall: (accountId: string, callId: string) =>
+                    reanalyzeCall({ store, secretBox, voice: startedVoice, logger }, accountId, callId),
+                }
+              : {}),
             ...(speechEngines ? { speechEngines } : {}),
             dashboard: {
               secretBox,

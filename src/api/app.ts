@@ -3,6 +3,7 @@ import type { CallControl } from '../calls/callControl.js';
 import type { Config } from '../config.js';
 import { type DashboardOptions, dashboardPlugin } from '../dashboard/plugin.js';
 import { AppError } from '../domain/errors.js';
+import type { CallRecord } from '../domain/records.js';
 import { PostgresRateLimiter } from '../limits/postgresRateLimiter.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +54,8 @@ export interface AppDependencies {
   metrics?: { registry: MetricsRegistry; token: string };
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
+  /** Runs an ended call's analysis again (POST /v1/calls/{id}/analysis); absent where no voice stack runs. */
+  reanalyzeCall?: (accountId: string, callId: string) => Promise<CallRecord>;
   /** The offline speech engines' state for /healthz and /readyz; absent where no calls run. */
   speechEngines?: () => readonly EngineHealth[];
   /** The account dashboard at `/` (issue 6); absent: no dashboard. */
@@ -188,7 +191,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
             : limitAccount(request, reply),
         );
       }
-      registerCallRoutes(api, store, deps.callControl ?? null, oneRoundTrip, links);
+      registerCallRoutes(
+        api,
+        store,
+        deps.callControl ?? null,
+        oneRoundTrip,
+        links,
+        deps.reanalyzeCall ?? null,
+      );
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);

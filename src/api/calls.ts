@@ -34,6 +34,8 @@ export function registerCallRoutes(
   control: CallControl | null,
   oneRoundTrip: StoreAuthorizedRequests | null = null,
   recordingLinks: RecordingLinks | null = null,
+  /** Runs a call's analysis again (src/calls/callReanalysis.ts); null where no voice stack runs. */
+  reanalyze: ((accountId: string, callId: string) => Promise<CallRecord>) | null = null,
 ): void {
   const resourceOf = (call: CallRecord) => toCallResource(call, recordingLinks?.urlFor(call) ?? null);
 
@@ -137,6 +139,33 @@ export function registerCallRoutes(
       const ended = (await control.cancel(call)) ?? (await store.calls.get(caller.account.id, callId));
       if (!ended) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
       return resourceOf(ended);
+    },
+  );
+
+  app.post<{ Params: { call_id: string } }>(
+    '/calls/:call_id/analysis',
+    {
+      schema: {
+        summary: "Run an ended call's analysis again (extension)",
+        description:
+          'Re-runs the post-call analysis (extracted_data, summary, success) of an ended, answered call ' +
+          "with its agent's current `settings.analysis` and extraction fields, stores the result in " +
+          'place of the old one and returns the call. A failed analysis is stored and returned with ' +
+          '`analysis.status: failed` and its reason. No webhook is sent: `call.completed` was the ' +
+          "call's one completion event. 404 for a call of another account; 409 `conflict` for a call " +
+          'that has not ended or was never answered, or whose agent was deleted.',
+        operationId: 'reanalyzeCall',
+        tags: ['calls'],
+        params: callIdParamsSchema,
+        response: { 200: callResourceSchema, ...errorResponses(400, 401, 404, 409, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const caller = authOf(request);
+      const callId = request.params.call_id;
+      if (!isIdOf('call', callId)) throw new AppError('not_found', `call ${callId.slice(0, 64)} not found`);
+      if (!reanalyze) throw new AppError('unavailable', 'this process does not run the voice stack');
+      return resourceOf(await reanalyze(caller.account.id, callId));
     },
   );
 }

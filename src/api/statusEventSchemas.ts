@@ -1,5 +1,6 @@
 import { answeredByValues } from '../domain/callStatus.js';
 import { type OptionalEventType, optionalEventTypes, transferVias } from '../domain/statusEvents.js';
+import { transferOutcomes } from '../domain/transferSettings.js';
 import { campaignSchema } from './campaignRoutes.js';
 import { webhookHeaderParameters, webhookResponses } from './webhookSchemas.js';
 
@@ -69,7 +70,15 @@ export const statusEventExamples = {
     type: 'call.transferred',
     id: 'evt_01JF3Z9A3C4T7N5W2X9Y6B1C3D',
     created_at: '2026-11-21T18:02:58.002Z',
-    data: { ...exampleCall, transferred_at: '2026-11-21T18:02:58.000Z', target: 'front_desk', via: 'refer' },
+    data: {
+      ...exampleCall,
+      transferred_at: '2026-11-21T18:02:58.000Z',
+      target: 'front_desk',
+      via: 'refer',
+      outcome: 'connected',
+      sip_status: 200,
+      reason: null,
+    },
   },
   'campaign.completed': {
     type: 'campaign.completed',
@@ -177,6 +186,19 @@ const statusEventSchemas = {
           'refer: the line moved the call; bridge: callwright dialled the target and joined the legs; ' +
           'warm: the same after a whisper to the person who answered.',
       },
+      outcome: {
+        type: 'string',
+        enum: [...transferOutcomes],
+        description:
+          'connected (sent at once); otherwise sent just before call.completed for the last attempt: ' +
+          'declined (the person pressed the decline key), no_answer, busy, refused (the line refused REFER) ' +
+          'or failed.',
+      },
+      sip_status: {
+        type: ['integer', 'null'],
+        description: "The target's (or, for REFER, the line's) SIP status, when there was one.",
+      },
+      reason: { type: ['string', 'null'], description: 'Why it did not connect; null when connected.' },
     }),
     statusEventExamples['call.transferred'],
   ),

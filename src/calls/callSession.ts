@@ -392,6 +392,7 @@ export class CallSession {
         options: voice.transferOptions,
         outgoing,
         requestUri,
+        calleeRtp: this.rtp,
         tts: voice.tts,
         ttsVoice: voice.ttsVoice,
         logger: this.log,
@@ -408,14 +409,11 @@ export class CallSession {
             void this.outgoing?.hangUp().catch(() => undefined);
           });
         },
+        report: (detail) => this.statusEvents.transferred(detail),
       },
       target,
       summary,
-    ).then((result) => {
-      if (result.kind === 'transferred')
-        this.statusEvents.transferred({ target, via: result.via ?? 'refer' });
-      return result;
-    });
+    );
   }
 
   private routeOptions(): CallRouteOptions {

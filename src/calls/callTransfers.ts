@@ -1,14 +1,23 @@
 import type { TransferOptions } from '../domain/agentTools.js';
 import { isE164 } from '../domain/phone.js';
 import type { CallRecord } from '../domain/records.js';
+import type { TransferDetail } from '../domain/statusEvents.js';
 import { renderTemplate } from '../domain/templates.js';
+import {
+  digitSteps,
+  summaryHeaderFor,
+  transferOutcomeOf,
+  withEmbeddedHeader,
+} from '../domain/transferSettings.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
+import type { RtpSession } from '../telephony/rtp/index.js';
 import type { OutgoingCall, TransferResult } from '../telephony/sip/index.js';
 import { resample } from '../voice/providers/audio/resampler.js';
 import { concatSamples } from '../voice/providers/audio/samples.js';
 import { type TextToSpeech, telephoneSampleRateHz } from '../voice/providers/index.js';
 import { type CallRouteOptions, inviteForCall, referToUri } from './callRoute.js';
+import { startHoldAudio } from './holdAudio.js';
 import { TransferLeg, type TransferLegContext } from './transferLeg.js';
 
 /** What a call's transfers need from its session. */
@@ -22,6 +31,8 @@ export interface CallTransferParts {
   /** The call's own SIP dialog with the callee, and the Request-URI it was dialled at. */
   outgoing: OutgoingCall;
   requestUri: string;
+  /** The callee's media: it hears the hold audio while callwright dials and briefs the target. */
+  calleeRtp: RtpSession | null;
   /** The agent's voice, for the whisper to the person on a warm transfer. */
   tts: TextToSpeech;
   ttsVoice: string | undefined;
@@ -30,6 +41,8 @@ export interface CallTransferParts {
   onDialled: (leg: TransferLeg) => void;
   /** The target leg answered and the agent is done: the session bridges it to the callee. */
   handOff: (leg: TransferLeg) => void;
+  /** Each attempt's outcome, for `call.transferred`. */
+  report: (detail: TransferDetail) => void;
 }
 
 /**
@@ -48,23 +61,53 @@ export async function transferCall(
 ): Promise<TransferResult> {
   const destination = parts.targets[target];
   if (!destination) return { kind: 'failed', status: null, reason: `no transfer target ${target}` };
+  const whisper =
+    summary ??
+    (parts.options.whisper ? renderTemplate(parts.options.whisper, parts.call.variables ?? {}) : null);
+  const header =
+    parts.options.summaryHeader && whisper ? summaryHeaderFor(parts.options.summaryHeader, whisper) : null;
+  const attempt = { target, header, digits: parts.options.digits[target] ?? null };
+  const reported = (result: TransferResult, via: TransferDetail['via']): TransferResult => {
+    parts.report({
+      target,
+      via,
+      outcome: transferOutcomeOf(result),
+      sipStatus: result.status,
+      reason:
+        result.kind === 'transferred'
+          ? null
+          : result.kind === 'refused'
+            ? 'the line refused REFER'
+            : result.reason,
+    });
+    return result;
+  };
   if (parts.options.warm) {
     if (!isE164(destination))
-      return { kind: 'failed', status: null, reason: 'a warm transfer needs a phone number as its target' };
-    const whisper =
-      summary ??
-      (parts.options.whisper ? renderTemplate(parts.options.whisper, parts.call.variables ?? {}) : null);
-    return dialAndBridge(parts, destination, whisper, 'warm');
+      return reported(
+        { kind: 'failed', status: null, reason: 'a warm transfer needs a phone number as its target' },
+        'warm',
+      );
+    return reported(await dialAndBridge(parts, destination, whisper, 'warm', attempt), 'warm');
   }
   parts.logger.info({ target }, 'transferring the call (REFER)');
-  const referred = await parts.outgoing.transfer(referToUri(destination, parts.requestUri));
+  const referTo = referToUri(destination, parts.requestUri);
+  const referred = await parts.outgoing.transfer(header ? withEmbeddedHeader(referTo, header) : referTo);
   if (referred.kind !== 'refused' || !parts.options.bridgeWhenRefused || !isE164(destination))
-    return referred;
+    return reported(referred, 'refer');
   parts.logger.info(
     { target, status: referred.status },
     'the line refused REFER: dialling the target to bridge',
   );
-  return dialAndBridge(parts, destination, null, 'bridge');
+  return reported(await dialAndBridge(parts, destination, null, 'bridge', attempt), 'bridge');
+}
+
+interface TransferAttempt {
+  target: string;
+  /** The summary's SIP header on the INVITE to the target. */
+  header: { name: string; value: string } | null;
+  /** DTMF dialled once the target answers (`ww123`). */
+  digits: string | null;
 }
 
 async function dialAndBridge(
@@ -72,6 +115,23 @@ async function dialAndBridge(
   destination: string,
   whisper: string | null,
   via: 'bridge' | 'warm',
+  attempt: TransferAttempt,
+): Promise<TransferResult> {
+  const stopHoldAudio =
+    parts.calleeRtp && parts.options.holdAudio === 'tone' ? startHoldAudio(parts.calleeRtp) : () => {};
+  try {
+    return await dialBriefAndHandOff(parts, destination, whisper, via, attempt);
+  } finally {
+    stopHoldAudio();
+  }
+}
+
+async function dialBriefAndHandOff(
+  parts: CallTransferParts,
+  destination: string,
+  whisper: string | null,
+  via: 'bridge' | 'warm',
+  attempt: TransferAttempt,
 ): Promise<TransferResult> {
   let leg: TransferLeg;
   try {
@@ -80,26 +140,87 @@ async function dialAndBridge(
       { ...parts.call, toNumber: destination },
       parts.routeOptions,
     );
-    leg = await TransferLeg.dial(parts.legContext, route);
+    const extraHeaders = [
+      ...(route.inviteOptions.extraHeaders ?? []),
+      ...(attempt.header ? [attempt.header] : []),
+    ];
+    leg = await TransferLeg.dial(parts.legContext, {
+      ...route,
+      inviteOptions: { ...route.inviteOptions, extraHeaders },
+    });
     parts.onDialled(leg);
   } catch (error) {
     parts.logger.warn({ err: error }, 'the transfer target could not be dialled');
     return { kind: 'failed', status: null, reason: 'the target could not be dialled' };
   }
   const answer = await leg.answer;
-  if (answer.kind === 'failed') return { kind: 'failed', status: answer.status, reason: answer.reason };
-  if (whisper) {
-    try {
+  if (answer.kind === 'failed')
+    return {
+      kind: 'failed',
+      status: answer.status,
+      reason: answer.reason,
+      ...(answer.noAnswer ? { noAnswer: true } : {}),
+    };
+  const decline = parts.options.declineDigit ? declineListener(leg.rtp, parts.options.declineDigit) : null;
+  try {
+    if (attempt.digits) await dialDigits(leg.rtp, attempt.digits);
+    if (whisper) {
       const played = await leg.rtp.play(await spoken(parts.tts, parts.ttsVoice, whisper));
-      if (played.interrupted) throw new Error('the whisper was cut');
-    } catch (error) {
-      parts.logger.warn({ err: error }, 'the whisper to the transfer target failed');
-      await leg.hangUp();
-      return { kind: 'failed', status: null, reason: 'the person could not be briefed' };
+      if (played.interrupted && !decline?.declined) throw new Error('the whisper was cut');
     }
+    if (decline && (decline.declined || (await decline.within(declineGraceMs)))) {
+      parts.logger.info({ target: attempt.target }, 'the person declined the transfer');
+      await leg.hangUp();
+      return { kind: 'failed', status: null, declined: true, reason: 'the person declined the call' };
+    }
+  } catch (error) {
+    parts.logger.warn({ err: error }, 'the transfer target could not be briefed');
+    await leg.hangUp();
+    return { kind: 'failed', status: null, reason: 'the person could not be briefed' };
+  } finally {
+    decline?.stop();
   }
   parts.handOff(leg);
-  return { kind: 'transferred', status: 200, via, ...(whisper ? { whisper } : {}) };
+  return { kind: 'transferred', status: 200, via, ...(whisper && via === 'warm' ? { whisper } : {}) };
+}
+
+/** How long after the brief the person may still press the decline key. */
+const declineGraceMs = 2_000;
+
+/**
+ * Watches the leg for the decline key: `declined` once pressed (the brief is cut at once), and
+ * `within(ms)` resolves true if it is pressed in the next `ms`.
+ */
+function declineListener(rtp: RtpSession, digit: string) {
+  let pressed: () => void = () => {};
+  const state = {
+    declined: false,
+    within: (ms: number) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(state.declined), ms);
+        pressed = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      }),
+    stop: () => rtp.off('dtmf', onDtmf),
+  };
+  const onDtmf = (event: { digit: string }) => {
+    if (event.digit !== digit || state.declined) return;
+    state.declined = true;
+    rtp.clear();
+    pressed();
+  };
+  rtp.on('dtmf', onDtmf);
+  return state;
+}
+
+/** Sends `ww123#` to the target as RFC 4733 events (in-band tones when it takes none), `w` a pause. */
+async function dialDigits(rtp: RtpSession, digits: string): Promise<void> {
+  for (const step of digitSteps(digits)) {
+    if ('waitMs' in step) await new Promise((resolve) => setTimeout(resolve, step.waitMs));
+    else await rtp.sendDtmf(step.digits);
+  }
 }
 
 /** The whole of `text` in the agent's voice, at the telephone rate. */

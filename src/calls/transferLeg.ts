@@ -15,7 +15,7 @@ export interface TransferLegContext {
 
 export type TransferLegAnswer =
   | { kind: 'answered' }
-  | { kind: 'failed'; status: number | null; reason: string };
+  | { kind: 'failed'; status: number | null; reason: string; noAnswer?: boolean };
 
 /**
  * The second leg of a transfer callwright carries out itself: an INVITE to the target over the
@@ -57,6 +57,7 @@ export class TransferLeg {
         resolve({
           kind: 'failed',
           status,
+          ...(cause === 'ring_timeout' ? { noAnswer: true } : {}),
           reason:
             cause === 'ring_timeout'
               ? 'the target did not answer'

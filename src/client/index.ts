@@ -166,6 +166,19 @@ export class CallsResource {
     );
   }
 
+  /**
+   * Runs an ended call's analysis again with its agent's current settings
+   * (`POST /v1/calls/{call_id}/analysis`); resolves with the call, its new `analysis` and
+   * `extracted_data`. A call not ended (or never answered) throws `ConflictError`. Retried only on
+   * 429 (each run asks the language model again).
+   */
+  reanalyze(callId: string, options?: RequestOptions): Promise<Call> {
+    return this.transport.request(
+      { method: 'POST', path: `/v1/calls/${pathId(callId)}/analysis`, retry: 'unsafe' },
+      options,
+    );
+  }
+
   /** The recording WAV (`GET /v1/calls/{call_id}/recording`); `NotFoundError` when there is none. */
   recording(callId: string, options?: RequestOptions): Promise<Uint8Array> {
     const path = `/v1/calls/${pathId(callId)}/recording`;

@@ -1,5 +1,11 @@
 import { checkObjectSchema } from './jsonSchema.js';
 import { isObject, onlyKnownFields, refuse, wholeNumber } from './settingsParsing.js';
+import {
+  checkTransferExtras,
+  defaultTransferExtras,
+  type TransferExtras,
+  transferExtraFields,
+} from './transferSettings.js';
 
 /**
  * The tools an llm agent may call mid-call (`settings.tools`): functions on the customer's own
@@ -138,7 +144,7 @@ export type TransferTargets = Record<string, string>;
 export const transferLimits = { targetsMax: 10 } as const;
 
 /** How the agent's transfers go (settings.transfer besides its targets). */
-export interface TransferOptions {
+export interface TransferOptions extends TransferExtras {
   /** Warm: callwright dials the target, the agent briefs the person, then the callee joins. */
   warm: boolean;
   /** Said to the person before the callee joins (a template); the model's own summary wins. */
@@ -148,6 +154,7 @@ export interface TransferOptions {
 }
 
 export const defaultTransferOptions: TransferOptions = {
+  ...defaultTransferExtras,
   warm: false,
   whisper: null,
   bridgeWhenRefused: true,
@@ -167,6 +174,7 @@ export function checkTransferOptions(raw: unknown): TransferOptions {
   )
     refuse('settings.transfer.whisper must be a text of 1 to 1000 characters');
   return {
+    ...checkTransferExtras(raw as Record<string, unknown>),
     warm: warm === true,
     whisper: typeof whisper === 'string' ? whisper : null,
     bridgeWhenRefused: bridge !== false,
@@ -177,7 +185,13 @@ export function checkTransferOptions(raw: unknown): TransferOptions {
 export function checkTransferTargets(raw: unknown): TransferTargets {
   if (raw === undefined) return {};
   if (!isObject(raw)) refuse('settings.transfer must be an object {"targets": {...}}');
-  onlyKnownFields('settings.transfer', raw, ['targets', 'warm', 'whisper', 'bridge_when_refused']);
+  onlyKnownFields('settings.transfer', raw, [
+    'targets',
+    'warm',
+    'whisper',
+    'bridge_when_refused',
+    ...transferExtraFields,
+  ]);
   const { targets } = raw;
   if (
     !isObject(targets) ||

@@ -74,8 +74,11 @@ describe('call status event bodies', () => {
       callTransferredEvent(call, {
         ...envelope,
         transferredAt: 't',
-        transfer: { target: 'desk', via: 'warm' },
+        transfer: { target: 'desk', via: 'warm', outcome: 'no_answer', sipStatus: null, reason: 'r' },
       }),
-    ).toMatchObject({ type: 'call.transferred', data: { transferred_at: 't', target: 'desk', via: 'warm' } });
+    ).toMatchObject({
+      type: 'call.transferred',
+      data: { transferred_at: 't', target: 'desk', via: 'warm', outcome: 'no_answer', sip_status: null },
+    });
   });
 });

@@ -1,6 +1,7 @@
 import type { AnsweredBy } from './callStatus.js';
 import { AppError } from './errors.js';
 import type { CallRecord } from './records.js';
+import type { TransferOutcome } from './transferSettings.js';
 
 /*
  * Webhook events beyond `call.completed` (DESIGN §9 "Events", issue 17 item 7). `call.completed`
@@ -66,6 +67,12 @@ export const transferVias = ['refer', 'bridge', 'warm'] as const;
 export interface TransferDetail {
   target: string;
   via: (typeof transferVias)[number];
+  /** How it ended (src/domain/transferSettings.ts): `connected`, `no_answer`, `busy`, `refused`, `failed`. */
+  outcome: TransferOutcome;
+  /** The target's (or the line's) SIP status when there was one. */
+  sipStatus: number | null;
+  /** Why it did not connect, in words; null when connected. */
+  reason: string | null;
 }
 
 /** The call fields every call status event carries, so a receiver can act without a lookup. */
@@ -111,5 +118,8 @@ export function callTransferredEvent(
     transferred_at: event.transferredAt,
     target: event.transfer.target,
     via: event.transfer.via,
+    outcome: event.transfer.outcome,
+    sip_status: event.transfer.sipStatus,
+    reason: event.transfer.reason,
   });
 }

@@ -1,3 +1,4 @@
+import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { CallStatus } from '../domain/callStatus.js';
 import type { AppError } from '../domain/errors.js';
 import type { RateDecision, RatePolicy } from '../domain/rateLimit.js';
@@ -124,6 +125,15 @@ export interface CallRepository {
    * transaction. Null when the call was already terminal: a call ends exactly once.
    */
   finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null>;
+  /**
+   * Replaces the analysis and extracted data of an ended call (a re-run of its analysis); the
+   * updated record, or null when the account has no such call or it has not ended.
+   */
+  setAnalysis(
+    accountId: string,
+    callId: string,
+    result: { extractedData: Record<string, unknown>; analysis: CallAnalysis },
+  ): Promise<CallRecord | null>;
   countByStatus(accountId?: string): Promise<Record<string, number>>;
   /** Asks the worker holding a live call to hang it up (it may be another process). False: not live. */
   requestCancel(callId: string, atIso: string): Promise<boolean>;

@@ -36,7 +36,7 @@ export const failedAnalysis = (reason: string): CallAnalysisResult => ({
 
 /** The whole analysis of an answered call: skipped without the callee, failed on any error. */
 export async function analyzeCall(
-  brain: AgentBrain,
+  brain: Pick<AgentBrain, 'analyze'>,
   transcript: TranscriptLines,
   logger: Logger,
 ): Promise<CallAnalysisResult> {

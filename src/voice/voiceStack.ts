@@ -20,7 +20,8 @@ import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
-import type { AgentBrain } from './brains/types.js';
+import type { AgentBrain, CallAnalysisResult } from './brains/types.js';
+import { analyzeCall, failedAnalysis, scriptAnalysis } from './callAnalyst.js';
 import { providerApology } from './conversationResult.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
@@ -199,6 +200,66 @@ export class VoiceStack {
     return usable as [T, ...T[]];
   }
 
+  /** The agent's language model (its first usable choice), metered into `usage`. */
+  private chatFor(
+    settings: AgentVoiceSettings,
+    accountKeys: AccountVendorKeys,
+    logger: Logger,
+    usage: UsageMeter,
+  ): OpenAiChatClient {
+    const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm, accountKeys);
+    const llmCredential = credentialFor(
+      'openai',
+      this.config,
+      accountKeys,
+      llmChoice?.credential,
+    ) as VendorCredential;
+    return new OpenAiChatClient({
+      endpoint: openAiEndpoint(llmCredential, connectionsFor(llmCredential, this.connectionPolicy())),
+      model: llmChoice?.model ?? this.config.llmModel,
+      logger,
+      usage,
+      ...(llmChoice?.options ? { vendorOptions: llmChoice.options } : {}),
+      firstTokenTimeoutMs: this.config.llmFirstTokenTimeoutMs,
+      chunkGapTimeoutMs: this.config.llmChunkGapTimeoutMs,
+    });
+  }
+
+  /**
+   * The post-call analysis of an ended call again, with the agent's settings as they are now
+   * (POST /v1/calls/{id}/analysis): an llm agent's model reads the stored transcript; a script
+   * agent's stored data is checked against its current schema. Never throws: a failure is an
+   * analysis with `status: failed` and its reason (a missing credential included).
+   */
+  async reanalyze(
+    agent: AgentRecord,
+    call: CallRecord,
+    logger: Logger,
+    accountKeys: AccountVendorKeys = new Map(),
+  ): Promise<CallAnalysisResult> {
+    const settings = agentVoiceSettingsOf(agent.settings);
+    let brain: Pick<AgentBrain, 'analyze'>;
+    if (agent.brain === 'llm') {
+      try {
+        const chat = this.chatFor(settings, accountKeys, logger, new UsageMeter());
+        brain = new LlmBrain(chat, {
+          systemPrompt: '',
+          firstMessage: null,
+          extraction: agent.extraction,
+          analysis: settings.analysis,
+          logger,
+          tools: null,
+          transferTargets: [],
+          analysisTimeoutMs: this.config.analysisTimeoutMs,
+        });
+      } catch (error) {
+        return failedAnalysis(`the analysis failed: ${String((error as Error)?.message ?? error)}`);
+      }
+    } else
+      brain = { analyze: async () => scriptAnalysis({ ...(call.extractedData ?? {}) }, settings.analysis) };
+    return analyzeCall(brain, call.transcript, logger);
+  }
+
   /**
    * Picks the brain and the providers the agent asks for — the first of each stage's choices whose
    * credentials this process has — before anything is dialled; throws a ProviderError when a stage
@@ -230,25 +291,10 @@ export class VoiceStack {
     let brain: AgentBrain;
     let realtime: CallRealtimeVoice | undefined;
     if (agent.brain === 'llm') {
-      const [llmChoice]: LlmChoice[] = this.usable('language-model', settings.llm, accountKeys);
-      const llmCredential = credentialFor(
-        'openai',
-        this.config,
-        accountKeys,
-        llmChoice?.credential,
-      ) as VendorCredential;
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
         (call.context ? `\n\nContext for this call:\n${call.context}` : '');
-      const chat = new OpenAiChatClient({
-        endpoint: openAiEndpoint(llmCredential, connectionsFor(llmCredential, this.connectionPolicy())),
-        model: llmChoice?.model ?? this.config.llmModel,
-        logger,
-        usage,
-        ...(llmChoice?.options ? { vendorOptions: llmChoice.options } : {}),
-        firstTokenTimeoutMs: this.config.llmFirstTokenTimeoutMs,
-        chunkGapTimeoutMs: this.config.llmChunkGapTimeoutMs,
-      });
+      const chat = this.chatFor(settings, accountKeys, logger, usage);
       const tools =
         settings.tools.length === 0
           ? null

@@ -100,6 +100,8 @@ interface TrunkCallOptions {
   /** A script agent instead of the line check (its dialog script), and the call's variables. */
   script?: unknown;
   variables?: Record<string, string>;
+  /** The agent's settings (e.g. `transfer`). */
+  settings?: Record<string, unknown>;
 }
 
 /**
@@ -139,6 +141,7 @@ export async function placeTrunkCall(
       ? { variables: Object.keys(options.variables).map((name) => parseVariableDeclaration(`${name}=`)) }
       : {}),
     maxDurationS: options.maxDurationS ?? 20,
+    ...(options.settings ? { settings: options.settings } : {}),
   });
   const placed = await postCall(service.url, key, {
     agent_id: agent.id,

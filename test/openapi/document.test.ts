@@ -75,6 +75,8 @@ describe('GET /v1/openapi.json', () => {
         'listCredentials',
         'listEvents',
         'ready',
+        // Re-running an ended call's analysis (issue 35).
+        'reanalyzeCall',
         'resendEvent',
         'testCredential',
         // The management API and the do-not-call list (issue 17).

@@ -63,7 +63,11 @@ export async function stopAll(): Promise<void> {
   for (const agent of agents.splice(0)) await agent.close();
 }
 
-export async function startSipp(scenario: string, extraArgs: readonly string[] = []): Promise<StartedSipp> {
+export async function startSipp(
+  scenario: string,
+  extraArgs: readonly string[] = [],
+  runLimitMs = sippRunLimitMs,
+): Promise<StartedSipp> {
   const port = await freeUdpPort();
   const mediaPort = await freeEvenUdpPort();
   const controlPort = await freeUdpPort();
@@ -93,7 +97,7 @@ export async function startSipp(scenario: string, extraArgs: readonly string[] =
   const exited = new Promise<{ code: number | null; output: string }>((resolve) => {
     const limit = setTimeout(() => {
       if (child.pid !== undefined && !finished) process.kill(child.pid, 'SIGKILL');
-    }, sippRunLimitMs);
+    }, runLimitMs);
     child.on('exit', (code) => {
       finished = true;
       clearTimeout(limit);

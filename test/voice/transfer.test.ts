@@ -92,7 +92,14 @@ beforeAll(async () => {
       brain: 'llm',
       settings: {
         llm: { model: 'test-model' },
-        transfer: { targets: { human: '+15550100015', nobody: '+15550100003' }, warm: true },
+        // No hold tone: the sandbox person on this line answers every sound after a pause, and
+        // would hang up after six beeps while `nobody` rings out (test/interop/transferTarget.test.ts
+        // hears the tone).
+        transfer: {
+          targets: { human: '+15550100015', nobody: '+15550100003' },
+          warm: true,
+          hold_audio: 'none',
+        },
       },
       maxDurationS: 60,
     })
@@ -149,7 +156,11 @@ async function call(to: string, target: string, agent = agentId): Promise<CallRe
   return waitForTerminal(service, (result.body as { call_id: string }).call_id, 65_000);
 }
 
-/** The call.transferred bodies the receiver got for the call (delivered by the service's worker). */
+/**
+ * The call.transferred bodies the receiver got for the call (delivered by the service's worker);
+ * `expected` 0: all of them once the call's call.completed is in (an attempt that did not connect
+ * is written just before it).
+ */
 async function transferredEvents(callId: string, expected: number) {
   const bodies = () =>
     receiver.requests
@@ -181,7 +192,14 @@ describe('cold transfer by REFER', () => {
     expect(transferNotes(record)).toEqual(['human: transferred (200)']);
     const [event, ...more] = await transferredEvents(record.id, 1);
     expect(more).toEqual([]);
-    expect(event?.data).toMatchObject({ call_id: record.id, target: 'human', via: 'refer' });
+    expect(event?.data).toMatchObject({
+      call_id: record.id,
+      target: 'human',
+      via: 'refer',
+      outcome: 'connected',
+      sip_status: 200,
+      reason: null,
+    });
     expect(said(record)).toEqual(['Press one to speak to a person.', 'Transferring you now.']);
     // The model was offered the targets by name, never their numbers.
     const streamed = fake.requests.find(
@@ -199,7 +217,11 @@ describe('cold transfer by REFER', () => {
     const record = await call('+15550100008', 'busy_desk');
     expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     expect(transferNotes(record)).toEqual(['busy_desk: failed: the target answered 486']);
-    expect(await transferredEvents(record.id, 0)).toEqual([]);
+    // The outcome of the attempt that did not connect, written once, before call.completed.
+    const events = await transferredEvents(record.id, 0);
+    expect(events.map((event) => event.data)).toMatchObject([
+      { target: 'busy_desk', via: 'refer', outcome: 'busy', sip_status: 486 },
+    ]);
     expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
   }, 45_000);
 
@@ -211,6 +233,7 @@ describe('cold transfer by REFER', () => {
     expect((await transferredEvents(record.id, 1))[0]?.data).toMatchObject({
       target: 'human',
       via: 'bridge',
+      outcome: 'connected',
     });
     expect(said(record).at(-1)).toBe('Transferring you now.');
     // A second INVITE went to the target, over the call's own route.
@@ -283,6 +306,9 @@ describe('warm transfer', () => {
     const record = await call('+15550100012', 'nobody', warmAgentId);
     expect(record).toMatchObject({ status: 'completed', endReason: 'agent_hangup' });
     expect(transferNotes(record)).toEqual(['nobody: failed: the target did not answer']);
+    expect((await transferredEvents(record.id, 0)).map((event) => event.data)).toMatchObject([
+      { target: 'nobody', via: 'warm', outcome: 'no_answer' },
+    ]);
     expect(said(record).slice(-2)).toEqual(['Sorry, nobody can take your call right now.', 'Goodbye!']);
   }, 45_000);
 });

@@ -1,3 +1,4 @@
+import type { CallAnalysis } from '../../domain/callAnalysis.js';
 import type {
   CallFinish,
   CallRecord,
@@ -171,6 +172,25 @@ export class PostgresCalls implements CallRepository {
       [options.beforeIso, options.notHeldBy ?? null],
     );
     return rows.map(toCall);
+  }
+
+  async setAnalysis(
+    accountId: string,
+    callId: string,
+    result: { extractedData: Record<string, unknown>; analysis: CallAnalysis },
+  ): Promise<CallRecord | null> {
+    const { rows } = await this.pool.query<CallRow>(
+      `UPDATE calls SET extracted_data = $3::jsonb, analysis = $4::jsonb, updated_at = $5
+       WHERE account_id = $1 AND id = $2 AND status NOT IN ${unfinishedStatuses} RETURNING *`,
+      [
+        accountId,
+        callId,
+        JSON.stringify(result.extractedData),
+        JSON.stringify(result.analysis),
+        new Date().toISOString(),
+      ],
+    );
+    return rows[0] ? toCall(rows[0]) : null;
   }
 
   async finish(

@@ -1,3 +1,4 @@
+import type { CallAnalysis } from '../../domain/callAnalysis.js';
 import type {
   CallFinish,
   CallRecord,
@@ -33,6 +34,7 @@ export class SqliteCalls implements CallRepository {
   private readonly renew;
   private readonly abandoned;
   private readonly finishStatement;
+  private readonly setAnalysisStatement;
   private readonly insertEvent;
   private readonly statusCounts;
   private readonly statusCountsForAccount;
@@ -96,6 +98,11 @@ export class SqliteCalls implements CallRepository {
          analysis = COALESCE(@analysis, analysis),
          ended_at = @at, lease_expires_at = NULL, updated_at = @at
        WHERE id = @id AND status IN ('queued', ${liveStatuses.slice(1, -1)}) RETURNING *`,
+    );
+    this.setAnalysisStatement = db.prepare(
+      `UPDATE calls SET extracted_data = @extracted_data, analysis = @analysis, updated_at = @at
+       WHERE account_id = @account_id AND id = @id AND status NOT IN ('queued', ${liveStatuses.slice(1, -1)})
+       RETURNING *`,
     );
     this.insertEvent = db.prepare(
       `INSERT INTO events (id, account_id, type, call_id, body, created_at, status)
@@ -215,6 +222,23 @@ export class SqliteCalls implements CallRepository {
   async listAbandoned(options: { beforeIso: string; notHeldBy?: string }): Promise<CallRecord[]> {
     const rows = this.abandoned.all({ before: options.beforeIso, notHeldBy: options.notHeldBy ?? null });
     return (rows as CallRow[]).map(toCall);
+  }
+
+  setAnalysis(
+    accountId: string,
+    callId: string,
+    result: { extractedData: Record<string, unknown>; analysis: CallAnalysis },
+  ): Promise<CallRecord | null> {
+    return this.committer.run(() => {
+      const row = this.setAnalysisStatement.get({
+        account_id: accountId,
+        id: callId,
+        extracted_data: JSON.stringify(result.extractedData),
+        analysis: JSON.stringify(result.analysis),
+        at: new Date().toISOString(),
+      }) as CallRow | undefined;
+      return row ? toCall(row) : null;
+    });
   }
 
   finish(callId: string, finish: CallFinish, buildEvent: CompletedEventBuilder): Promise<CallRecord | null> {

@@ -27,7 +27,15 @@ export type TransferResult =
   /** The REFER itself was refused (e.g. 405, 501, 603: the trunk does not transfer). */
   | { readonly kind: 'refused'; readonly status: number }
   /** Accepted, but the target was not reached (busy, no answer…), or no final NOTIFY came. */
-  | { readonly kind: 'failed'; readonly status: number | null; readonly reason: string };
+  | {
+      readonly kind: 'failed';
+      readonly status: number | null;
+      readonly reason: string;
+      /** The target rang out without answering (callwright's own ring timeout). */
+      readonly noAnswer?: boolean;
+      /** The person who answered a warm transfer declined it (settings.transfer.decline_digit). */
+      readonly declined?: boolean;
+    };
 
 /** The status code of a sipfrag body's status line (`SIP/2.0 200 OK`), or null. */
 export function sipfragStatus(body: string): number | null {
