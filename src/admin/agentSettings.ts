@@ -7,8 +7,11 @@ import {
   extractionFieldTypes,
   type NewAgent,
 } from '../domain/records.js';
+import { redactToolSecrets } from '../domain/toolRequests.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { agentLimits, checkSettingsAndScript, parseVariableDeclaration } from './agents.js';
+import { sealToolSecrets } from './toolSecrets.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */
 export type AgentFields = Omit<NewAgent, 'accountId' | 'active'>;
@@ -79,8 +82,14 @@ function parseExtraction(text: string): ExtractionField[] {
   return fields;
 }
 
-/** Validates the agent form; the same limits as `createAgent`, plus brain, script and settings. */
-export function parseAgentForm(form: AgentFormText): AgentFields {
+/**
+ * Validates the agent form; the same limits as `createAgent`, plus brain, script and settings. The
+ * tools' new secrets are sealed with `secretBox`; `{"sealed": true}` keeps those of `previous`.
+ */
+export function parseAgentForm(
+  form: AgentFormText,
+  secrets: { secretBox?: SecretBox | null; previous?: Record<string, unknown> } = {},
+): AgentFields {
   const name = form.name.trim();
   if (name.length === 0 || name.length > agentLimits.nameMaxChars)
     throw new AppError('validation_error', `the name must be 1 to ${agentLimits.nameMaxChars} characters`);
@@ -107,7 +116,15 @@ export function parseAgentForm(form: AgentFormText): AgentFields {
     throw new AppError('validation_error', 'the brain is "script" or "llm"');
   const brain: AgentBrain = form.brain;
   const script = form.script.trim() === '' ? null : parseJson('the script', form.script);
-  const settings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
+  const parsedSettings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
+  const settings =
+    parsedSettings !== null && typeof parsedSettings === 'object' && !Array.isArray(parsedSettings)
+      ? sealToolSecrets(
+          parsedSettings as Record<string, unknown>,
+          secrets.previous,
+          secrets.secretBox ?? null,
+        )
+      : parsedSettings;
   checkSettingsAndScript(settings, brain, brain === 'script' ? script : null);
   return {
     name,
@@ -127,8 +144,9 @@ export async function createAgentFromForm(
   store: Store,
   accountId: string,
   form: AgentFormText,
+  secretBox: SecretBox | null = null,
 ): Promise<AgentRecord> {
-  return store.agents.create({ accountId, active: true, ...parseAgentForm(form) });
+  return store.agents.create({ accountId, active: true, ...parseAgentForm(form, { secretBox }) });
 }
 
 export async function updateAgentFromForm(
@@ -136,8 +154,14 @@ export async function updateAgentFromForm(
   accountId: string,
   agentId: string,
   form: AgentFormText,
+  secretBox: SecretBox | null = null,
 ): Promise<AgentRecord> {
-  const updated = await store.agents.update(accountId, agentId, parseAgentForm(form));
+  const previous = (await store.agents.get(accountId, agentId))?.settings;
+  const updated = await store.agents.update(
+    accountId,
+    agentId,
+    parseAgentForm(form, { secretBox, ...(previous ? { previous } : {}) }),
+  );
   if (!updated) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
   return updated;
 }
@@ -156,7 +180,8 @@ export function agentFormText(agent: AgentRecord): AgentFormText {
       .join('\n'),
     brain: agent.brain,
     script: agent.script === null || agent.script === undefined ? '' : JSON.stringify(agent.script, null, 2),
-    settings: JSON.stringify(agent.settings, null, 2),
+    // The tools' secrets are write-only: shown (and sent back) as {"sealed": true}.
+    settings: JSON.stringify(redactToolSecrets(agent.settings), null, 2),
     maxDurationS: String(agent.maxDurationS),
     silenceTimeoutS: String(agent.silenceTimeoutS),
   };

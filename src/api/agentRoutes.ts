@@ -1,3 +1,4 @@
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { FastifyInstance } from 'fastify';
 import {
   type AgentInput,
@@ -177,7 +178,7 @@ function parseField(key: string, value: unknown): unknown {
 export function registerAgentRoutes(
   app: FastifyInstance,
   store: Store,
-  options: { toolAllowPrivate: boolean } = { toolAllowPrivate: false },
+  options: { toolAllowPrivate: boolean; secretBox?: SecretBox | null } = { toolAllowPrivate: false },
 ): void {
   const tags = ['agents'];
   app.post(
@@ -195,7 +196,7 @@ export function registerAgentRoutes(
       const accountId = authOf(request).account.id;
       const input = parseAgentBody(readJsonBody(request), { creating: true }) as AgentInput;
       checkToolUrls(input.settings, { allowPrivate: options.toolAllowPrivate });
-      const agent = await createAgent(store, accountId, input);
+      const agent = await createAgent(store, accountId, input, { secretBox: options.secretBox ?? null });
       request.log.info({ agentId: agent.id }, 'agent created over the API');
       return describeAgent(agent);
     },
@@ -256,7 +257,9 @@ export function registerAgentRoutes(
       const accountId = authOf(request).account.id;
       const patch = parseAgentBody(readJsonBody(request), { creating: false });
       checkToolUrls((patch as { settings?: unknown }).settings, { allowPrivate: options.toolAllowPrivate });
-      const agent = await updateAgent(store, accountId, request.params.agent_id, patch);
+      const agent = await updateAgent(store, accountId, request.params.agent_id, patch, {
+        secretBox: options.secretBox ?? null,
+      });
       request.log.info({ agentId: agent.id, fields: Object.keys(patch) }, 'agent changed over the API');
       return describeAgent(agent);
     },

@@ -225,9 +225,14 @@ export class CallSession {
         this.callVoice?.recordingEnabled === false
           ? null
           : await this.context.recordings.save(this.call.id, result.recorder.toWav());
+      const toolVariables = this.callVoice?.toolVariables?.() ?? {};
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,
+        // What the agent's tools' answers set (response_variables) joins the request's variables.
+        ...(Object.keys(toolVariables).length > 0
+          ? { variables: { ...(this.call.variables ?? {}), ...toolVariables } }
+          : {}),
         analysis: result.analysis,
         metrics: {
           ...(await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs)),
@@ -266,6 +271,7 @@ export class CallSession {
         this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys, {
           signingSecrets,
           allowPrivate: context.toolAllowPrivate,
+          openSecret: (sealed) => context.secretBox.open(sealed),
         });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');

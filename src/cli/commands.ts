@@ -167,19 +167,25 @@ const agents: Record<string, Verb> = {
     const account = await resolveAccount(context);
     const settings = agentSettingsFromOptions(values);
     checkToolUrls(settings, { allowPrivate: context.webhookAllowPrivate === true });
-    const agent = await createAgent(context.store, account.id, {
-      name: requiredOption(values, 'name'),
-      prompt: requiredOption(values, 'prompt'),
-      ...(typeof values['first-message'] === 'string' ? { firstMessage: values['first-message'] } : {}),
-      variables: ((values.variable as string[] | undefined) ?? []).map(parseVariableDeclaration),
-      active: values.inactive !== true,
-      ...seconds('max-duration'),
-      ...seconds('silence-timeout'),
-      ...(typeof values.brain === 'string' ? { brain: values.brain as 'script' | 'llm' } : {}),
-      ...(typeof values.script === 'string' ? { script: readScriptFile(values.script) } : {}),
-      extraction: ((values.extract as string[] | undefined) ?? []).map(parseExtractionField),
-      settings,
-    });
+    const agent = await createAgent(
+      context.store,
+      account.id,
+      {
+        name: requiredOption(values, 'name'),
+        prompt: requiredOption(values, 'prompt'),
+        ...(typeof values['first-message'] === 'string' ? { firstMessage: values['first-message'] } : {}),
+        variables: ((values.variable as string[] | undefined) ?? []).map(parseVariableDeclaration),
+        active: values.inactive !== true,
+        ...seconds('max-duration'),
+        ...seconds('silence-timeout'),
+        ...(typeof values.brain === 'string' ? { brain: values.brain as 'script' | 'llm' } : {}),
+        ...(typeof values.script === 'string' ? { script: readScriptFile(values.script) } : {}),
+        extraction: ((values.extract as string[] | undefined) ?? []).map(parseExtractionField),
+        settings,
+      },
+      // Only an agent whose tools carry secrets needs the key that seals them.
+      { secretBox: JSON.stringify(settings ?? {}).includes('"tools"') ? await context.secretBox() : null },
+    );
     print(context, describeAgent(agent));
   },
   async list(context, args) {

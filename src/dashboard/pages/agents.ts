@@ -119,7 +119,7 @@ ${
     const viewer = viewerOf(request);
     const formText = agentFormFrom(formOf(request));
     try {
-      const agent = await createAgentFromForm(options.store, viewer.account.id, formText);
+      const agent = await createAgentFromForm(options.store, viewer.account.id, formText, options.secretBox);
       return redirectTo(reply, `/agents/${agent.id}?notice=created`);
     } catch (error) {
       if (!isAppError(error) || error.status !== 400) throw error;
@@ -145,7 +145,7 @@ ${
     const agent = await agentOf(options, viewer, request.params.id);
     const formText = agentFormFrom(formOf(request));
     try {
-      await updateAgentFromForm(options.store, viewer.account.id, agent.id, formText);
+      await updateAgentFromForm(options.store, viewer.account.id, agent.id, formText, options.secretBox);
       return redirectTo(reply, `/agents/${agent.id}?notice=saved`);
     } catch (error) {
       if (!isAppError(error) || error.status !== 400) throw error;
