@@ -1,7 +1,6 @@
 import { defaultFitsType } from '../domain/agentVariables.js';
 import { checkAgentVoiceSettings } from '../domain/agentVoiceSettings.js';
 import { AppError } from '../domain/errors.js';
-import { redactToolSecrets } from '../domain/toolRequests.js';
 import { variableNamePattern } from '../domain/outboundCallRequest.js';
 import {
   type AgentBrain,
@@ -13,9 +12,10 @@ import {
   extractionFieldTypes,
   type NewAgent,
 } from '../domain/records.js';
+import { redactToolSecrets } from '../domain/toolRequests.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { parseDialogScript, scriptTransferTargets } from '../voice/brains/dialogScript.js';
-import type { SecretBox } from '../secrets/secretBox.js';
 import { checkWebhookUrl } from '../webhooks/urlGuard.js';
 import { sealToolSecrets } from './toolSecrets.js';
 
@@ -192,7 +192,10 @@ export async function updateAgent(
   if (!current) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
   // New secrets sealed, `{"sealed": true}` kept from the stored agent's tools.
   if (patch.settings !== undefined)
-    patch = { ...patch, settings: sealToolSecrets(patch.settings, current.settings, options.secretBox ?? null) };
+    patch = {
+      ...patch,
+      settings: sealToolSecrets(patch.settings, current.settings, options.secretBox ?? null),
+    };
   const merged: AgentInput = {
     name: current.name,
     prompt: current.prompt,

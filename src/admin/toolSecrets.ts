@@ -74,7 +74,8 @@ function sealAuth(
 ): Record<string, unknown> {
   const fields = (authSecretFields as Record<string, readonly string[]>)[String(auth.type)] ?? [];
   const sealed: Record<string, unknown> = { ...auth };
-  const storedAuth = before && isObject(before.auth) && before.auth.type === auth.type ? before.auth : undefined;
+  const storedAuth =
+    before && isObject(before.auth) && before.auth.type === auth.type ? before.auth : undefined;
   for (const field of fields) {
     const value = auth[field];
     if (typeof value === 'string') sealed[field] = sealText(`${where}.${field}`, value, box);

@@ -1,4 +1,3 @@
-import type { SecretBox } from '../secrets/secretBox.js';
 import type { FastifyInstance } from 'fastify';
 import {
   type AgentInput,
@@ -12,6 +11,7 @@ import {
 } from '../admin/agents.js';
 import { AppError } from '../domain/errors.js';
 import { agentVariableTypes, extractionFieldTypes } from '../domain/records.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';

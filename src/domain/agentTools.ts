@@ -140,7 +140,9 @@ function parseTool(where: string, raw: unknown): AgentTool {
         : checkObjectSchema(`${where}.parameters`, raw.parameters, agentToolLimits.parametersMaxBytes),
     url: toolUrl(`${where}.url`, raw.url),
     timeoutMs: timeout,
-    sayWhileWaiting: messages ? messages.start : spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
+    sayWhileWaiting: messages
+      ? messages.start
+      : spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
     filler: messages ? messages.delayed : parsedFiller,
     failedMessage: messages?.failed ?? null,
     ...checkToolRequestSettings(where, raw),

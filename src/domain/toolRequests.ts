@@ -197,7 +197,9 @@ export function parseResponsePath(where: string, raw: unknown): Array<string | n
   while (step.lastIndex < raw.length) {
     const match = step.exec(raw);
     if (!match)
-      refuse(`${where}: "${raw.slice(0, 60)}" is not a path ($ then .name or [index] steps, e.g. "$.items[0].sku")`);
+      refuse(
+        `${where}: "${raw.slice(0, 60)}" is not a path ($ then .name or [index] steps, e.g. "$.items[0].sku")`,
+      );
     steps.push(match[1] ?? Number(match[2]));
   }
   if (steps.length === 0 || steps.length > toolRequestLimits.pathStepsMax)
@@ -240,7 +242,10 @@ export function checkToolRequestSettings(where: string, raw: Record<string, unkn
  * variableValueMaxChars), a number or true/false; undefined when the path names nothing, null, an
  * object or a list.
  */
-export function valueAtPath(answer: unknown, steps: ReadonlyArray<string | number>): VariableValue | undefined {
+export function valueAtPath(
+  answer: unknown,
+  steps: ReadonlyArray<string | number>,
+): VariableValue | undefined {
   let value: unknown = answer;
   for (const step of steps) {
     if (typeof step === 'number') {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentTool } from '../domain/agentTools.js';
 import { schemaProblems } from '../domain/jsonSchema.js';
-import { variablesFromAnswer } from '../domain/toolRequests.js';
 import type { VariableValue } from '../domain/templates.js';
+import { variablesFromAnswer } from '../domain/toolRequests.js';
 import type { Logger } from '../logger.js';
 import { deliverOnce } from '../webhooks/httpDelivery.js';
 import { webhookHeaders } from '../webhooks/signing.js';
@@ -72,7 +72,7 @@ export class ToolCaller {
       openSecret: this.options.openSecret ?? null,
     });
     if (typeof made === 'string')
-      this.options.logger.warn({ tool: tool.name }, 'the tool\'s secrets could not be opened');
+      this.options.logger.warn({ tool: tool.name }, "the tool's secrets could not be opened");
     return made;
   }
 
@@ -162,9 +162,7 @@ function toolRequest(
     secrets: readonly string[];
     openSecret: ((sealed: string) => string) | null;
   },
-):
-  | { url: URL; method: AgentTool['method']; body: string; headers: Record<string, string> }
-  | string {
+): { url: URL; method: AgentTool['method']; body: string; headers: Record<string, string> } | string {
   const url = new URL(tool.url);
   for (const [name, value] of Object.entries(tool.query)) url.searchParams.set(name, value);
   const bodyless = tool.method === 'GET' || tool.method === 'DELETE';
@@ -193,13 +191,16 @@ function toolRequest(
     timestampS: Math.floor(Date.now() / 1000),
     body: signed,
   });
-  const headers: Record<string, string> = bodyless ? signature : { ...signature, 'content-type': contentType };
+  const headers: Record<string, string> = bodyless
+    ? signature
+    : { ...signature, 'content-type': contentType };
   try {
     const open = (sealed: string) => {
       if (!parts.openSecret) throw new Error('no key to open the secret with');
       return parts.openSecret(sealed);
     };
-    for (const header of tool.headers) headers[header.name] = header.sealed ? open(header.value) : header.value;
+    for (const header of tool.headers)
+      headers[header.name] = header.sealed ? open(header.value) : header.value;
     const auth = tool.auth;
     if (auth?.type === 'bearer') headers.authorization = `Bearer ${open(auth.token)}`;
     if (auth?.type === 'basic')

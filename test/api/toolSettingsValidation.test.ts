@@ -155,7 +155,7 @@ describe("a tool's settings, checked when the agent is saved (issue 35)", () => 
     await updateAgentFromForm(service.store, accountId, agentId, form, service.secretBox);
     const after = await service.store.agents.get(accountId, agentId);
     const tools = (
-      after?.settings as {
+      (after?.settings ?? {}) as {
         tools: Array<{ headers: Record<string, { sealed: string }>; auth: { token: { sealed: string } } }>;
       }
     ).tools;
