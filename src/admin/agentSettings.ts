@@ -166,6 +166,32 @@ export async function updateAgentFromForm(
   return updated;
 }
 
+/**
+ * The form as sent, to show again with its error: each secret typed into the tools' settings is
+ * blanked (`{"secret": ""}`, `"token": ""`), so a refused save never sends a secret back to the page.
+ */
+export function formWithoutTypedSecrets(form: AgentFormText): AgentFormText {
+  let settings: unknown;
+  try {
+    settings = JSON.parse(form.settings);
+  } catch {
+    // Not JSON: it cannot be read as secrets either, but neither can it be shown safely.
+    return /"(secret|token|password|value)"/.test(form.settings) ? { ...form, settings: '' } : form;
+  }
+  const tools = (settings as { tools?: unknown } | null)?.tools;
+  if (!Array.isArray(tools)) return form;
+  for (const tool of tools as Array<Record<string, unknown> | null>) {
+    const headers = tool?.headers as Record<string, unknown> | undefined;
+    for (const [name, value] of Object.entries(headers ?? {}))
+      if (value !== null && typeof value === 'object' && 'secret' in value && headers)
+        headers[name] = { secret: '' };
+    const auth = tool?.auth as Record<string, unknown> | undefined;
+    for (const field of ['token', 'password', 'value'])
+      if (auth && typeof auth[field] === 'string') auth[field] = '';
+  }
+  return { ...form, settings: JSON.stringify(settings, null, 2) };
+}
+
 /** The form's text for an existing agent (the inverse of parseAgentForm). */
 export function agentFormText(agent: AgentRecord): AgentFormText {
   return {

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentFormText, updateAgentFromForm } from '../../src/admin/agentSettings.js';
+import {
+  agentFormText,
+  createAgentFromForm,
+  formWithoutTypedSecrets,
+  updateAgentFromForm,
+} from '../../src/admin/agentSettings.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { startFullService } from '../helpers/fullService.js';
 import { request } from '../helpers/http.js';
@@ -161,5 +166,35 @@ describe("a tool's settings, checked when the agent is saved (issue 35)", () => 
     ).tools;
     expect(service.secretBox.open(tools[0]?.headers['X-Key']?.sealed ?? '')).toBe('form-SECRET-42');
     expect(service.secretBox.open(tools[0]?.auth.token.sealed ?? '')).toBe('tok-SECRET-43');
+  });
+
+  it('blanks the secrets typed into a form the dashboard refuses, before showing it again', async () => {
+    const form = agentFormText({
+      ...((await service.store.agents.list(accountId))[0] ?? (undefined as never)),
+      settings: {},
+    });
+    const typed = {
+      ...form,
+      settings: JSON.stringify({
+        tools: [
+          tool({
+            method: 'FETCH',
+            headers: { 'X-Plain': 'p', 'X-Key': { secret: 'typed-SECRET-1' } },
+            auth: { type: 'basic', username: 'u', password: 'typed-SECRET-2' },
+          }),
+        ],
+      }),
+    };
+    await expect(createAgentFromForm(service.store, accountId, typed, service.secretBox)).rejects.toThrow(
+      /settings\.tools\[0\]\.method/,
+    );
+    const shown = formWithoutTypedSecrets(typed);
+    expect(shown.settings).not.toContain('SECRET');
+    expect(JSON.parse(shown.settings).tools[0]).toMatchObject({
+      method: 'FETCH',
+      headers: { 'X-Plain': 'p', 'X-Key': { secret: '' } },
+      auth: { type: 'basic', username: 'u', password: '' },
+    });
+    expect(formWithoutTypedSecrets({ ...typed, settings: '{"auth": {"token": "x"' }).settings).toBe('');
   });
 });
