@@ -91,7 +91,11 @@ const agentRequestSchema = {
     },
     brain: { type: 'string', enum: ['script', 'llm'] },
     script: { type: ['object', 'null'], description: 'The dialog graph of a script agent (docs/agents.md).' },
-    settings: { type: 'object', description: 'Voice, tools, transfer, voicemail… (docs/agents.md).' },
+    settings: {
+      type: 'object',
+      description:
+        'Voice, tools, transfer, voicemail… (docs/agents.md). A tool\'s secret headers and auth fields are write-only: sent as text, shown as {"sealed": true}; send {"sealed": true} to keep one.',
+    },
     max_duration_s: { type: 'integer', minimum: 1, maximum: 14_400 },
     silence_timeout_s: { type: 'integer', minimum: 1, maximum: 14_400 },
   },

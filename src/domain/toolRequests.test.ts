@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { agentVoiceSettingsOf } from './agentVoiceSettings.js';
 import { parseResponsePath, redactToolSecrets, valueAtPath, variablesFromAnswer } from './toolRequests.js';
 
 describe('response paths (response_variables)', () => {
@@ -66,5 +67,22 @@ describe('redactToolSecrets', () => {
       ],
     });
     expect(JSON.stringify(settings)).toContain('v1.abc');
+  });
+});
+
+describe('at call time', () => {
+  const stored = (extra: Record<string, unknown>) => ({
+    tools: [{ name: 't', description: 'd', url: 'https://shop.example.com/t', ...extra }],
+  });
+
+  it('a stored tool that would not pass the check at save is not offered (a row edited by hand)', () => {
+    expect(agentVoiceSettingsOf(stored({ method: 'GET' })).tools).toHaveLength(1);
+    for (const extra of [
+      { headers: { Host: 'evil.example' } },
+      { headers: { 'X-Key': { secret: 'in clear' } } },
+      { auth: { type: 'bearer', token: 'in clear' } },
+      { response_variables: { a: '$..a' } },
+    ])
+      expect(agentVoiceSettingsOf(stored(extra)).tools, JSON.stringify(extra)).toEqual([]);
   });
 });
