@@ -184,7 +184,10 @@ const agents: Record<string, Verb> = {
         settings,
       },
       // Only an agent whose tools carry secrets needs the key that seals them.
-      { secretBox: JSON.stringify(settings ?? {}).includes('"tools"') ? await context.secretBox() : null },
+      {
+        secretBox:
+          Array.isArray(settings.tools) && settings.tools.length > 0 ? await context.secretBox() : null,
+      },
     );
     print(context, describeAgent(agent));
   },
