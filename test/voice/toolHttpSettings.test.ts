@@ -102,6 +102,11 @@ function playModel(chat: { messages: Array<Record<string, unknown>> }): FakeChat
   const system = String(chat.messages[0]?.content ?? '');
   const toolCase = /Case: (\w+)/.exec(system)?.[1] ?? 'check';
   if (last?.role === 'tool') {
+    if (last.tool_call_id === 'call_check_order' && toolCase === 'handoff')
+      return [
+        { delta: { role: 'assistant', content: 'Let me put you through.' } },
+        fakeToolCallDelta('transfer_call', JSON.stringify({ target: 'human' })),
+      ];
     if (last.tool_call_id === 'call_check_order')
       return [fakeToolCallDelta('update_order', JSON.stringify({ note: 'customer informed' }))];
     const words = String(last.content).includes('"error"') ? 'I will call you back.' : 'All done.';
@@ -111,7 +116,9 @@ function playModel(chat: { messages: Array<Record<string, unknown>> }): FakeChat
     ];
   }
   const tool =
-    { check: 'check_order', cancel: 'cancel_order', broken: 'broken_tool' }[toolCase] ?? 'check_order';
+    { check: 'check_order', handoff: 'check_order', cancel: 'cancel_order', broken: 'broken_tool' }[
+      toolCase
+    ] ?? 'check_order';
   return [fakeToolCallDelta(tool, JSON.stringify({ order_id: 'A-1001', tags: ['a', 'b'] }))];
 }
 
@@ -202,7 +209,16 @@ beforeAll(async () => {
       prompt: 'You help {{customer_name}} with an order. Case: {{tool_case}}',
       variables: ['customer_name', 'tool_case'],
       brain: 'llm',
-      settings: { llm: { model: 'test-model' }, tools: agentTools() },
+      settings: {
+        llm: { model: 'test-model' },
+        tools: agentTools(),
+        // A warm transfer's whisper is rendered with the variables the tools' answers set.
+        transfer: {
+          targets: { human: '+15550100015' },
+          warm: true,
+          whisper: 'Order {{order_status}}, due {{eta}}.',
+        },
+      },
       max_duration_s: 40,
     },
   });
@@ -218,11 +234,11 @@ afterAll(async () => {
   toolServer?.close();
 });
 
-async function callWithCase(toolCase: string): Promise<CallRecord> {
+async function callWithCase(toolCase: string, toNumber = '+15550100007'): Promise<CallRecord> {
   const result = await postCall(service.url, key, {
     agent_id: agentId,
     from_number: '+15550009998',
-    to_number: '+15550100007',
+    to_number: toNumber,
     variables: { customer_name: 'Ann', tool_case: toolCase },
   });
   expect(result.status).toBe(200);
@@ -370,6 +386,13 @@ describe('tools a business can plug in (issue 35)', () => {
       callee_was_told: 'Sorry, I cannot reach our order system.',
     });
   }, 45_000);
+
+  it("renders a warm transfer's whisper with the variables the tool's answer set", async () => {
+    const call = await callWithCase('handoff', '+15550100012');
+    expect(call).toMatchObject({ status: 'completed', endReason: 'transferred' });
+    const notes = call.transcript.filter((entry) => entry.event === 'transfer').map((entry) => entry.text);
+    expect(notes).toEqual(['human: briefed ("Order shipped, due Tuesday.") and bridged (200)']);
+  }, 70_000);
 
   it('never logs a secret', () => {
     const logs = service.logs.text();
