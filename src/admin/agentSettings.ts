@@ -10,7 +10,12 @@ import {
 import { redactToolSecrets } from '../domain/toolRequests.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
-import { agentLimits, checkSettingsAndScript, parseVariableDeclaration } from './agents.js';
+import {
+  agentLimits,
+  checkSettingsAndScript,
+  formatVariableDeclaration,
+  parseVariableDeclaration,
+} from './agents.js';
 import { sealToolSecrets } from './toolSecrets.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */
@@ -20,7 +25,7 @@ export interface AgentFormText {
   name: string;
   prompt: string;
   firstMessage: string;
-  /** One `NAME` or `NAME=DEFAULT` per line. */
+  /** One `NAME[:TYPE][!][=DEFAULT]` per line (parseVariableDeclaration). */
   variables: string;
   /** One `name:type:description` per line. */
   extraction: string;
@@ -156,12 +161,16 @@ export async function updateAgentFromForm(
   form: AgentFormText,
   secretBox: SecretBox | null = null,
 ): Promise<AgentRecord> {
-  const previous = (await store.agents.get(accountId, agentId))?.settings;
-  const updated = await store.agents.update(
-    accountId,
-    agentId,
-    parseAgentForm(form, { secretBox, ...(previous ? { previous } : {}) }),
-  );
+  // The form has no place for a variable's description: a variable kept by name keeps its own.
+  const current = await store.agents.get(accountId, agentId);
+  // New secrets sealed; {"sealed": true} keeps the stored agent's.
+  const fields = parseAgentForm(form, { secretBox, ...(current ? { previous: current.settings } : {}) });
+  const descriptions = new Map(current?.variables.map((entry) => [entry.name, entry.description]));
+  fields.variables = fields.variables.map((entry) => ({
+    ...entry,
+    description: descriptions.get(entry.name) ?? entry.description,
+  }));
+  const updated = current ? await store.agents.update(accountId, agentId, fields) : null;
   if (!updated) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
   return updated;
 }
@@ -198,9 +207,7 @@ export function agentFormText(agent: AgentRecord): AgentFormText {
     name: agent.name,
     prompt: agent.prompt,
     firstMessage: agent.firstMessage,
-    variables: agent.variables
-      .map((entry) => (entry.default === null ? entry.name : `${entry.name}=${entry.default}`))
-      .join('\n'),
+    variables: agent.variables.map(formatVariableDeclaration).join('\n'),
     extraction: agent.extraction
       .map((entry) => `${entry.name}:${entry.type}:${entry.description}`)
       .join('\n'),

@@ -127,6 +127,14 @@ export function parseVariableDeclaration(text: string): AgentVariable {
   return { name, default: defaultValue, description: '', required, type: variableType };
 }
 
+/** The inverse of parseVariableDeclaration: `NAME[:TYPE][!][=DEFAULT]` (the description is not in it). */
+export function formatVariableDeclaration(variable: AgentVariable): string {
+  const type = variable.type === 'any' ? '' : `:${variable.type}`;
+  const required = variable.required ? '!' : '';
+  const fallback = variable.default === null ? '' : `=${variable.default}`;
+  return `${variable.name}${type}${required}${fallback}`;
+}
+
 function checkLength(field: string, value: string, maxChars: number, required: boolean): void {
   if (required && value.trim().length === 0)
     throw new AppError('validation_error', `${field} must not be empty`);

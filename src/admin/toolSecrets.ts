@@ -42,6 +42,21 @@ function storedHeader(tool: Record<string, unknown> | undefined, name: string): 
   return match === undefined ? undefined : tool.headers[match];
 }
 
+/**
+ * A stored sealed value sent back as it is (settings read from the store and changed elsewhere, as
+ * `agents update --voice` does): kept only when it is the stored agent's own, never a ciphertext
+ * brought from elsewhere.
+ */
+function sameAsStored(value: unknown, stored: unknown): boolean {
+  return (
+    isObject(value) &&
+    typeof value.sealed === 'string' &&
+    Object.keys(value).length === 1 &&
+    isObject(stored) &&
+    stored.sealed === value.sealed
+  );
+}
+
 /** `{"sealed": true}`: the caller asks to keep the stored secret. */
 function asksToKeep(value: unknown): boolean {
   return isObject(value) && value.sealed === true && Object.keys(value).length === 1;
@@ -59,6 +74,7 @@ function sealHeaders(
     if (isObject(value) && typeof value.secret === 'string' && Object.keys(value).length === 1)
       sealed[name] = sealText(field, value.secret, box);
     else if (asksToKeep(value)) sealed[name] = keepStored(field, storedHeader(before, name));
+    else if (sameAsStored(value, storedHeader(before, name))) sealed[name] = value;
     else if (isObject(value) && 'sealed' in value)
       refuse(`${field} must be a text, {"secret": "…"} or {"sealed": true}`);
     else sealed[name] = value;
@@ -80,6 +96,7 @@ function sealAuth(
     const value = auth[field];
     if (typeof value === 'string') sealed[field] = sealText(`${where}.${field}`, value, box);
     else if (asksToKeep(value)) sealed[field] = keepStored(`${where}.${field}`, storedAuth?.[field]);
+    else if (sameAsStored(value, storedAuth?.[field])) sealed[field] = value;
     else if (value !== undefined) refuse(`${where}.${field} must be a text or {"sealed": true}`);
   }
   return sealed;

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import {
+  type AgentInput,
   checkToolUrls,
   createAgent,
   describeAgent,
   parseExtractionField,
   parseVariableDeclaration,
   setAgentActive,
+  updateAgent,
 } from '../admin/agents.js';
 import { createApiKey, describeApiKey, revokeApiKey } from '../admin/apiKeys.js';
 import { addPhoneNumber, describePhoneNumber, removePhoneNumber } from '../admin/numbers.js';
@@ -130,65 +132,118 @@ function readTextFile(path: string, what: string): string {
   }
 }
 
-function agentSettingsFromOptions(values: Record<string, unknown>): Record<string, unknown> {
-  const settings = settingsOption(values.settings as string | undefined);
-  if (typeof values.voice === 'string') settings.tts = { voice: values.voice };
-  if (typeof values['llm-model'] === 'string') settings.llm = { model: values['llm-model'] };
+function agentSettingsFromOptions(
+  values: Record<string, unknown>,
+  current: Record<string, unknown>,
+): Record<string, unknown> {
+  const settings =
+    values.settings === undefined ? { ...current } : settingsOption(values.settings as string | undefined);
+  const part = (name: string) =>
+    typeof settings[name] === 'object' && settings[name] !== null
+      ? (settings[name] as Record<string, unknown>)
+      : {};
+  if (typeof values.voice === 'string') settings.tts = { ...part('tts'), voice: values.voice };
+  if (typeof values['llm-model'] === 'string') settings.llm = { ...part('llm'), model: values['llm-model'] };
   if (typeof values['voicemail-message'] === 'string') {
     settings.voicemail = { action: 'leave_message', message: values['voicemail-message'] };
   }
   return settings;
 }
 
+/** The flags of `agents create` and `agents update`. */
+const agentOptionSpec = {
+  name: { type: 'string' },
+  prompt: { type: 'string' },
+  'first-message': { type: 'string' },
+  variable: { type: 'string', multiple: true },
+  inactive: { type: 'boolean' },
+  'max-duration': { type: 'string' },
+  'silence-timeout': { type: 'string' },
+  brain: { type: 'string' },
+  script: { type: 'string' },
+  extract: { type: 'string', multiple: true },
+  voice: { type: 'string' },
+  'llm-model': { type: 'string' },
+  'voicemail-message': { type: 'string' },
+  settings: { type: 'string' },
+} as const;
+
+/** The agent fields the flags give (only those given; `variable` and `extract` replace the lists). */
+function agentFieldsFromOptions(values: Record<string, unknown>): Partial<AgentInput> {
+  const seconds = (name: 'max-duration' | 'silence-timeout') => {
+    const text = values[name];
+    if (typeof text !== 'string') return {};
+    if (!/^[0-9]{1,6}$/.test(text)) throw new UsageError(`--${name} takes whole seconds`);
+    return { [name === 'max-duration' ? 'maxDurationS' : 'silenceTimeoutS']: Number(text) };
+  };
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const variables = values.variable as string[] | undefined;
+  const extract = values.extract as string[] | undefined;
+  return {
+    ...(text('name') !== undefined ? { name: text('name') } : {}),
+    ...(text('prompt') !== undefined ? { prompt: text('prompt') } : {}),
+    ...(text('first-message') !== undefined ? { firstMessage: text('first-message') } : {}),
+    ...(variables ? { variables: variables.map(parseVariableDeclaration) } : {}),
+    ...seconds('max-duration'),
+    ...seconds('silence-timeout'),
+    ...(text('brain') !== undefined ? { brain: text('brain') as 'script' | 'llm' } : {}),
+    ...(text('script') !== undefined ? { script: readScriptFile(text('script') as string) } : {}),
+    ...(extract ? { extraction: extract.map(parseExtractionField) } : {}),
+  };
+}
+
+/** The key that seals the secrets of the settings' tools; only loaded when there are tools. */
+async function secretBoxForTools(context: CommandContext, settings: Record<string, unknown>) {
+  return Array.isArray(settings.tools) && settings.tools.length > 0 ? await context.secretBox() : null;
+}
+
+/** True when a flag that sets part of the settings is given. */
+function givesSettings(values: Record<string, unknown>): boolean {
+  return ['settings', 'voice', 'llm-model', 'voicemail-message'].some((name) => values[name] !== undefined);
+}
+
 const agents: Record<string, Verb> = {
   async create(context, args) {
-    const { values } = parseOptions(args, {
-      name: { type: 'string' },
-      prompt: { type: 'string' },
-      'first-message': { type: 'string' },
-      variable: { type: 'string', multiple: true },
-      inactive: { type: 'boolean' },
-      'max-duration': { type: 'string' },
-      'silence-timeout': { type: 'string' },
-      brain: { type: 'string' },
-      script: { type: 'string' },
-      extract: { type: 'string', multiple: true },
-      voice: { type: 'string' },
-      'llm-model': { type: 'string' },
-      'voicemail-message': { type: 'string' },
-      settings: { type: 'string' },
-    });
-    const seconds = (name: string) => {
-      const text = values[name];
-      if (typeof text !== 'string') return {};
-      if (!/^[0-9]{1,6}$/.test(text)) throw new UsageError(`--${name} takes whole seconds`);
-      return { [name === 'max-duration' ? 'maxDurationS' : 'silenceTimeoutS']: Number(text) };
-    };
+    const { values } = parseOptions(args, agentOptionSpec);
     const account = await resolveAccount(context);
-    const settings = agentSettingsFromOptions(values);
+    const settings = agentSettingsFromOptions(values, {});
     checkToolUrls(settings, { allowPrivate: context.webhookAllowPrivate === true });
     const agent = await createAgent(
       context.store,
       account.id,
       {
+        ...agentFieldsFromOptions(values),
         name: requiredOption(values, 'name'),
         prompt: requiredOption(values, 'prompt'),
-        ...(typeof values['first-message'] === 'string' ? { firstMessage: values['first-message'] } : {}),
-        variables: ((values.variable as string[] | undefined) ?? []).map(parseVariableDeclaration),
         active: values.inactive !== true,
-        ...seconds('max-duration'),
-        ...seconds('silence-timeout'),
-        ...(typeof values.brain === 'string' ? { brain: values.brain as 'script' | 'llm' } : {}),
-        ...(typeof values.script === 'string' ? { script: readScriptFile(values.script) } : {}),
-        extraction: ((values.extract as string[] | undefined) ?? []).map(parseExtractionField),
         settings,
       },
       // Only an agent whose tools carry secrets needs the key that seals them.
-      {
-        secretBox:
-          Array.isArray(settings.tools) && settings.tools.length > 0 ? await context.secretBox() : null,
-      },
+      { secretBox: await secretBoxForTools(context, settings) },
     );
+    print(context, describeAgent(agent));
+  },
+  /**
+   * Changes what the flags give and keeps the rest; `--settings` replaces the settings, `--voice`,
+   * `--llm-model` and `--voicemail-message` change their part of them.
+   */
+  async update(context, args) {
+    const { values, positionals } = parseOptions(args, agentOptionSpec, ['agent id']);
+    const account = await resolveAccount(context);
+    const agentId = positionals[0] as string;
+    const current = await context.store.agents.get(account.id, agentId);
+    if (!current) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
+    const patch = agentFieldsFromOptions(values);
+    if (givesSettings(values)) {
+      patch.settings = agentSettingsFromOptions(values, current.settings);
+      checkToolUrls(patch.settings, { allowPrivate: context.webhookAllowPrivate === true });
+    }
+    if (Object.keys(patch).length === 0 && values.inactive === undefined)
+      throw new UsageError('nothing to change: give the flags of `agents create` to change');
+    let agent = await updateAgent(context.store, account.id, agentId, patch, {
+      secretBox: patch.settings ? await secretBoxForTools(context, patch.settings) : null,
+    });
+    if (values.inactive === true) agent = await setAgentActive(context.store, account.id, agentId, false);
     print(context, describeAgent(agent));
   },
   async list(context, args) {

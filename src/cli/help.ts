@@ -76,6 +76,16 @@ export const commandHelp: Record<string, GroupHelp> = {
         example:
           'callwright agents create --name Appointments --prompt "Confirm." --script examples/agents/appointment-confirmation.json --variable "customer_name!"',
       },
+      update: {
+        synopsis: 'AGENT_ID [the flags of create]',
+        summary:
+          'change what the flags give and keep the rest (--variable and --extract replace their lists)',
+        details: [
+          '--settings JSON|@FILE  replaces the settings; --voice, --llm-model, --voicemail-message change their part',
+          '--brain llm            drops the script (unless --script is given too)',
+        ],
+        example: 'callwright agents update agt_… --variable "customer_name!" --variable party_size:number',
+      },
       list: { synopsis: '', summary: 'list the agents' },
       show: {
         synopsis: 'AGENT_ID',

@@ -155,6 +155,62 @@ describe('agents', () => {
     expect(inactive.active).toBe(false);
   });
 
+  it('update changes what its flags give and keeps the rest (issue 38)', async () => {
+    const created = await json([
+      'agents',
+      'create',
+      '--name',
+      'Booker',
+      '--prompt',
+      'Book {{party_size}} seats.',
+      '--first-message',
+      'Hi',
+      '--variable',
+      'party_size',
+      '--extract',
+      'booked:boolean:did they book',
+      '--settings',
+      '{"tts":{"voice":"slt"},"voicemail":{"action":"hang_up"}}',
+    ]);
+    const id = created.agent_id as string;
+    const updated = await json([
+      'agents',
+      'update',
+      id,
+      '--variable',
+      'party_size:number!',
+      '--variable',
+      'note=none',
+      '--voice',
+      'kal',
+      '--max-duration',
+      '90',
+    ]);
+    expect(updated).toMatchObject({
+      agent_id: id,
+      name: 'Booker',
+      prompt: 'Book {{party_size}} seats.',
+      first_message: 'Hi',
+      max_duration_s: 90,
+      extraction: [{ name: 'booked', type: 'boolean', description: 'did they book' }],
+      variables: [
+        { name: 'party_size', default: null, required: true, type: 'number' },
+        { name: 'note', default: 'none', required: false, type: 'any' },
+      ],
+      // --voice changes the voice and keeps the rest of the settings.
+      settings: { tts: { voice: 'kal' }, voicemail: { action: 'hang_up' } },
+    });
+    // The stored agent is what was printed; a bad flag changes nothing.
+    expect(await json(['agents', 'show', id])).toMatchObject({ max_duration_s: 90 });
+    expectOneLineError(await cli(['agents', 'update', id, '--variable', 'bad-name']));
+    expectOneLineError(await cli(['agents', 'update', id]));
+    expectOneLineError(await cli(['agents', 'update', 'agt_missing', '--name', 'x']));
+    expect(await json(['agents', 'show', id])).toMatchObject({
+      name: 'Booker',
+      variables: [{ name: 'party_size' }, { name: 'note' }],
+    });
+  });
+
   it('refuses bad input and writes nothing', async () => {
     const before = ((await json(['agents', 'list'])).agents as unknown[]).length;
     expectOneLineError(await cli(['agents', 'create', '--name', 'x']));

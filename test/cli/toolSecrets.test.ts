@@ -57,4 +57,56 @@ describe('agents create with tools that carry secrets', () => {
     for (const file of databaseFiles)
       expect(readFileSync(join(dataDir, file)).includes('cli-SECRET')).toBe(false);
   });
+
+  it('agents update keeps the sealed secrets when other settings change, and refuses a sealed value from elsewhere', async () => {
+    const settings = {
+      tools: [
+        {
+          name: 'lookup',
+          description: 'Looks an order up.',
+          url: 'https://shop.example.com/orders',
+          auth: { type: 'bearer', token: 'cli-SECRET-3' },
+        },
+      ],
+    };
+    const created = await runCliJson(dataDir, [
+      'agents',
+      'create',
+      '--name',
+      'Orders 2',
+      '--prompt',
+      'p',
+      '--brain',
+      'llm',
+      '--settings',
+      JSON.stringify(settings),
+    ]);
+    const agentId = created.agent_id as string;
+    const updated = await runCli(dataDir, [
+      'agents',
+      'update',
+      agentId,
+      '--json',
+      '--llm-model',
+      'other-model',
+    ]);
+    expect(updated.stderr).toBe('');
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout).settings).toMatchObject({
+      llm: { model: 'other-model' },
+      tools: [{ auth: { type: 'bearer', token: { sealed: true } } }],
+    });
+    const forged = {
+      tools: [{ ...settings.tools[0], auth: { type: 'bearer', token: { sealed: 'v1.AAAAforged' } } }],
+    };
+    const refused = await runCli(dataDir, [
+      'agents',
+      'update',
+      agentId,
+      '--settings',
+      JSON.stringify(forged),
+    ]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/settings\.tools\[0\]\.auth\.token must be a text or \{"sealed": true\}/);
+  });
 });

@@ -76,7 +76,12 @@ describe('the example appointment agent on the sandbox', () => {
   it('confirms: the person agrees, the agent says goodbye and hangs up', async () => {
     const call = await converse({ customer_name: 'Ann' });
     expect(call).toMatchObject({ status: 'completed', endReason: 'agent_hangup', answeredBy: 'human' });
-    expect(call.extractedData).toEqual({ confirmed: true });
+    // On failure, say what was heard and why it matched nothing (a recogniser miss or a split turn).
+    const heard = JSON.stringify({
+      transcript: call.transcript,
+      understanding: (call.metrics as { understanding?: unknown }).understanding,
+    });
+    expect(call.extractedData, heard).toEqual({ confirmed: true });
     const roles = call.transcript.map((entry) => entry.role);
     expect(roles).toEqual(['agent', 'callee', 'agent']);
     expect(call.transcript[0]?.text).toContain('Hello Ann');
