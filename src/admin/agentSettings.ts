@@ -7,6 +7,8 @@ import {
   extractionFieldTypes,
   type NewAgent,
 } from '../domain/records.js';
+import { redactToolSecrets } from '../domain/toolRequests.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import {
   agentLimits,
@@ -14,6 +16,7 @@ import {
   formatVariableDeclaration,
   parseVariableDeclaration,
 } from './agents.js';
+import { sealToolSecrets } from './toolSecrets.js';
 
 /** Every editable field of an agent, as the dashboard's agent form sends them. */
 export type AgentFields = Omit<NewAgent, 'accountId' | 'active'>;
@@ -84,8 +87,14 @@ function parseExtraction(text: string): ExtractionField[] {
   return fields;
 }
 
-/** Validates the agent form; the same limits as `createAgent`, plus brain, script and settings. */
-export function parseAgentForm(form: AgentFormText): AgentFields {
+/**
+ * Validates the agent form; the same limits as `createAgent`, plus brain, script and settings. The
+ * tools' new secrets are sealed with `secretBox`; `{"sealed": true}` keeps those of `previous`.
+ */
+export function parseAgentForm(
+  form: AgentFormText,
+  secrets: { secretBox?: SecretBox | null; previous?: Record<string, unknown> } = {},
+): AgentFields {
   const name = form.name.trim();
   if (name.length === 0 || name.length > agentLimits.nameMaxChars)
     throw new AppError('validation_error', `the name must be 1 to ${agentLimits.nameMaxChars} characters`);
@@ -112,7 +121,15 @@ export function parseAgentForm(form: AgentFormText): AgentFields {
     throw new AppError('validation_error', 'the brain is "script" or "llm"');
   const brain: AgentBrain = form.brain;
   const script = form.script.trim() === '' ? null : parseJson('the script', form.script);
-  const settings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
+  const parsedSettings = form.settings.trim() === '' ? {} : parseJson('the settings', form.settings);
+  const settings =
+    parsedSettings !== null && typeof parsedSettings === 'object' && !Array.isArray(parsedSettings)
+      ? sealToolSecrets(
+          parsedSettings as Record<string, unknown>,
+          secrets.previous,
+          secrets.secretBox ?? null,
+        )
+      : parsedSettings;
   checkSettingsAndScript(settings, brain, brain === 'script' ? script : null);
   return {
     name,
@@ -132,8 +149,9 @@ export async function createAgentFromForm(
   store: Store,
   accountId: string,
   form: AgentFormText,
+  secretBox: SecretBox | null = null,
 ): Promise<AgentRecord> {
-  return store.agents.create({ accountId, active: true, ...parseAgentForm(form) });
+  return store.agents.create({ accountId, active: true, ...parseAgentForm(form, { secretBox }) });
 }
 
 export async function updateAgentFromForm(
@@ -141,10 +159,12 @@ export async function updateAgentFromForm(
   accountId: string,
   agentId: string,
   form: AgentFormText,
+  secretBox: SecretBox | null = null,
 ): Promise<AgentRecord> {
-  const fields = parseAgentForm(form);
   // The form has no place for a variable's description: a variable kept by name keeps its own.
   const current = await store.agents.get(accountId, agentId);
+  // New secrets sealed; {"sealed": true} keeps the stored agent's.
+  const fields = parseAgentForm(form, { secretBox, ...(current ? { previous: current.settings } : {}) });
   const descriptions = new Map(current?.variables.map((entry) => [entry.name, entry.description]));
   fields.variables = fields.variables.map((entry) => ({
     ...entry,
@@ -153,6 +173,32 @@ export async function updateAgentFromForm(
   const updated = current ? await store.agents.update(accountId, agentId, fields) : null;
   if (!updated) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
   return updated;
+}
+
+/**
+ * The form as sent, to show again with its error: each secret typed into the tools' settings is
+ * blanked (`{"secret": ""}`, `"token": ""`), so a refused save never sends a secret back to the page.
+ */
+export function formWithoutTypedSecrets(form: AgentFormText): AgentFormText {
+  let settings: unknown;
+  try {
+    settings = JSON.parse(form.settings);
+  } catch {
+    // Not JSON: it cannot be read as secrets either, but neither can it be shown safely.
+    return /"(secret|token|password|value)"/.test(form.settings) ? { ...form, settings: '' } : form;
+  }
+  const tools = (settings as { tools?: unknown } | null)?.tools;
+  if (!Array.isArray(tools)) return form;
+  for (const tool of tools as Array<Record<string, unknown> | null>) {
+    const headers = tool?.headers as Record<string, unknown> | undefined;
+    for (const [name, value] of Object.entries(headers ?? {}))
+      if (value !== null && typeof value === 'object' && 'secret' in value && headers)
+        headers[name] = { secret: '' };
+    const auth = tool?.auth as Record<string, unknown> | undefined;
+    for (const field of ['token', 'password', 'value'])
+      if (auth && typeof auth[field] === 'string') auth[field] = '';
+  }
+  return { ...form, settings: JSON.stringify(settings, null, 2) };
 }
 
 /** The form's text for an existing agent (the inverse of parseAgentForm). */
@@ -167,7 +213,8 @@ export function agentFormText(agent: AgentRecord): AgentFormText {
       .join('\n'),
     brain: agent.brain,
     script: agent.script === null || agent.script === undefined ? '' : JSON.stringify(agent.script, null, 2),
-    settings: JSON.stringify(agent.settings, null, 2),
+    // The tools' secrets are write-only: shown (and sent back) as {"sealed": true}.
+    settings: JSON.stringify(redactToolSecrets(agent.settings), null, 2),
     maxDurationS: String(agent.maxDurationS),
     silenceTimeoutS: String(agent.silenceTimeoutS),
   };

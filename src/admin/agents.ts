@@ -12,9 +12,12 @@ import {
   extractionFieldTypes,
   type NewAgent,
 } from '../domain/records.js';
+import { redactToolSecrets } from '../domain/toolRequests.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { parseDialogScript, scriptTransferTargets } from '../voice/brains/dialogScript.js';
 import { checkWebhookUrl } from '../webhooks/urlGuard.js';
+import { sealToolSecrets } from './toolSecrets.js';
 
 export const agentLimits = {
   nameMaxChars: 200,
@@ -163,8 +166,23 @@ export function checkToolUrls(settings: unknown, options: { allowPrivate: boolea
   });
 }
 
-export async function createAgent(store: Store, accountId: string, input: AgentInput): Promise<AgentRecord> {
-  return store.agents.create({ accountId, active: input.active ?? true, ...checkedAgentFields(input) });
+/** How an agent is saved: the box that seals its tools' secrets (none: an agent with secrets is refused). */
+export interface AgentSaveOptions {
+  secretBox?: SecretBox | null;
+}
+
+export async function createAgent(
+  store: Store,
+  accountId: string,
+  input: AgentInput,
+  options: AgentSaveOptions = {},
+): Promise<AgentRecord> {
+  const settings = sealToolSecrets(input.settings, undefined, options.secretBox ?? null);
+  return store.agents.create({
+    accountId,
+    active: input.active ?? true,
+    ...checkedAgentFields({ ...input, ...(settings ? { settings } : {}) }),
+  });
 }
 
 /**
@@ -176,9 +194,16 @@ export async function updateAgent(
   accountId: string,
   agentId: string,
   patch: Partial<AgentInput>,
+  options: AgentSaveOptions = {},
 ): Promise<AgentRecord> {
   const current = await store.agents.get(accountId, agentId);
   if (!current) throw new AppError('not_found', `no agent ${agentId.slice(0, 64)} in this account`);
+  // New secrets sealed, `{"sealed": true}` kept from the stored agent's tools.
+  if (patch.settings !== undefined)
+    patch = {
+      ...patch,
+      settings: sealToolSecrets(patch.settings, current.settings, options.secretBox ?? null),
+    };
   const merged: AgentInput = {
     name: current.name,
     prompt: current.prompt,
@@ -267,7 +292,8 @@ export function describeAgent(agent: AgentRecord) {
     extraction: agent.extraction,
     brain: agent.brain,
     script: agent.script,
-    settings: agent.settings,
+    // The tools' secrets are write-only: shown as {"sealed": true}.
+    settings: redactToolSecrets(agent.settings),
     max_duration_s: agent.maxDurationS,
     silence_timeout_s: agent.silenceTimeoutS,
     created_at: agent.createdAt,

@@ -11,6 +11,7 @@ import {
 } from '../admin/agents.js';
 import { AppError } from '../domain/errors.js';
 import { agentVariableTypes, extractionFieldTypes } from '../domain/records.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
@@ -90,7 +91,11 @@ const agentRequestSchema = {
     },
     brain: { type: 'string', enum: ['script', 'llm'] },
     script: { type: ['object', 'null'], description: 'The dialog graph of a script agent (docs/agents.md).' },
-    settings: { type: 'object', description: 'Voice, tools, transfer, voicemail… (docs/agents.md).' },
+    settings: {
+      type: 'object',
+      description:
+        'Voice, tools, transfer, voicemail… (docs/agents.md). A tool\'s secret headers and auth fields are write-only: sent as text, shown as {"sealed": true}; send {"sealed": true} to keep one.',
+    },
     max_duration_s: { type: 'integer', minimum: 1, maximum: 14_400 },
     silence_timeout_s: { type: 'integer', minimum: 1, maximum: 14_400 },
   },
@@ -177,7 +182,7 @@ function parseField(key: string, value: unknown): unknown {
 export function registerAgentRoutes(
   app: FastifyInstance,
   store: Store,
-  options: { toolAllowPrivate: boolean } = { toolAllowPrivate: false },
+  options: { toolAllowPrivate: boolean; secretBox?: SecretBox | null } = { toolAllowPrivate: false },
 ): void {
   const tags = ['agents'];
   app.post(
@@ -195,7 +200,7 @@ export function registerAgentRoutes(
       const accountId = authOf(request).account.id;
       const input = parseAgentBody(readJsonBody(request), { creating: true }) as AgentInput;
       checkToolUrls(input.settings, { allowPrivate: options.toolAllowPrivate });
-      const agent = await createAgent(store, accountId, input);
+      const agent = await createAgent(store, accountId, input, { secretBox: options.secretBox ?? null });
       request.log.info({ agentId: agent.id }, 'agent created over the API');
       return describeAgent(agent);
     },
@@ -256,7 +261,9 @@ export function registerAgentRoutes(
       const accountId = authOf(request).account.id;
       const patch = parseAgentBody(readJsonBody(request), { creating: false });
       checkToolUrls((patch as { settings?: unknown }).settings, { allowPrivate: options.toolAllowPrivate });
-      const agent = await updateAgent(store, accountId, request.params.agent_id, patch);
+      const agent = await updateAgent(store, accountId, request.params.agent_id, patch, {
+        secretBox: options.secretBox ?? null,
+      });
       request.log.info({ agentId: agent.id, fields: Object.keys(patch) }, 'agent changed over the API');
       return describeAgent(agent);
     },

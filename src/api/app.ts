@@ -206,7 +206,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerCampaignEditRoutes(api, store);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
-      registerAgentRoutes(api, store, { toolAllowPrivate: deps.webhookAllowPrivate === true });
+      registerAgentRoutes(api, store, {
+        toolAllowPrivate: deps.webhookAllowPrivate === true,
+        secretBox: deps.secretBox ?? null,
+      });
       registerAgentTestRoutes(api, store, { vendorConfigured: deps.vendorConfigured ?? (() => false) });
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

@@ -5,6 +5,7 @@ import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.j
 import type { AnsweredBy } from '../domain/callStatus.js';
 import { isAppError } from '../domain/errors.js';
 import type { AgentRecord, CallFinish, CallRecord, TranscriptEntry } from '../domain/records.js';
+import type { VariableValue } from '../domain/templates.js';
 import { costOf, type Price } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { CallMetrics } from '../metrics/serviceMetrics.js';
@@ -225,9 +226,12 @@ export class CallSession {
         this.callVoice?.recordingEnabled === false
           ? null
           : await this.context.recordings.save(this.call.id, result.recorder.toWav());
+      const variables = this.variablesWithToolAnswers();
       return {
         transcript: result.transcript,
         extractedData: result.extractedData,
+        // What the agent's tools' answers set (response_variables) joins the request's variables.
+        ...(variables ? { variables } : {}),
         analysis: result.analysis,
         metrics: {
           ...(await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs)),
@@ -266,6 +270,7 @@ export class CallSession {
         this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys, {
           signingSecrets,
           allowPrivate: context.toolAllowPrivate,
+          openSecret: (sealed) => context.secretBox.open(sealed),
         });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');
@@ -376,6 +381,12 @@ export class CallSession {
     this.conversation.start();
   }
 
+  /** The call's variables with what its tools' answers set (`response_variables`); null: none set. */
+  private variablesWithToolAnswers(): Record<string, VariableValue> | null {
+    const set = this.callVoice?.toolVariables?.() ?? {};
+    return Object.keys(set).length > 0 ? { ...(this.call.variables ?? {}), ...set } : null;
+  }
+
   /** A transfer to one of the agent's targets (src/calls/callTransfers.ts); the call stays up until it succeeds. */
   private transferTo(target: string, summary: string | undefined): Promise<TransferResult> {
     const { context, callVoice: voice, outgoing } = this;
@@ -385,7 +396,8 @@ export class CallSession {
     return transferCall(
       {
         store: context.store,
-        call: this.call,
+        // The whisper is rendered with the variables as the tools' answers left them.
+        call: { ...this.call, variables: this.variablesWithToolAnswers() ?? this.call.variables },
         routeOptions: this.routeOptions(),
         legContext: { ...context, logger: this.log },
         targets: voice.transferTargets,

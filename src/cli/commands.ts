@@ -192,6 +192,11 @@ function agentFieldsFromOptions(values: Record<string, unknown>): Partial<AgentI
   };
 }
 
+/** The key that seals the secrets of the settings' tools; only loaded when there are tools. */
+async function secretBoxForTools(context: CommandContext, settings: Record<string, unknown>) {
+  return Array.isArray(settings.tools) && settings.tools.length > 0 ? await context.secretBox() : null;
+}
+
 /** True when a flag that sets part of the settings is given. */
 function givesSettings(values: Record<string, unknown>): boolean {
   return ['settings', 'voice', 'llm-model', 'voicemail-message'].some((name) => values[name] !== undefined);
@@ -203,13 +208,19 @@ const agents: Record<string, Verb> = {
     const account = await resolveAccount(context);
     const settings = agentSettingsFromOptions(values, {});
     checkToolUrls(settings, { allowPrivate: context.webhookAllowPrivate === true });
-    const agent = await createAgent(context.store, account.id, {
-      ...agentFieldsFromOptions(values),
-      name: requiredOption(values, 'name'),
-      prompt: requiredOption(values, 'prompt'),
-      active: values.inactive !== true,
-      settings,
-    });
+    const agent = await createAgent(
+      context.store,
+      account.id,
+      {
+        ...agentFieldsFromOptions(values),
+        name: requiredOption(values, 'name'),
+        prompt: requiredOption(values, 'prompt'),
+        active: values.inactive !== true,
+        settings,
+      },
+      // Only an agent whose tools carry secrets needs the key that seals them.
+      { secretBox: await secretBoxForTools(context, settings) },
+    );
     print(context, describeAgent(agent));
   },
   /**
@@ -229,7 +240,9 @@ const agents: Record<string, Verb> = {
     }
     if (Object.keys(patch).length === 0 && values.inactive === undefined)
       throw new UsageError('nothing to change: give the flags of `agents create` to change');
-    let agent = await updateAgent(context.store, account.id, agentId, patch);
+    let agent = await updateAgent(context.store, account.id, agentId, patch, {
+      secretBox: patch.settings ? await secretBoxForTools(context, patch.settings) : null,
+    });
     if (values.inactive === true) agent = await setAgentActive(context.store, account.id, agentId, false);
     print(context, describeAgent(agent));
   },

@@ -19,6 +19,12 @@ describe('checkAgentTools', () => {
         timeoutMs: agentToolLimits.defaultTimeoutMs,
         sayWhileWaiting: null,
         filler: null,
+        failedMessage: null,
+        method: 'POST',
+        query: {},
+        headers: [],
+        auth: null,
+        responseVariables: [],
       },
     ]);
     expect(
@@ -45,7 +51,8 @@ describe('checkAgentTools', () => {
     [[{ ...lookup, timeout_ms: 50 }], /timeout_ms/],
     [[{ ...lookup, filler: { after_ms: 1000 } }], /filler.text/],
     [[{ ...lookup, filler: { after_ms: 10, text: 'x' } }], /after_ms/],
-    [[{ ...lookup, headers: {} }], /headers is not a setting/],
+    [[{ ...lookup, body_template: {} }], /body_template is not a setting/],
+    [[{ ...lookup, headers: { 'X-Key': { secret: 'plain' } } }], /headers\.X-Key must be a secret/],
     [Array.from({ length: 17 }, (_, i) => ({ ...lookup, name: `t${i}` })), /at most 16/],
     [{ lookup }, /must be a list/],
   ])('refuses %j', (raw, why) => {

@@ -1,5 +1,6 @@
 import { checkObjectSchema } from './jsonSchema.js';
 import { isObject, onlyKnownFields, refuse, wholeNumber } from './settingsParsing.js';
+import { checkToolRequestSettings, type ToolRequestSettings } from './toolRequests.js';
 import {
   checkTransferExtras,
   defaultTransferExtras,
@@ -45,9 +46,10 @@ export const agentToolLimits = {
   timeoutMaxMs: 30_000,
   defaultTimeoutMs: 5_000,
   fillerAfterMinMs: 200,
+  defaultDelayedAfterMs: 2_000,
 } as const;
 
-export interface AgentTool {
+export interface AgentTool extends ToolRequestSettings {
   name: string;
   description: string;
   /** A JSON Schema of type object: what the model must pass (checked before the request). */
@@ -58,6 +60,8 @@ export interface AgentTool {
   sayWhileWaiting: string | null;
   /** Said once if the answer takes longer than `afterMs`. */
   filler: { afterMs: number; text: string } | null;
+  /** Said when the tool fails or times out (the model is told the error, and that this was said). */
+  failedMessage: string | null;
 }
 
 const toolNamePattern = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
@@ -94,6 +98,12 @@ function parseTool(where: string, raw: unknown): AgentTool {
     'timeout_ms',
     'say_while_waiting',
     'filler',
+    'messages',
+    'method',
+    'query',
+    'headers',
+    'auth',
+    'response_variables',
   ]);
   const { name, description, timeout_ms: timeoutMs, filler } = raw;
   if (typeof name !== 'string' || !toolNamePattern.test(name))
@@ -124,6 +134,9 @@ function parseTool(where: string, raw: unknown): AgentTool {
     if (text === null) refuse(`${where}.filler.text is required`);
     parsedFiller = { afterMs, text };
   }
+  const messages = parseMessages(`${where}.messages`, raw.messages, timeout);
+  if (messages && (raw.say_while_waiting !== undefined || filler !== undefined))
+    refuse(`${where}.messages replaces say_while_waiting and filler: give one or the other`);
   return {
     name,
     description,
@@ -133,8 +146,45 @@ function parseTool(where: string, raw: unknown): AgentTool {
         : checkObjectSchema(`${where}.parameters`, raw.parameters, agentToolLimits.parametersMaxBytes),
     url: toolUrl(`${where}.url`, raw.url),
     timeoutMs: timeout,
-    sayWhileWaiting: spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
-    filler: parsedFiller,
+    sayWhileWaiting: messages
+      ? messages.start
+      : spokenText(`${where}.say_while_waiting`, raw.say_while_waiting),
+    filler: messages ? messages.delayed : parsedFiller,
+    failedMessage: messages?.failed ?? null,
+    ...checkToolRequestSettings(where, raw),
+  };
+}
+
+/**
+ * `messages: {start, delayed_after_ms, delayed, failed}`: what the agent says when the tool is
+ * called, when it is still pending after `delayed_after_ms` (before its timeout, or it could never
+ * be heard), and when it failed.
+ */
+function parseMessages(
+  where: string,
+  raw: unknown,
+  timeoutMs: number,
+): { start: string | null; delayed: AgentTool['filler']; failed: string | null } | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObject(raw)) refuse(`${where} must be an object {start, delayed_after_ms, delayed, failed}`);
+  onlyKnownFields(where, raw, ['start', 'delayed_after_ms', 'delayed', 'failed']);
+  const delayedText = spokenText(`${where}.delayed`, raw.delayed);
+  if (raw.delayed_after_ms !== undefined && delayedText === null)
+    refuse(`${where}.delayed_after_ms needs ${where}.delayed, the text to say`);
+  const { fillerAfterMinMs, defaultDelayedAfterMs } = agentToolLimits;
+  const afterMs = wholeNumber(
+    `${where}.delayed_after_ms`,
+    raw.delayed_after_ms,
+    fillerAfterMinMs,
+    Math.max(fillerAfterMinMs, timeoutMs - 1),
+    Math.min(defaultDelayedAfterMs, timeoutMs - 1),
+  );
+  if (delayedText !== null && afterMs >= timeoutMs)
+    refuse(`${where}.delayed_after_ms must be less than the tool's timeout_ms (${timeoutMs})`);
+  return {
+    start: spokenText(`${where}.start`, raw.start),
+    delayed: delayedText === null ? null : { afterMs, text: delayedText },
+    failed: spokenText(`${where}.failed`, raw.failed),
   };
 }
 

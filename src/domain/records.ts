@@ -192,6 +192,11 @@ export interface CallFinish {
   extractedData?: Record<string, unknown>;
   analysis?: CallAnalysis | null;
   metrics?: Record<string, unknown> | null;
+  /**
+   * The call's variables as its tools' answers left them (`response_variables`): the request's,
+   * with what the tools set; absent: the request's stay.
+   */
+  variables?: Record<string, VariableValue> | null;
   atIso: string;
 }
 

@@ -57,6 +57,12 @@ const tool = (path: string): AgentTool => ({
   timeoutMs: 2_000,
   sayWhileWaiting: null,
   filler: null,
+  failedMessage: null,
+  method: 'POST',
+  query: {},
+  headers: [],
+  auth: null,
+  responseVariables: [],
 });
 
 function caller(options: { secrets?: string[] | null; allowPrivate?: boolean } = {}): ToolCaller {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentTool } from '../domain/agentTools.js';
 import { schemaProblems } from '../domain/jsonSchema.js';
 import type { VariableValue } from '../domain/templates.js';
+import { variablesFromAnswer } from '../domain/toolRequests.js';
 import type { Logger } from '../logger.js';
 import { deliverOnce } from '../webhooks/httpDelivery.js';
 import { webhookHeaders } from '../webhooks/signing.js';
@@ -35,10 +36,24 @@ export interface ToolCallerOptions {
   allowPrivate: boolean;
   logger: Logger;
   lookup?: HostnameLookup;
+  /** Opens a sealed secret of a tool (headers, auth); none: a tool with secrets fails. */
+  openSecret?: ((sealed: string) => string) | null;
 }
 
 export class ToolCaller {
-  constructor(private readonly options: ToolCallerOptions) {}
+  /** The call's variables as tools' answers changed them (`response_variables`), sent with each request. */
+  private variables: Record<string, VariableValue>;
+  /** Only the variables tools' answers set, for the call's record. */
+  private readonly mapped: Record<string, VariableValue> = {};
+
+  constructor(private readonly options: ToolCallerOptions) {
+    this.variables = { ...options.variables };
+  }
+
+  /** The variables the tools' answers set so far (`response_variables`). */
+  mappedVariables(): Readonly<Record<string, VariableValue>> {
+    return this.mapped;
+  }
 
   get tools(): readonly AgentTool[] {
     return this.options.tools;
@@ -46,6 +61,19 @@ export class ToolCaller {
 
   find(name: string): AgentTool | undefined {
     return this.options.tools.find((tool) => tool.name === name);
+  }
+
+  private request(tool: AgentTool, args: unknown, secrets: readonly string[]) {
+    const made = toolRequest(tool, {
+      args,
+      callId: this.options.callId,
+      variables: this.variables,
+      secrets,
+      openSecret: this.options.openSecret ?? null,
+    });
+    if (typeof made === 'string')
+      this.options.logger.warn({ tool: tool.name }, "the tool's secrets could not be opened");
+    return made;
   }
 
   async call(tool: AgentTool, argumentsJson: string): Promise<ToolOutcome> {
@@ -64,18 +92,10 @@ export class ToolCaller {
     const secrets = this.options.signingSecrets;
     if (!secrets || secrets.length === 0)
       return failed("the account has no webhook secret to sign the tool's request with");
-    const body = JSON.stringify({
-      call_id: this.options.callId,
-      tool: tool.name,
-      arguments: args,
-      variables: this.options.variables,
-    });
-    const id = `tool_${randomBytes(12).toString('hex')}`;
-    const headers = webhookHeaders({ secrets, id, timestampS: Math.floor(Date.now() / 1000), body });
+    const request = this.request(tool, args, secrets);
+    if (typeof request === 'string') return failed(request);
     const attempt = await deliverOnce({
-      url: tool.url,
-      body,
-      headers,
+      ...request,
       timeoutMs: tool.timeoutMs,
       allowPrivate: this.options.allowPrivate,
       maxResponseBytes: toolResultMaxBytes + 1,
@@ -110,12 +130,86 @@ export class ToolCaller {
     } catch {
       return failed('the answer is not JSON', attempt.status, attempt.latencyMs);
     }
+    const mapped = variablesFromAnswer(result, tool.responseVariables);
+    Object.assign(this.variables, mapped);
+    Object.assign(this.mapped, mapped);
     this.options.logger.info(
-      { tool: tool.name, status: attempt.status, latencyMs: attempt.latencyMs },
+      {
+        tool: tool.name,
+        status: attempt.status,
+        latencyMs: attempt.latencyMs,
+        ...(tool.responseVariables.length > 0 ? { variablesSet: Object.keys(mapped) } : {}),
+      },
       'tool called',
     );
     return { ok: true, result, status: attempt.status as number, latencyMs: attempt.latencyMs };
   }
+}
+
+/**
+ * The tool's request: its method; the arguments as a JSON body `{call_id, tool, arguments,
+ * variables}`, or for GET and DELETE as query parameters (with `call_id`) after the tool's static
+ * ones (which win); signed in the Standard Webhooks scheme over the body, or over the path and
+ * query of a bodyless request; the tool's headers and credentials, opened. A text: why it cannot be
+ * made.
+ */
+function toolRequest(
+  tool: AgentTool,
+  parts: {
+    args: unknown;
+    callId: string;
+    variables: Readonly<Record<string, VariableValue>>;
+    secrets: readonly string[];
+    openSecret: ((sealed: string) => string) | null;
+  },
+): { url: URL; method: AgentTool['method']; body: string; headers: Record<string, string> } | string {
+  const url = new URL(tool.url);
+  for (const [name, value] of Object.entries(tool.query)) url.searchParams.set(name, value);
+  const bodyless = tool.method === 'GET' || tool.method === 'DELETE';
+  let body = '';
+  if (bodyless) {
+    const args = (parts.args ?? {}) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(args)) {
+      if (Object.hasOwn(tool.query, name) || value === null || value === undefined) continue;
+      for (const item of Array.isArray(value) ? value : [value])
+        url.searchParams.append(name, typeof item === 'object' ? JSON.stringify(item) : String(item));
+    }
+    if (!Object.hasOwn(tool.query, 'call_id')) url.searchParams.set('call_id', parts.callId);
+  } else {
+    body = JSON.stringify({
+      call_id: parts.callId,
+      tool: tool.name,
+      arguments: parts.args,
+      variables: parts.variables,
+    });
+  }
+  const id = `tool_${randomBytes(12).toString('hex')}`;
+  const signed = bodyless ? `${url.pathname}${url.search}` : body;
+  const { 'content-type': contentType, ...signature } = webhookHeaders({
+    secrets: parts.secrets,
+    id,
+    timestampS: Math.floor(Date.now() / 1000),
+    body: signed,
+  });
+  const headers: Record<string, string> = bodyless
+    ? signature
+    : { ...signature, 'content-type': contentType };
+  try {
+    const open = (sealed: string) => {
+      if (!parts.openSecret) throw new Error('no key to open the secret with');
+      return parts.openSecret(sealed);
+    };
+    for (const header of tool.headers)
+      headers[header.name] = header.sealed ? open(header.value) : header.value;
+    const auth = tool.auth;
+    if (auth?.type === 'bearer') headers.authorization = `Bearer ${open(auth.token)}`;
+    if (auth?.type === 'basic')
+      headers.authorization = `Basic ${Buffer.from(`${auth.username}:${open(auth.password)}`).toString('base64')}`;
+    if (auth?.type === 'header') headers[auth.name] = open(auth.value);
+  } catch {
+    return "the tool's credentials could not be opened";
+  }
+  return { url, method: tool.method, body, headers };
 }
 
 /**

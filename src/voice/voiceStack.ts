@@ -111,6 +111,8 @@ export interface CallVoice {
   realtime?: CallRealtimeVoice;
   /** What the call used of each vendor, for its cost. */
   usage: UsageMeter;
+  /** The variables the agent's tools' answers set (`response_variables`), for the call's record. */
+  toolVariables?: () => Readonly<Record<string, VariableValue>>;
   /** Closes what was made for this call alone (vendor adapters and their spare sockets). */
   release(): void;
 }
@@ -271,7 +273,12 @@ export class VoiceStack {
     logger: Logger,
     accountKeys: AccountVendorKeys = new Map(),
     /** How the agent's own tools are called: the account's signing secrets and the address guard. */
-    toolAccess: { signingSecrets: readonly string[] | null; allowPrivate: boolean } = {
+    toolAccess: {
+      signingSecrets: readonly string[] | null;
+      allowPrivate: boolean;
+      /** Opens the sealed secrets of the agent's tools (headers, auth). */
+      openSecret?: (sealed: string) => string;
+    } = {
       signingSecrets: null,
       allowPrivate: false,
     },
@@ -290,6 +297,7 @@ export class VoiceStack {
     const sttChoices = this.usable('speech-to-text', settings.stt, accountKeys);
     let brain: AgentBrain;
     let realtime: CallRealtimeVoice | undefined;
+    let toolCaller: ToolCaller | null = null;
     if (agent.brain === 'llm') {
       const systemPrompt =
         renderTemplate(agent.prompt, variables) +
@@ -305,7 +313,9 @@ export class VoiceStack {
               signingSecrets: toolAccess.signingSecrets,
               allowPrivate: toolAccess.allowPrivate,
               logger,
+              openSecret: toolAccess.openSecret ?? null,
             });
+      toolCaller = tools;
       brain = new LlmBrain(chat, {
         systemPrompt,
         firstMessage,
@@ -414,6 +424,7 @@ export class VoiceStack {
       ivrMaxPromptRepeats: settings.ivrMaxPromptRepeats,
       dtmf: settings.dtmf,
       recordingEnabled: settings.recording.enabled,
+      toolVariables: () => toolCaller?.mappedVariables() ?? {},
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

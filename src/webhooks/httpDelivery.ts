@@ -18,6 +18,8 @@ const maximumErrorLength = 300;
 
 export interface DeliveryAttemptRequest {
   url: string | URL;
+  /** POST unless given (an agent's tool may use another method; GET and DELETE send no body). */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The exact bytes that were signed. */
   body: string | Buffer;
   /** Signature and content headers (see webhookHeaders); Host and Content-Length are set here. */
@@ -77,12 +79,12 @@ export function parseRetryAfterMs(value: string | undefined, nowMs: number = Dat
 function requestHeaders(
   headers: Readonly<Record<string, string>>,
   target: DeliveryTarget,
-  contentLength: number,
+  contentLength: number | null,
 ): Record<string, string> {
   const merged: Record<string, string> = { 'user-agent': userAgent };
   for (const [name, value] of Object.entries(headers)) merged[name.toLowerCase()] = value;
   merged.host = target.hostHeader;
-  merged['content-length'] = String(contentLength);
+  if (contentLength !== null) merged['content-length'] = String(contentLength);
   return merged;
 }
 
@@ -97,10 +99,11 @@ function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> 
 }
 
 /**
- * Sends the POST and reads at most maxResponseBytes of the response. Once the status line has
+ * Sends the request (a POST, for a webhook) and reads at most maxResponseBytes of the response. Once the status line has
  * arrived, a deadline or a broken connection ends the read but still yields the response.
  */
 function post(
+  method: string,
   target: DeliveryTarget,
   headers: Record<string, string>,
   bodyBytes: Buffer,
@@ -140,7 +143,7 @@ function post(
       host: target.address,
       family: target.family,
       port: target.port,
-      method: 'POST',
+      method,
       path: `${target.url.pathname}${target.url.search}`,
       headers,
       servername: target.tlsServerName,
@@ -220,9 +223,15 @@ export async function deliverOnce(request: DeliveryAttemptRequest): Promise<Deli
       }),
       deadline.signal,
     );
-    const bodyBytes = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
-    const headers = requestHeaders(request.headers, target, bodyBytes.length);
-    const response = await post(target, headers, bodyBytes, maxResponseBytes, deadline.signal);
+    const method = request.method ?? 'POST';
+    const bodyless = method === 'GET' || method === 'DELETE';
+    const bodyBytes = bodyless
+      ? Buffer.alloc(0)
+      : typeof request.body === 'string'
+        ? Buffer.from(request.body, 'utf8')
+        : request.body;
+    const headers = requestHeaders(request.headers, target, bodyless ? null : bodyBytes.length);
+    const response = await post(method, target, headers, bodyBytes, maxResponseBytes, deadline.signal);
     return resultOf(response, elapsedMs());
   } catch (error) {
     return {

@@ -1,5 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { agentFormText, createAgentFromForm, updateAgentFromForm } from '../../admin/agentSettings.js';
+import {
+  agentFormText,
+  createAgentFromForm,
+  formWithoutTypedSecrets,
+  updateAgentFromForm,
+} from '../../admin/agentSettings.js';
 import { setAgentActive } from '../../admin/agents.js';
 import { isAppError } from '../../domain/errors.js';
 import type { AgentRecord } from '../../domain/records.js';
@@ -119,11 +124,12 @@ ${
     const viewer = viewerOf(request);
     const formText = agentFormFrom(formOf(request));
     try {
-      const agent = await createAgentFromForm(options.store, viewer.account.id, formText);
+      const agent = await createAgentFromForm(options.store, viewer.account.id, formText, options.secretBox);
       return redirectTo(reply, `/agents/${agent.id}?notice=created`);
     } catch (error) {
       if (!isAppError(error) || error.status !== 400) throw error;
-      const body = html`${errorBox(error.message)}${agentForm('/agents', viewer.session.csrfToken, formText, 'Create agent')}`;
+      const shown = formWithoutTypedSecrets(formText);
+      const body = html`${errorBox(error.message)}${agentForm('/agents', viewer.session.csrfToken, shown, 'Create agent')}`;
       return sendPage(reply, page(viewer, '/agents', 'New agent', body), 400);
     }
   });
@@ -145,13 +151,13 @@ ${
     const agent = await agentOf(options, viewer, request.params.id);
     const formText = agentFormFrom(formOf(request));
     try {
-      await updateAgentFromForm(options.store, viewer.account.id, agent.id, formText);
+      await updateAgentFromForm(options.store, viewer.account.id, agent.id, formText, options.secretBox);
       return redirectTo(reply, `/agents/${agent.id}?notice=saved`);
     } catch (error) {
       if (!isAppError(error) || error.status !== 400) throw error;
       return sendPage(
         reply,
-        await agentPage(options, viewer, agent, error.message, undefined, formText),
+        await agentPage(options, viewer, agent, error.message, undefined, formWithoutTypedSecrets(formText)),
         400,
       );
     }

@@ -203,7 +203,7 @@ export class PostgresCalls implements CallRepository {
         `UPDATE calls SET status = $2, end_reason = $3, answered_by = COALESCE($4, answered_by),
            transcript = COALESCE($5::jsonb, transcript), recording_path = COALESCE($6, recording_path),
            extracted_data = COALESCE($7::jsonb, extracted_data), metrics = COALESCE($8::jsonb, metrics),
-           analysis = COALESCE($10::jsonb, analysis), ended_at = $9, lease_expires_at = NULL, cancel_requested_at = NULL, updated_at = $9
+           analysis = COALESCE($10::jsonb, analysis), variables = COALESCE($11::jsonb, variables), ended_at = $9, lease_expires_at = NULL, cancel_requested_at = NULL, updated_at = $9
          WHERE id = $1 AND status IN ${unfinishedStatuses} RETURNING *`,
         [
           callId,
@@ -216,6 +216,7 @@ export class PostgresCalls implements CallRepository {
           finish.metrics ? JSON.stringify(finish.metrics) : null,
           finish.atIso,
           finish.analysis ? JSON.stringify(finish.analysis) : null,
+          finish.variables ? JSON.stringify(finish.variables) : null,
         ],
       );
       const row = rows[0];

@@ -95,7 +95,7 @@ export class SqliteCalls implements CallRepository {
       `UPDATE calls SET status = @status, end_reason = @end_reason, answered_by = COALESCE(@answered_by, answered_by),
          transcript = COALESCE(@transcript, transcript), recording_path = COALESCE(@recording_path, recording_path),
          extracted_data = COALESCE(@extracted_data, extracted_data), metrics = COALESCE(@metrics, metrics),
-         analysis = COALESCE(@analysis, analysis),
+         analysis = COALESCE(@analysis, analysis), variables = COALESCE(@variables, variables),
          ended_at = @at, lease_expires_at = NULL, updated_at = @at
        WHERE id = @id AND status IN ('queued', ${liveStatuses.slice(1, -1)}) RETURNING *`,
     );
@@ -253,6 +253,7 @@ export class SqliteCalls implements CallRepository {
         extracted_data: finish.extractedData ? JSON.stringify(finish.extractedData) : null,
         metrics: finish.metrics ? JSON.stringify(finish.metrics) : null,
         analysis: finish.analysis ? JSON.stringify(finish.analysis) : null,
+        variables: finish.variables ? JSON.stringify(finish.variables) : null,
         at: finish.atIso,
       }) as CallRow | undefined;
       if (!row) return null;

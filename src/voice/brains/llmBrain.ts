@@ -426,7 +426,14 @@ export class LlmBrain implements AgentBrain {
       new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })),
     ]);
     if (done === null) return;
-    answer(toolOutcomeForModel(done));
+    // messages.failed: said now, and the model is told both the error and that the callee heard it.
+    const failedSaid = !done.ok && tool.failedMessage !== null ? tool.failedMessage : null;
+    answer(
+      failedSaid === null
+        ? toolOutcomeForModel(done)
+        : JSON.stringify({ error: (done as { error: string }).error, callee_was_told: failedSaid }),
+    );
     yield { type: 'note', event: 'tool_result', text: toolResultTranscriptText(done) };
+    if (failedSaid !== null) yield { type: 'say', text: failedSaid };
   }
 }

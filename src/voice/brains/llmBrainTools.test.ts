@@ -78,6 +78,12 @@ const tool = (name: string): AgentTool => ({
   timeoutMs: 5_000,
   sayWhileWaiting: null,
   filler: null,
+  failedMessage: null,
+  method: 'POST',
+  query: {},
+  headers: [],
+  auth: null,
+  responseVariables: [],
 });
 
 describe('the llm brain with its own tools', () => {
