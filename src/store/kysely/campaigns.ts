@@ -20,6 +20,7 @@ import type {
 } from '../types.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
+import { campaignCapsOpen, campaignRulesColumns } from './campaignRules.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
@@ -57,6 +58,7 @@ export class KyselyCampaigns implements CampaignRepository {
               state: 'pending',
               due_at: contact.dueAt ?? dueAt,
               waiting_reason: contact.waitingReason ?? null,
+              priority: contact.priority ?? 0,
               updated_at: campaign.createdAt,
             })),
           )
@@ -85,6 +87,7 @@ export class KyselyCampaigns implements CampaignRepository {
           created_at: campaign.createdAt,
           completed_at: null,
           status_reason: campaign.statusReason,
+          ...campaignRulesColumns(campaign.rules),
         })
         .execute();
     };
@@ -219,6 +222,7 @@ export class KyselyCampaigns implements CampaignRepository {
       .where('campaign_id', '=', campaignId)
       .where('due_at', 'is not', null)
       .where('due_at', '<=', nowIso)
+      .orderBy('priority', 'desc')
       .orderBy('due_at')
       .orderBy('position')
       .limit(limit)
@@ -260,6 +264,8 @@ export class KyselyCampaigns implements CampaignRepository {
       claimedAtIso: string;
       spacingSinceIso: string;
       dayAgoIso: string;
+      /** For the campaign's hourly cap; the daily one counts from `dayAgoIso`. */
+      hourAgoIso?: string;
     },
   ): Promise<boolean> {
     const campaignId = campaign.id;
@@ -294,6 +300,7 @@ export class KyselyCampaigns implements CampaignRepository {
           .where(
             sql<boolean>`(SELECT count(*) FROM calls WHERE calls.account_id = ${campaign.accountId} AND calls.to_number = ${contact.toNumber} AND calls.created_at > ${claim.dayAgoIso}) < ${campaign.maxDailyAttempts}`,
           )
+          .where(campaignCapsOpen(campaignId, claim))
           .executeTakeFirst(),
     );
     return Number(result.numUpdatedRows) > 0;
