@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accountVendorKeys } from '../admin/credentials.js';
+import { scheduleCampaignCallback } from '../campaigns/callbacks.js';
 import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
@@ -266,6 +267,7 @@ export class CallSession {
         this.callVoice = context.voice.forCall(this.agent, call, this.log, accountKeys, {
           signingSecrets,
           allowPrivate: context.toolAllowPrivate,
+          scheduleCallback: (request) => scheduleCampaignCallback(context.store, call.id, request),
         });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');

@@ -182,6 +182,14 @@ export class CampaignScheduler {
       const recorded = (attemptOutcomes as readonly string[]).includes(outcome)
         ? (outcome as AttemptOutcome)
         : null;
+      // A callback the callee asked for is the next attempt, whatever the retry rules say.
+      if (
+        contact.callbackAt !== null &&
+        campaign.status !== 'canceled' &&
+        !pastEnd(campaign, Date.parse(contact.callbackAt)) &&
+        (await this.options.store.campaignRules.settleWithCallback(contact, recorded, atIso))
+      )
+        continue;
       const retryAtMs = next.state === 'retry_wait' ? next.retryAtMs : null;
       // A retry that could only start after the campaign's end will never be made; a canceled
       // campaign makes none.

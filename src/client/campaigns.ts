@@ -18,7 +18,8 @@ export type WaitingReason =
   | 'account_live_calls'
   | 'dispatch'
   | 'hourly_cap'
-  | 'holiday';
+  | 'holiday'
+  | 'callback';
 export type ContactState =
   | 'pending'
   | 'calling'

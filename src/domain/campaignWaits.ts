@@ -27,6 +27,7 @@ export const waitingReasons = [
   'dispatch',
   'hourly_cap',
   'holiday',
+  'callback',
 ] as const;
 export type WaitingReason = (typeof waitingReasons)[number];
 /** The reasons the dispatcher stores on a claimed contact whose call waits in the queue. */
@@ -51,6 +52,7 @@ export const waitingReasonTexts: Record<WaitingReason, string> = {
   dispatch: 'its call is queued and about to be dialled',
   hourly_cap: "the campaign's max_calls_per_hour is reached (calls started in the last hour)",
   holiday: "a holiday in the callee's zone (the campaign's holidays)",
+  callback: 'the callee asked to be called back then (schedule_callback)',
 };
 
 /**
@@ -80,7 +82,8 @@ export function waitingReasonOf(
     if (
       contact.waitingReason === 'window' ||
       contact.waitingReason === 'daily_cap' ||
-      contact.waitingReason === 'holiday'
+      contact.waitingReason === 'holiday' ||
+      contact.waitingReason === 'callback'
     )
       return contact.waitingReason;
     return contact.state === 'retry_wait' ? 'retry' : 'window';

@@ -137,6 +137,8 @@ export interface CampaignContactRecord {
   waitingReason: WaitingReason | null;
   /** Higher first among due contacts. */
   priority: number;
+  /** The callback the callee asked for on the current call, until that call is settled. */
+  callbackAt: string | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */

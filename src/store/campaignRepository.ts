@@ -147,4 +147,15 @@ export interface CampaignRulesRepository {
   claimsSince(campaignId: string, sinceIso: string): Promise<{ count: number; oldestAt: string | null }>;
   /** After a change of holidays or window: contacts held for a holiday are due now, to be looked at again. */
   reopenHolidayWaits(campaignId: string, nowIso: string): Promise<number>;
+  /** The callback the callee asked for on this call (only while it is the contact's current call). */
+  setCallback(contactId: string, callId: string, callbackAtIso: string): Promise<boolean>;
+  /**
+   * Settles an ended attempt that carries a callback: the contact waits for it (`retry_wait`,
+   * reason `callback`), the call's outcome recorded, the callback cleared — one statement.
+   */
+  settleWithCallback(
+    contact: CampaignContactRecord,
+    outcome: CampaignAttemptOutcome | null,
+    atIso: string,
+  ): Promise<boolean>;
 }

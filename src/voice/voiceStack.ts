@@ -20,7 +20,7 @@ import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
-import type { AgentBrain } from './brains/types.js';
+import type { AgentBrain, CallbackScheduler } from './brains/types.js';
 import { providerApology } from './conversationResult.js';
 import type { EngineHealth } from './providers/enginePool.js';
 import {
@@ -210,7 +210,12 @@ export class VoiceStack {
     logger: Logger,
     accountKeys: AccountVendorKeys = new Map(),
     /** How the agent's own tools are called: the account's signing secrets and the address guard. */
-    toolAccess: { signingSecrets: readonly string[] | null; allowPrivate: boolean } = {
+    toolAccess: {
+      signingSecrets: readonly string[] | null;
+      allowPrivate: boolean;
+      /** Schedules a callback the callee asks for (the call's campaign contact); absent: not offered. */
+      scheduleCallback?: CallbackScheduler;
+    } = {
       signingSecrets: null,
       allowPrivate: false,
     },
@@ -269,6 +274,7 @@ export class VoiceStack {
         tools,
         transferTargets: Object.keys(settings.transferTargets),
         analysisTimeoutMs: this.config.analysisTimeoutMs,
+        ...(toolAccess.scheduleCallback ? { scheduleCallback: toolAccess.scheduleCallback } : {}),
       });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
@@ -311,7 +317,13 @@ export class VoiceStack {
     } else {
       // A script agent without a script says its first message, then listens (free-form).
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
-      brain = new ScriptBrain(script, variables, firstMessage, settings.analysis);
+      brain = new ScriptBrain(
+        script,
+        variables,
+        firstMessage,
+        settings.analysis,
+        toolAccess.scheduleCallback ?? null,
+      );
     }
     if (disclosure) brain = new DisclosedBrain(brain, disclosure);
     const voicemailMessage = settings.voicemail.message

@@ -57,5 +57,6 @@ export function contactFromRow(row: Record<string, unknown>, columns: ColumnCode
     lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
     waitingReason: (row.waiting_reason as WaitingReason | null) ?? null,
     priority: Number(row.priority ?? 0),
+    callbackAt: columns.timeOrNull(row.callback_at ?? null),
   };
 }

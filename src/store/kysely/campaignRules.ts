@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { CampaignRules } from '../../domain/campaignRules.js';
+import type { AttemptOutcome, CampaignContactRecord } from '../../domain/campaigns.js';
 import type { CampaignRulesRepository } from '../campaignRepository.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
@@ -64,5 +65,39 @@ export class KyselyCampaignRules implements CampaignRulesRepository {
       .where('waiting_reason', '=', 'holiday')
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  async setCallback(contactId: string, callId: string, callbackAtIso: string): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaign_contacts')
+      .set({ callback_at: callbackAtIso })
+      .where('id', '=', contactId)
+      .where('state', '=', 'calling')
+      .where('call_id', '=', callId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async settleWithCallback(
+    contact: CampaignContactRecord,
+    outcome: AttemptOutcome | null,
+    atIso: string,
+  ): Promise<boolean> {
+    const result = await this.queries.db
+      .updateTable('campaign_contacts')
+      .set({
+        state: 'retry_wait',
+        due_at: sql`callback_at`,
+        callback_at: null,
+        last_outcome: outcome,
+        waiting_reason: 'callback',
+        updated_at: atIso,
+      })
+      .where('id', '=', contact.id)
+      .where('state', '=', 'calling')
+      .where('call_id', '=', contact.callId)
+      .where('callback_at', 'is not', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 }

@@ -176,6 +176,8 @@ export interface CampaignContactsTable {
   waiting_reason: string | null;
   /** Higher first among due contacts (migration 372). */
   priority: Generated<number>;
+  /** The callback the callee asked for on the current call (migration 374). */
+  callback_at: NullableTimeColumn;
 }
 
 /** One row per claim (attempt started), kept by a trigger on campaign_contacts (migration 372). */

@@ -44,4 +44,13 @@ export const postgresCampaignRulesMigrations: readonly { version: number; name: 
         FOR EACH ROW EXECUTE FUNCTION campaign_claims_follow();
     `,
   },
+  {
+    version: 374,
+    name: 'campaign callbacks',
+    sql: `
+      -- The callback the callee asked for on the contact's current call (schedule_callback);
+      -- it becomes the contact's next attempt when that call is settled.
+      ALTER TABLE campaign_contacts ADD COLUMN callback_at timestamptz;
+    `,
+  },
 ];

@@ -39,4 +39,13 @@ export const sqliteCampaignRulesMigrations: readonly { version: number; name: st
       END;
     `,
   },
+  {
+    version: 374,
+    name: 'campaign callbacks',
+    sql: `
+      -- The callback the callee asked for on the contact's current call (schedule_callback);
+      -- it becomes the contact's next attempt when that call is settled.
+      ALTER TABLE campaign_contacts ADD COLUMN callback_at TEXT;
+    `,
+  },
 ];
