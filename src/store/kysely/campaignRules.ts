@@ -1,7 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { CampaignRules } from '../../domain/campaignRules.js';
+import { type CampaignRules, campaignRuleLimits } from '../../domain/campaignRules.js';
 import type { AttemptOutcome, CampaignContactRecord } from '../../domain/campaigns.js';
 import type { CampaignRulesRepository } from '../campaignRepository.js';
+import { contactFromRow } from './campaignRows.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
 
@@ -34,6 +35,52 @@ export function campaignCapsOpen(
   return sql<boolean>`NOT EXISTS (SELECT 1 FROM campaigns AS capped WHERE capped.id = ${campaignId} AND (
     (capped.max_calls_per_hour IS NOT NULL AND ${since(hourAgoIso)} >= capped.max_calls_per_hour)
     OR (capped.max_calls_per_day IS NOT NULL AND ${since(claim.dayAgoIso)} >= capped.max_calls_per_day)))`;
+}
+
+/** Priority levels looked at in one read at most: every level a contact may have. */
+const priorityLevelsMax = campaignRuleLimits.priorityMax - campaignRuleLimits.priorityMin + 1;
+
+/**
+ * The campaign's due contacts, highest priority first, then earliest due, then list order — read
+ * level by level on the index `(campaign_id, priority desc, due_at, position)`: the highest level
+ * holding any timed contact (one index seek), its due contacts (a range of that level), then the
+ * next level down while fewer than `limit` were found. The cost follows the due contacts and the
+ * levels above them, never the contacts that wait: sorting every due row by priority (or walking
+ * the index past the future ones) would make a tick cost the list.
+ */
+export async function dueContactsByPriority(
+  queries: StoreQueries,
+  campaignId: string,
+  nowIso: string,
+  limit: number,
+): Promise<CampaignContactRecord[]> {
+  const found: CampaignContactRecord[] = [];
+  let below: number | null = null;
+  for (let levels = 0; levels < priorityLevelsMax && found.length < limit; levels += 1) {
+    let top = queries.db
+      .selectFrom('campaign_contacts')
+      .select('priority')
+      .where('campaign_id', '=', campaignId)
+      .where('due_at', 'is not', null);
+    if (below !== null) top = top.where('priority', '<', below);
+    const level = await top.orderBy('priority', 'desc').limit(1).executeTakeFirst();
+    if (!level) break;
+    const priority = Number(level.priority);
+    const rows = await queries.db
+      .selectFrom('campaign_contacts')
+      .selectAll()
+      .where('campaign_id', '=', campaignId)
+      .where('priority', '=', priority)
+      .where('due_at', 'is not', null)
+      .where('due_at', '<=', nowIso)
+      .orderBy('due_at')
+      .orderBy('position')
+      .limit(limit - found.length)
+      .execute();
+    found.push(...rows.map((row) => contactFromRow(row, queries.dialect.columns)));
+    below = priority;
+  }
+  return found;
 }
 
 /** The reads the scheduler and the API make of the caps' ledger. */

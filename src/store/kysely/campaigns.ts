@@ -20,7 +20,7 @@ import type {
 } from '../types.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
-import { campaignCapsOpen, campaignRulesColumns } from './campaignRules.js';
+import { campaignCapsOpen, campaignRulesColumns, dueContactsByPriority } from './campaignRules.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
@@ -215,19 +215,9 @@ export class KyselyCampaigns implements CampaignRepository {
     return progress;
   }
 
-  async dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]> {
-    const rows = await this.queries.db
-      .selectFrom('campaign_contacts')
-      .selectAll()
-      .where('campaign_id', '=', campaignId)
-      .where('due_at', 'is not', null)
-      .where('due_at', '<=', nowIso)
-      .orderBy('priority', 'desc')
-      .orderBy('due_at')
-      .orderBy('position')
-      .limit(limit)
-      .execute();
-    return rows.map((row) => contactFromRow(row, this.queries.dialect.columns));
+  /** Highest priority first, then earliest due, then list order (campaignRules.ts). */
+  dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]> {
+    return dueContactsByPriority(this.queries, campaignId, nowIso, limit);
   }
 
   async countCalling(campaignId: string): Promise<number> {
