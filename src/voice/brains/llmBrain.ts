@@ -401,8 +401,12 @@ export class LlmBrain implements AgentBrain {
         messages.push({ role: 'tool', toolCallId: call.id, content });
       }
       if (followUps.some((action) => action.type === 'end_call' || action.type === 'leave_voicemail')) {
-        for (const call of ownToolCalls)
-          messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        for (const call of ownToolCalls) {
+          // A callback asked for with the goodbye is still scheduled before the call ends.
+          if (call.name === 'schedule_callback' && this.scheduleCallback)
+            yield* this.runTool(messages, call, signal);
+          else messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        }
         yield* followUps;
         return [];
       }
