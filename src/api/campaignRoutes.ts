@@ -23,6 +23,11 @@ import { isPlainObject } from '../domain/outboundCallRequest.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
+import {
+  campaignRuleProperties,
+  campaignRuleRequestProperties,
+  contactPrioritySchema,
+} from './campaignRuleSchemas.js';
 import { readJsonBody } from './jsonBody.js';
 import { batchErrorSchema, errorResponses, pageQuerySchema, pageSchema } from './schemas.js';
 
@@ -89,6 +94,7 @@ export const campaignSchema = {
     max_concurrency: { type: 'integer' },
     calls_per_minute: { type: 'integer' },
     max_daily_attempts: { type: 'integer' },
+    ...campaignRuleProperties,
     retry: retrySchema,
     starts_at: nullableTime,
     ends_at: nullableTime,
@@ -115,6 +121,7 @@ const contactRequestSchema = {
     first_message: { type: 'string' },
     context: { type: 'string' },
     time_zone: { type: 'string', description: 'IANA zone; default: from the number, else the campaign zone' },
+    priority: contactPrioritySchema,
   },
 } as const;
 
@@ -148,6 +155,7 @@ export const campaignRequestSchema = {
       default: 3,
       description: "Calls to one number in any 24 h, counting the account's other campaigns and single calls",
     },
+    ...campaignRuleRequestProperties,
     retry: retrySchema,
     starts_at: { type: 'string', format: 'date-time' },
     ends_at: { type: 'string', format: 'date-time' },
@@ -160,6 +168,7 @@ const contactSchema = {
   properties: {
     contact_id: { type: 'string' },
     position: { type: 'integer' },
+    priority: { type: 'integer' },
     to_number: { type: 'string' },
     state: { type: 'string', enum: [...contactStates] },
     attempts: { type: 'integer' },
@@ -169,7 +178,7 @@ const contactSchema = {
       type: ['string', 'null'],
       enum: [...waitingReasons, null],
       description:
-        'Why a contact not on a call waits (null once on a call or finished): window, daily_cap, retry, paused, ' +
+        'Why a contact not on a call waits (null once on a call or finished): window, holiday, daily_cap, hourly_cap, retry, paused, ' +
         'starts_at, concurrency, pace, or for a queued call quiet_hours, dial_rate, account_live_calls, dispatch.',
     },
     time_zones: { type: 'array', items: { type: 'string' } },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accountVendorKeys } from '../admin/credentials.js';
+import { scheduleCampaignCallback } from '../campaigns/callbacks.js';
 import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { AnsweredBy } from '../domain/callStatus.js';
@@ -271,6 +272,7 @@ export class CallSession {
           signingSecrets,
           allowPrivate: context.toolAllowPrivate,
           openSecret: (sealed) => context.secretBox.open(sealed),
+          scheduleCallback: (request) => scheduleCampaignCallback(context.store, call.id, request),
         });
       } catch (error) {
         this.log.warn({ err: error }, 'the agent cannot hold this call; it is not dialled');

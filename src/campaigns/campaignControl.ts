@@ -1,11 +1,13 @@
 import { completedEventBuilder } from '../calls/completedEvents.js';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
+import { describeCampaignRules } from '../domain/campaignRules.js';
 import type { CampaignContactRecord, CampaignRecord, CampaignStatus } from '../domain/campaigns.js';
 import { waitingReasonOf } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { CampaignAttempt, CampaignProgress, Store } from '../store/types.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { campaignCapWait } from './campaignCaps.js';
 
 /** What a campaign looks like to its owner: settings, status and progress by state and outcome. */
 export function describeCampaign(campaign: CampaignRecord, progress: CampaignProgress) {
@@ -23,6 +25,7 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     calls_per_minute: campaign.callsPerMinute,
     max_daily_attempts: campaign.maxDailyAttempts,
     retry: campaign.retry,
+    ...describeCampaignRules(campaign.rules),
     starts_at: campaign.startsAt,
     ends_at: campaign.endsAt,
     contact_count: campaign.contactCount,
@@ -54,6 +57,8 @@ export interface WaitingContext {
   campaign: CampaignRecord;
   nowMs: number;
   callingCount: number;
+  /** The campaign cap reached now, if any (campaignCaps.ts). */
+  capReached?: 'hourly_cap' | 'daily_cap' | null;
 }
 
 /** A contact with every attempt made so far and each attempt's call, and why it waits. */
@@ -66,6 +71,7 @@ export function describeContact(
   return {
     contact_id: contact.id,
     position: contact.position,
+    priority: contact.priority,
     to_number: contact.toNumber,
     state: contact.state,
     attempts: contact.attempts,
@@ -75,6 +81,7 @@ export function describeContact(
       nowMs: waiting.nowMs,
       callingCount: waiting.callingCount,
       callStatus: latest?.call?.status ?? null,
+      capReached: waiting.capReached ?? null,
     }),
     time_zones: contact.timeZones,
     calls: attempts.map((attempt) => ({
@@ -94,11 +101,13 @@ export async function describeContacts(
   campaign: CampaignRecord,
   contacts: readonly CampaignContactRecord[],
 ) {
-  const [attempts, callingCount] = await Promise.all([
+  const nowMs = Date.now();
+  const [attempts, callingCount, cap] = await Promise.all([
     store.campaigns.attemptsOf(contacts.map((contact) => contact.id)),
     store.campaigns.countCalling(campaign.id),
+    campaignCapWait(store, campaign, nowMs),
   ]);
-  const waiting: WaitingContext = { campaign, nowMs: Date.now(), callingCount };
+  const waiting: WaitingContext = { campaign, nowMs, callingCount, capReached: cap?.reason ?? null };
   return contacts.map((contact) =>
     describeContact(
       contact,

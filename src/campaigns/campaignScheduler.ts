@@ -1,4 +1,5 @@
 import { nextWindowOpening } from '../domain/callingWindow.js';
+import { hasHolidays } from '../domain/campaignRules.js';
 import {
   type AttemptOutcome,
   attemptOutcomeOf,
@@ -12,7 +13,9 @@ import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { campaignCapWait } from './campaignCaps.js';
 import { announceCampaignChange, describeCampaign } from './campaignControl.js';
+import { nextOpeningPastHolidays } from './holidays.js';
 
 export interface CampaignSchedulerOptions {
   store: Store;
@@ -27,8 +30,10 @@ export interface CampaignSchedulerOptions {
   nowMs?: () => number;
 }
 
-/** The span of the daily cap on calls to one number. */
+/** The span of the daily cap on calls to one number (and of the campaign's daily cap). */
 const dayMs = 86_400_000;
+/** The span of the campaign's hourly cap. */
+const hourMs = 3_600_000;
 /** Whether an instant is at or after the campaign's end (a campaign without one never ends). */
 function pastEnd(campaign: CampaignRecord, atMs: number): boolean {
   return campaign.endsAt !== null && atMs >= Date.parse(campaign.endsAt);
@@ -177,6 +182,14 @@ export class CampaignScheduler {
       const recorded = (attemptOutcomes as readonly string[]).includes(outcome)
         ? (outcome as AttemptOutcome)
         : null;
+      // A callback the callee asked for is the next attempt, whatever the retry rules say.
+      if (
+        contact.callbackAt !== null &&
+        campaign.status !== 'canceled' &&
+        !pastEnd(campaign, Date.parse(contact.callbackAt)) &&
+        (await this.options.store.campaignRules.settleWithCallback(contact, recorded, atIso))
+      )
+        continue;
       const retryAtMs = next.state === 'retry_wait' ? next.retryAtMs : null;
       // A retry that could only start after the campaign's end will never be made; a canceled
       // campaign makes none.
@@ -234,6 +247,9 @@ export class CampaignScheduler {
     // few ms late each time still keeps the configured pace. A slot never lies more than one
     // spacing back, so a late scheduler catches up by one start at most.
     const slotMs = latestMs === null ? nowMs : Math.max(latestMs + spacingMs, nowMs - spacingMs);
+    // The campaign's caps per hour and day: nothing starts before a place frees up.
+    const capWait = await campaignCapWait(this.options.store, campaign, nowMs);
+    if (capWait) return Math.min(capWait.untilMs - nowMs, this.tickMs * 20);
     const nowIso = new Date(nowMs).toISOString();
     for (const contact of await campaigns.dueContacts(campaign.id, nowIso, dueContactsPerTick)) {
       if (!(await this.stillCallable(campaign, contact, nowMs))) continue;
@@ -244,6 +260,7 @@ export class CampaignScheduler {
         claimedAtIso: new Date(slotMs).toISOString(),
         spacingSinceIso: new Date(nowMs - spacingMs).toISOString(),
         dayAgoIso: new Date(nowMs - dayMs).toISOString(),
+        hourAgoIso: new Date(nowMs - hourMs).toISOString(),
       });
       // Refused: the cap or the pace was reached (perhaps by another scheduler), or it was taken.
       if (!claimed) return this.tickMs;
@@ -280,6 +297,7 @@ export class CampaignScheduler {
       await this.deferTo(campaign, contact, Date.parse(recent.oldestAt) + dayMs + 1_000, atIso);
       return false;
     }
+    if (hasHolidays(campaign.rules.holidays)) return this.outsideHolidays(campaign, contact, nowMs);
     const opening = nextWindowOpening(campaign.callingWindow, contact.timeZones, nowMs);
     if (opening === nowMs) return true;
     if (opening === null || pastEnd(campaign, opening)) {
@@ -298,20 +316,58 @@ export class CampaignScheduler {
   }
 
   /**
-   * A waiting contact next due at `dueAtMs` because of the daily cap, or `expired` when that never
-   * comes before the end.
+   * With a holiday calendar: the window's next opening on a day that is no holiday where the callee
+   * is (per contact: built-in holidays follow the number's country). True when that is now;
+   * otherwise the contact waits for it, with the reason `holiday` when a holiday moved it.
+   */
+  private async outsideHolidays(
+    campaign: CampaignRecord,
+    contact: CampaignContactRecord,
+    nowMs: number,
+  ): Promise<boolean> {
+    const { openingMs, holiday } = nextOpeningPastHolidays(
+      campaign.callingWindow,
+      campaign.rules.holidays,
+      { zones: contact.timeZones, toNumber: contact.toNumber },
+      nowMs,
+    );
+    if (openingMs === nowMs) return true;
+    const atIso = new Date(nowMs).toISOString();
+    const reason = holiday ? 'holiday' : 'window';
+    if (
+      openingMs !== null &&
+      !pastEnd(campaign, openingMs) &&
+      campaign.rules.holidays.countries.length === 0
+    ) {
+      // Custom dates only: every contact in the same zones waits for the same day, moved at once.
+      await this.options.store.campaigns.deferZone(campaign.id, contact.timeZones, {
+        nowIso: atIso,
+        dueAtIso: new Date(openingMs).toISOString(),
+        reason,
+        window: campaign.callingWindow,
+      });
+      return false;
+    }
+    await this.deferTo(campaign, contact, openingMs, atIso, reason);
+    return false;
+  }
+
+  /**
+   * A waiting contact next due at `dueAtMs` (because of the daily cap, unless another reason is
+   * given), or `expired` when that never comes before the end.
    */
   private async deferTo(
     campaign: CampaignRecord,
     contact: CampaignContactRecord,
     dueAtMs: number | null,
     atIso: string,
+    reason: 'daily_cap' | 'holiday' | 'window' = 'daily_cap',
   ): Promise<void> {
     await this.options.store.campaigns.updateWaiting(
       contact,
       dueAtMs === null || pastEnd(campaign, dueAtMs)
         ? { state: 'expired', dueAtIso: null }
-        : { state: contact.state, dueAtIso: new Date(dueAtMs).toISOString(), waitingReason: 'daily_cap' },
+        : { state: contact.state, dueAtIso: new Date(dueAtMs).toISOString(), waitingReason: reason },
       atIso,
     );
   }

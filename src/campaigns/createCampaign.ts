@@ -1,7 +1,8 @@
 import { agentNotFound, numberNotConfigured } from '../calls/createOutboundCall.js';
 import { typedVariablesFromText, variablesProblem } from '../domain/agentVariables.js';
-import { type CallingWindow, nextWindowOpening } from '../domain/callingWindow.js';
+import type { CallingWindow } from '../domain/callingWindow.js';
 import type { CampaignCsvResult } from '../domain/campaignCsv.js';
+import type { CampaignRules } from '../domain/campaignRules.js';
 import {
   type CampaignRecord,
   campaignLimits,
@@ -13,6 +14,7 @@ import { newId } from '../domain/ids.js';
 import { isPlainObject } from '../domain/outboundCallRequest.js';
 import type { AccountRecord, AgentRecord } from '../domain/records.js';
 import type { NewCampaignContact, Store } from '../store/types.js';
+import { countryOfNumber, nextOpeningPastHolidays } from './holidays.js';
 import { timeZonesOfNumber } from './numberTimeZones.js';
 
 /**
@@ -23,21 +25,31 @@ import { timeZonesOfNumber } from './numberTimeZones.js';
  */
 function storeDueAtOpenings(
   contacts: NewCampaignContact[],
-  settings: { calling_window: CallingWindow; ends_at: string | null },
+  settings: { calling_window: CallingWindow; ends_at: string | null; rules: CampaignRules },
   fromMs: number,
 ): void {
-  const openings = new Map<string, number | null>();
+  const openings = new Map<string, { openingMs: number | null; holiday: boolean }>();
   const endsAtMs = settings.ends_at === null ? null : Date.parse(settings.ends_at);
+  const { holidays } = settings.rules;
+  // Built-in holidays depend on the number's country: those contacts are grouped by it too.
+  const byCountry = holidays.countries.length > 0;
   for (const contact of contacts) {
     const zones = contact.timeZones.join('&');
-    let opening = openings.get(zones);
+    const key = byCountry ? `${zones} ${countryOfNumber(contact.toNumber) ?? ''}` : zones;
+    let opening = openings.get(key);
     if (opening === undefined) {
-      opening = nextWindowOpening(settings.calling_window, contact.timeZones, fromMs);
-      openings.set(zones, opening);
+      opening = nextOpeningPastHolidays(
+        settings.calling_window,
+        holidays,
+        { zones: contact.timeZones, toNumber: contact.toNumber },
+        fromMs,
+      );
+      openings.set(key, opening);
     }
-    if (opening === null || opening === fromMs || (endsAtMs !== null && opening >= endsAtMs)) continue;
-    contact.dueAt = new Date(opening).toISOString();
-    contact.waitingReason = 'window';
+    const { openingMs } = opening;
+    if (openingMs === null || openingMs === fromMs || (endsAtMs !== null && openingMs >= endsAtMs)) continue;
+    contact.dueAt = new Date(openingMs).toISOString();
+    contact.waitingReason = opening.holiday ? 'holiday' : 'window';
   }
 }
 
@@ -128,6 +140,7 @@ export async function createCampaign(
       timeZones: contact.time_zone
         ? [contact.time_zone]
         : (timeZonesOfNumber(contact.to_number) ?? [settings.time_zone]),
+      priority: contact.priority ?? 0,
     });
   }
   if (problems.length > 0) {
@@ -164,6 +177,7 @@ export async function createCampaign(
       createdAt,
       completedAt: null,
       statusReason: null,
+      rules: settings.rules,
     },
     contacts,
   );

@@ -33,6 +33,8 @@ export async function editCampaign(
   const nowIso = new Date().toISOString();
   // Contacts held for the old window are looked at again under the new one.
   if (changes.calling_window) await store.campaigns.reopenWindowWaits(campaign.id, nowIso);
+  if (changes.calling_window || changes.holidays)
+    await store.campaignRules.reopenHolidayWaits(campaign.id, nowIso);
   if (Object.keys(changes).length > 0) {
     await store.privacy.addAudit({
       id: newId('audit'),

@@ -13,6 +13,7 @@ import { type ContactState, contactStates, retryableOutcomes } from '../domain/c
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
+import { campaignRuleOptions, campaignRuleSettings } from './campaignRuleOptions.js';
 import {
   type CommandContext,
   parseOptions,
@@ -87,6 +88,7 @@ export const campaigns: Record<string, Verb> = {
       'starts-at': { type: 'string' },
       'ends-at': { type: 'string' },
       name: { type: 'string' },
+      ...campaignRuleOptions,
     });
     const path = requiredOption(values, 'csv');
     const window = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/.exec(requiredOption(values, 'window'));
@@ -123,6 +125,7 @@ export const campaigns: Record<string, Verb> = {
       ...(typeof values.retry === 'string' ? { retry: parseRetry(values.retry) } : {}),
       starts_at: values['starts-at'],
       ends_at: values['ends-at'],
+      ...campaignRuleSettings(values),
     };
     const account = await resolveAccount(context);
     const key = await keyForCallsPlacedBy(context.store, account.id, commandLineKeyName);
@@ -168,6 +171,7 @@ export const campaigns: Record<string, Verb> = {
         'caller-id-selection': { type: 'string' },
         'ends-at': { type: 'string' },
         name: { type: 'string' },
+        ...campaignRuleOptions,
       },
       ['CAMPAIGN_ID'],
     );
@@ -201,6 +205,7 @@ export const campaigns: Record<string, Verb> = {
       changes.caller_id_selection = values['caller-id-selection'];
     if (typeof values['ends-at'] === 'string') changes.ends_at = values['ends-at'];
     if (typeof values.name === 'string') changes.name = values.name;
+    Object.assign(changes, campaignRuleSettings(values));
     const account = await resolveAccount(context);
     const { campaign } = await editCampaign(context.store, account.id, positionals[0] ?? '', changes, 'cli');
     print(context, await campaignResource(context.store, campaign));

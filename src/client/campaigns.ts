@@ -16,7 +16,10 @@ export type WaitingReason =
   | 'quiet_hours'
   | 'dial_rate'
   | 'account_live_calls'
-  | 'dispatch';
+  | 'dispatch'
+  | 'hourly_cap'
+  | 'holiday'
+  | 'callback';
 export type ContactState =
   | 'pending'
   | 'calling'
@@ -47,6 +50,16 @@ export interface CampaignContact {
   context?: string;
   /** IANA zone; default: from the number, else the campaign's. */
   time_zone?: string;
+  /** Higher is called first among the contacts due at once (-1000 to 1000; default 0). */
+  priority?: number;
+}
+
+/** Days no attempt starts, as the callee's local date (docs/campaigns.md, "Rules"). */
+export interface HolidayCalendar {
+  /** Built-in fixed-date holidays, for contacts whose number is in that country. */
+  countries?: ('US' | 'CA' | 'GB' | 'FR' | 'DE' | 'MX')[];
+  /** `YYYY-MM-DD` (that day) or `MM-DD` (every year), for every contact. */
+  dates?: string[];
 }
 
 export interface CampaignRequest {
@@ -63,6 +76,10 @@ export interface CampaignRequest {
   calls_per_minute?: number;
   /** Calls to one number in any 24 h (the account's other calls count too); default 3. */
   max_daily_attempts?: number;
+  /** The campaign's attempts in any rolling hour / 24 h, at most; null or absent: no cap. */
+  max_calls_per_hour?: number | null;
+  max_calls_per_day?: number | null;
+  holidays?: HolidayCalendar | null;
   retry?: RetryPolicy;
   starts_at?: string;
   ends_at?: string;
@@ -83,6 +100,9 @@ export interface Campaign {
   max_concurrency: number;
   calls_per_minute: number;
   max_daily_attempts: number;
+  max_calls_per_hour: number | null;
+  max_calls_per_day: number | null;
+  holidays: Required<HolidayCalendar>;
   retry: RetryPolicy;
   starts_at: string | null;
   ends_at: string | null;
@@ -95,6 +115,7 @@ export interface Campaign {
 export interface CampaignContactView {
   contact_id: string;
   position: number;
+  priority: number;
   to_number: string;
   state: ContactState;
   attempts: number;
@@ -122,6 +143,9 @@ export type CampaignUpdate = Partial<
     | 'max_concurrency'
     | 'calls_per_minute'
     | 'max_daily_attempts'
+    | 'max_calls_per_hour'
+    | 'max_calls_per_day'
+    | 'holidays'
     | 'retry'
     | 'from_number'
     | 'caller_ids'

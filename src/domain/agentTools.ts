@@ -34,6 +34,7 @@ export const builtInToolNames = [
   'transfer_call',
   'leave_voicemail',
   'add_to_do_not_call',
+  'schedule_callback',
 ] as const;
 
 export const agentToolLimits = {

@@ -14,7 +14,7 @@ export const campaignCsvLimits = {
 } as const;
 
 /** The columns that are contact fields; every other column is a variable of that name. */
-const contactColumns = new Set(['to_number', 'first_message', 'context', 'time_zone']);
+const contactColumns = new Set(['to_number', 'first_message', 'context', 'time_zone', 'priority']);
 
 export interface CampaignCsvResult {
   /** Each data row as a contact object (the JSON form), with its line in the file. */
@@ -25,7 +25,7 @@ export interface CampaignCsvResult {
 
 /**
  * Reads campaign contacts from CSV: a header row naming `to_number` and, optionally,
- * `first_message`, `context`, `time_zone`, and any variables the agent declares (one column each,
+ * `first_message`, `context`, `time_zone`, `priority`, and any variables the agent declares (one column each,
  * named as the variable). An empty cell leaves its field out (a variable's default applies).
  * Values stay text here; the caller types them by the agent's declarations and checks each row
  * as a JSON contact would be checked.
@@ -80,8 +80,10 @@ export async function parseCampaignCsv(bytes: Uint8Array): Promise<CampaignCsvRe
     const contact: Record<string, unknown> = {};
     const variables: Record<string, string> = {};
     columns.forEach((name, column) => {
-      const value = record[column] ?? '';
-      if (value === '') return;
+      const text = record[column] ?? '';
+      if (text === '') return;
+      // A whole number in the priority column is the number (anything else is reported as a contact).
+      const value = name === 'priority' && /^-?\d{1,9}$/.test(text.trim()) ? Number(text.trim()) : text;
       // Defined, not assigned: a column named __proto__ stays an ordinary key (and a bad variable).
       Object.defineProperty(contactColumns.has(name) ? contact : variables, name, {
         value,

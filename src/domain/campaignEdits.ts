@@ -1,4 +1,5 @@
 import { type CallingWindow, callingWindowOf, callingWindowProblem } from './callingWindow.js';
+import { type CampaignRules, campaignRuleFields, parseCampaignRules } from './campaignRules.js';
 import {
   type CallerIdSelection,
   type CampaignRecord,
@@ -24,6 +25,8 @@ export interface CampaignEdit {
   callerIds?: string[];
   callerIdSelection?: CallerIdSelection;
   endsAt?: string | null;
+  /** Caps and holidays given (campaignRules.ts). */
+  rules?: Partial<CampaignRules>;
 }
 
 /** The settings of a campaign that may change while it runs or is paused (the API's PATCH body). */
@@ -38,6 +41,7 @@ export const editableCampaignFields = [
   'caller_ids',
   'caller_id_selection',
   'ends_at',
+  ...campaignRuleFields,
 ] as const;
 
 const editableFields: ReadonlySet<string> = new Set(editableCampaignFields);
@@ -98,6 +102,8 @@ export function parseCampaignEdit(body: unknown): CampaignEdit {
     edit.callerIdSelection = body.caller_id_selection as CallerIdSelection;
   }
   if (body.ends_at !== undefined) edit.endsAt = instant(body.ends_at, 'ends_at');
+  const rules = parseCampaignRules(body);
+  if (Object.keys(rules).length > 0) edit.rules = rules;
   return edit;
 }
 
@@ -113,6 +119,9 @@ export function describeEdit(campaign: CampaignRecord, edit: CampaignEdit): Reco
     ['caller_ids', campaign.callerIds, edit.callerIds],
     ['caller_id_selection', campaign.callerIdSelection, edit.callerIdSelection],
     ['ends_at', campaign.endsAt, edit.endsAt],
+    ['max_calls_per_hour', campaign.rules.maxCallsPerHour, edit.rules?.maxCallsPerHour],
+    ['max_calls_per_day', campaign.rules.maxCallsPerDay, edit.rules?.maxCallsPerDay],
+    ['holidays', campaign.rules.holidays, edit.rules?.holidays],
   ];
   const changes: Record<string, unknown> = {};
   for (const [field, from, to] of pairs) {

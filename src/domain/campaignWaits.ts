@@ -25,6 +25,9 @@ export const waitingReasons = [
   'dial_rate',
   'account_live_calls',
   'dispatch',
+  'hourly_cap',
+  'holiday',
+  'callback',
 ] as const;
 export type WaitingReason = (typeof waitingReasons)[number];
 /** The reasons the dispatcher stores on a claimed contact whose call waits in the queue. */
@@ -37,7 +40,7 @@ export type QueuedCallWait = Extract<
 export const waitingReasonTexts: Record<WaitingReason, string> = {
   window: 'outside its calling window (callee time)',
   daily_cap:
-    "the number's daily cap of calls is reached (max_daily_attempts, counting all the account's calls)",
+    "a daily cap is reached: the number's (max_daily_attempts, counting all the account's calls) or the campaign's (max_calls_per_day)",
   retry: 'waiting to retry after its last outcome',
   paused: 'the campaign is paused',
   starts_at: 'the campaign has not started yet (starts_at)',
@@ -47,6 +50,9 @@ export const waitingReasonTexts: Record<WaitingReason, string> = {
   dial_rate: "its call waits for the caller ID's or trunk's calls-per-second cap",
   account_live_calls: "its call waits for a free line under the account's live-call cap",
   dispatch: 'its call is queued and about to be dialled',
+  hourly_cap: "the campaign's max_calls_per_hour is reached (calls started in the last hour)",
+  holiday: "a holiday in the callee's zone (the campaign's holidays)",
+  callback: 'the callee asked to be called back then (schedule_callback)',
 };
 
 /**
@@ -56,7 +62,13 @@ export const waitingReasonTexts: Record<WaitingReason, string> = {
 export function waitingReasonOf(
   contact: Pick<CampaignContactRecord, 'state' | 'dueAt' | 'waitingReason'>,
   campaign: Pick<CampaignRecord, 'status' | 'startsAt' | 'maxConcurrency'>,
-  context: { nowMs: number; callingCount: number; callStatus: string | null },
+  context: {
+    nowMs: number;
+    callingCount: number;
+    callStatus: string | null;
+    /** The campaign cap reached now (`hourly_cap`, `daily_cap`), if any. */
+    capReached?: 'hourly_cap' | 'daily_cap' | null;
+  },
 ): WaitingReason | null {
   if (contact.state === 'calling') {
     if (context.callStatus !== 'queued') return null;
@@ -67,9 +79,15 @@ export function waitingReasonOf(
   if (campaign.status !== 'running') return null;
   if (campaign.startsAt !== null && Date.parse(campaign.startsAt) > context.nowMs) return 'starts_at';
   if (contact.dueAt !== null && Date.parse(contact.dueAt) > context.nowMs) {
-    if (contact.waitingReason === 'window' || contact.waitingReason === 'daily_cap')
+    if (
+      contact.waitingReason === 'window' ||
+      contact.waitingReason === 'daily_cap' ||
+      contact.waitingReason === 'holiday' ||
+      contact.waitingReason === 'callback'
+    )
       return contact.waitingReason;
     return contact.state === 'retry_wait' ? 'retry' : 'window';
   }
+  if (context.capReached) return context.capReached;
   return context.callingCount >= campaign.maxConcurrency ? 'concurrency' : 'pace';
 }

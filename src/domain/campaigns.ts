@@ -1,4 +1,11 @@
 import { type CallingWindow, callingWindowOf, callingWindowProblem, isTimeZone } from './callingWindow.js';
+import {
+  type CampaignRules,
+  campaignRuleFields,
+  noCampaignRules,
+  parseCampaignRules,
+  parseContactPriority,
+} from './campaignRules.js';
 import type { CampaignStatusReason, WaitingReason } from './campaignWaits.js';
 import { AppError, isAppError } from './errors.js';
 import { isPlainObject, type OutboundCallRequest, parseOutboundCallRequest } from './outboundCallRequest.js';
@@ -63,6 +70,7 @@ export interface CampaignContactInput {
   first_message?: string;
   context?: string;
   time_zone?: string;
+  priority?: number;
 }
 
 export interface CampaignRequest {
@@ -80,6 +88,8 @@ export interface CampaignRequest {
   retry: RetryPolicy;
   starts_at: string | null;
   ends_at: string | null;
+  /** Caps per hour and day, holidays (absent fields: none). */
+  rules: CampaignRules;
 }
 
 export interface CampaignRecord {
@@ -104,6 +114,8 @@ export interface CampaignRecord {
   completedAt: string | null;
   /** Why the campaign is paused (`requested`, `api_key_revoked`); null when it is not. */
   statusReason: CampaignStatusReason | null;
+  /** Caps per hour and day, holidays (campaignRules.ts). */
+  rules: CampaignRules;
 }
 
 export interface CampaignContactRecord {
@@ -123,6 +135,10 @@ export interface CampaignContactRecord {
   lastOutcome: AttemptOutcome | null;
   /** The stored reason of a wait (see `waitingReasonOf` for the ones read from the campaign). */
   waitingReason: WaitingReason | null;
+  /** Higher first among due contacts. */
+  priority: number;
+  /** The callback the callee asked for on the current call, until that call is settled. */
+  callbackAt: string | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */
@@ -146,8 +162,16 @@ const knownFields = new Set([
   'retry',
   'starts_at',
   'ends_at',
+  ...campaignRuleFields,
 ]);
-const contactFields = new Set(['to_number', 'variables', 'first_message', 'context', 'time_zone']);
+const contactFields = new Set([
+  'to_number',
+  'variables',
+  'first_message',
+  'context',
+  'time_zone',
+  'priority',
+]);
 
 function invalid(message: string): AppError {
   return new AppError('validation_error', message);
@@ -239,7 +263,7 @@ export function parseCampaignContact(
   for (const field of Object.keys(value)) {
     if (!contactFields.has(field)) throw invalid(`unknown field: ${field.slice(0, 70)}`);
   }
-  const { time_zone: timeZone, ...callFields } = value;
+  const { time_zone: timeZone, priority, ...callFields } = value;
   const call: OutboundCallRequest = parseOutboundCallRequest({
     ...callFields,
     agent_id: agentId,
@@ -253,6 +277,7 @@ export function parseCampaignContact(
     if (!isTimeZone(timeZone)) throw invalid('time_zone must be an IANA time zone such as America/Chicago');
     contact.time_zone = timeZone;
   }
+  if (priority !== undefined) contact.priority = parseContactPriority(priority);
   return contact;
 }
 
@@ -312,6 +337,7 @@ export function parseCampaignSettings(body: unknown): Omit<CampaignRequest, 'con
     retry: parseRetry(body.retry),
     starts_at: startsAt,
     ends_at: endsAt,
+    rules: { ...noCampaignRules, ...parseCampaignRules(body) },
   };
 }
 

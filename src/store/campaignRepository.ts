@@ -24,6 +24,8 @@ export interface NewCampaignContact {
   /** When it is first due (its window's next opening); the campaign's start when absent. */
   dueAt?: string;
   waitingReason?: WaitingReason | null;
+  /** Higher first among due contacts; 0 when absent. */
+  priority?: number;
 }
 
 /** How an attempt's call ended, as the retry policy reads it. */
@@ -90,6 +92,8 @@ export interface CampaignRepository {
       claimedAtIso: string;
       spacingSinceIso: string;
       dayAgoIso: string;
+      /** For the campaign's hourly cap (migration 372). */
+      hourAgoIso?: string;
     },
   ): Promise<boolean>;
   /** The account's calls to a number since `sinceIso` (any campaign or single call), and the oldest one's time. */
@@ -135,4 +139,23 @@ export interface CampaignRepository {
   updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean>;
   /** Makes every contact waiting for the (old) window due now; returns how many. */
   reopenWindowWaits(campaignId: string, nowIso: string): Promise<number>;
+}
+
+/** The ledger of claims the campaign caps are counted on (campaign_claims, kept by a trigger). */
+export interface CampaignRulesRepository {
+  /** The campaign's claims after `sinceIso`, and the oldest of them. */
+  claimsSince(campaignId: string, sinceIso: string): Promise<{ count: number; oldestAt: string | null }>;
+  /** After a change of holidays or window: contacts held for a holiday are due now, to be looked at again. */
+  reopenHolidayWaits(campaignId: string, nowIso: string): Promise<number>;
+  /** The callback the callee asked for on this call (only while it is the contact's current call). */
+  setCallback(contactId: string, callId: string, callbackAtIso: string): Promise<boolean>;
+  /**
+   * Settles an ended attempt that carries a callback: the contact waits for it (`retry_wait`,
+   * reason `callback`), the call's outcome recorded, the callback cleared — one statement.
+   */
+  settleWithCallback(
+    contact: CampaignContactRecord,
+    outcome: CampaignAttemptOutcome | null,
+    atIso: string,
+  ): Promise<boolean>;
 }

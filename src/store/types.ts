@@ -32,7 +32,7 @@ import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
-import type { CampaignRepository } from './campaignRepository.js';
+import type { CampaignRepository, CampaignRulesRepository } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 
 export interface CallListQuery {
@@ -195,6 +195,7 @@ export interface Store {
   readonly prices: AccountPriceRepository;
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
+  readonly campaignRules: CampaignRulesRepository;
   readonly privacy: PrivacyRepository;
   readonly dialRates: DialRateRepository;
   readonly agentTests: AgentTestRepository;
@@ -454,6 +455,7 @@ export type {
   CampaignAttempt,
   CampaignProgress,
   CampaignRepository,
+  CampaignRulesRepository,
   EndedCall,
   NewCampaignContact,
   SettledAttempt,

@@ -20,7 +20,7 @@ import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { DisclosedBrain } from './brains/disclosedBrain.js';
 import { LlmBrain } from './brains/llmBrain.js';
 import { ScriptBrain } from './brains/scriptBrain.js';
-import type { AgentBrain, CallAnalysisResult } from './brains/types.js';
+import type { AgentBrain, CallAnalysisResult, CallbackScheduler } from './brains/types.js';
 import { analyzeCall, failedAnalysis, scriptAnalysis } from './callAnalyst.js';
 import { providerApology } from './conversationResult.js';
 import type { EngineHealth } from './providers/enginePool.js';
@@ -278,6 +278,8 @@ export class VoiceStack {
       allowPrivate: boolean;
       /** Opens the sealed secrets of the agent's tools (headers, auth). */
       openSecret?: (sealed: string) => string;
+      /** Schedules a callback the callee asks for (the call's campaign contact); absent: not offered. */
+      scheduleCallback?: CallbackScheduler;
     } = {
       signingSecrets: null,
       allowPrivate: false,
@@ -325,6 +327,7 @@ export class VoiceStack {
         tools,
         transferTargets: Object.keys(settings.transferTargets),
         analysisTimeoutMs: this.config.analysisTimeoutMs,
+        ...(toolAccess.scheduleCallback ? { scheduleCallback: toolAccess.scheduleCallback } : {}),
       });
       if (settings.realtime) {
         const [choice] = this.usable('speech-to-speech', [settings.realtime], accountKeys);
@@ -367,7 +370,13 @@ export class VoiceStack {
     } else {
       // A script agent without a script says its first message, then listens (free-form).
       const script = agent.script === null ? listenOnlyScript : parseDialogScript(agent.script);
-      brain = new ScriptBrain(script, variables, firstMessage, settings.analysis);
+      brain = new ScriptBrain(
+        script,
+        variables,
+        firstMessage,
+        settings.analysis,
+        toolAccess.scheduleCallback ?? null,
+      );
     }
     if (disclosure) brain = new DisclosedBrain(brain, disclosure);
     const voicemailMessage = settings.voicemail.message

@@ -99,10 +99,14 @@ describe('Campaigns', () => {
         from_number: '+15550009999',
         calling_window: { start: hhmm(Date.now() + 3 * 3_600_000), end: hhmm(Date.now() + 4 * 3_600_000) },
         time_zone: 'UTC',
+        max_calls_per_hour: 40,
+        holidays: { countries: ['US'], dates: ['12-24'] },
       },
       { kind: 'json', contacts: [{ to_number: '+15550100006', variables: { customer_name: 'Ann' } }] },
     );
     await page.goto(`${service.url}/campaigns/${campaign.id}`);
+    expect(await page.getByTestId('campaign-caps').textContent()).toBe('40 per hour / no cap per day');
+    expect(await page.getByTestId('campaign-holidays').textContent()).toBe('US, 12-24');
     const why = page.getByTestId('contacts-table').locator('td[data-label="Why it waits"]');
     await expect.poll(() => why.getAttribute('data-waiting-reason')).toBe('window');
     expect(await why.textContent()).toContain('outside its calling window');

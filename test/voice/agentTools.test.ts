@@ -315,6 +315,7 @@ describe("an llm agent's own tools", () => {
         'lookup_slow',
         'lookup_stalls',
         'lookup_timeout',
+        'schedule_callback',
         'send_dtmf',
       ].sort(),
     );

@@ -111,6 +111,7 @@ describe('the llm brain with HTTP providers', () => {
       'add_to_do_not_call',
       'end_call',
       'leave_voicemail',
+      'schedule_callback',
       'send_dtmf',
     ]);
     expect(chats.some((request) => (request.json as { response_format?: unknown }).response_format)).toBe(

@@ -186,6 +186,8 @@ async function detailPage(
       )
       .join('; ') || 'none'
   }</dd>
+  <dt>Campaign caps</dt><dd data-testid="campaign-caps">${campaign.rules.maxCallsPerHour ?? 'no cap'} per hour / ${campaign.rules.maxCallsPerDay ?? 'no cap'} per day</dd>
+  <dt>Holidays (callee's date)</dt><dd data-testid="campaign-holidays">${[...campaign.rules.holidays.countries, ...campaign.rules.holidays.dates].join(', ') || 'none'}</dd>
   <dt>Ends</dt><dd>${formatTime(campaign.endsAt)}</dd>
 </dl></section>`,
     notice,

@@ -1,4 +1,5 @@
 import type { CampaignEdit } from '../../domain/campaignEdits.js';
+import { campaignRulesColumns } from './campaignRules.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
 
@@ -24,6 +25,7 @@ export async function updateCampaignSettings(
       ...(edit.callerIds !== undefined ? { caller_ids: jsonText(edit.callerIds) } : {}),
       ...(edit.callerIdSelection !== undefined ? { caller_id_selection: edit.callerIdSelection } : {}),
       ...(edit.endsAt !== undefined ? { ends_at: edit.endsAt } : {}),
+      ...campaignRulesColumns(edit.rules ?? {}),
     })
     .where('id', '=', campaignId)
     .where('status', 'in', ['running', 'paused'])

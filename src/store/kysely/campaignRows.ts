@@ -32,6 +32,11 @@ export function campaignFromRow(row: Record<string, unknown>, columns: ColumnCod
     createdAt: columns.time(row.created_at),
     completedAt: columns.timeOrNull(row.completed_at),
     statusReason: (row.status_reason as CampaignStatusReason | null) ?? null,
+    rules: {
+      maxCallsPerHour: row.max_calls_per_hour == null ? null : Number(row.max_calls_per_hour),
+      maxCallsPerDay: row.max_calls_per_day == null ? null : Number(row.max_calls_per_day),
+      holidays: columns.json(row.holidays) ?? { countries: [], dates: [] },
+    },
   };
 }
 
@@ -51,5 +56,7 @@ export function contactFromRow(row: Record<string, unknown>, columns: ColumnCode
     callId: (row.call_id as string | null) ?? null,
     lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
     waitingReason: (row.waiting_reason as WaitingReason | null) ?? null,
+    priority: Number(row.priority ?? 0),
+    callbackAt: columns.timeOrNull(row.callback_at ?? null),
   };
 }

@@ -20,6 +20,7 @@ import type {
 } from '../types.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
+import { campaignCapsOpen, campaignRulesColumns, dueContactsByPriority } from './campaignRules.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
 import { type Database, jsonText } from './schema.js';
@@ -57,6 +58,7 @@ export class KyselyCampaigns implements CampaignRepository {
               state: 'pending',
               due_at: contact.dueAt ?? dueAt,
               waiting_reason: contact.waitingReason ?? null,
+              priority: contact.priority ?? 0,
               updated_at: campaign.createdAt,
             })),
           )
@@ -85,6 +87,7 @@ export class KyselyCampaigns implements CampaignRepository {
           created_at: campaign.createdAt,
           completed_at: null,
           status_reason: campaign.statusReason,
+          ...campaignRulesColumns(campaign.rules),
         })
         .execute();
     };
@@ -212,18 +215,9 @@ export class KyselyCampaigns implements CampaignRepository {
     return progress;
   }
 
-  async dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]> {
-    const rows = await this.queries.db
-      .selectFrom('campaign_contacts')
-      .selectAll()
-      .where('campaign_id', '=', campaignId)
-      .where('due_at', 'is not', null)
-      .where('due_at', '<=', nowIso)
-      .orderBy('due_at')
-      .orderBy('position')
-      .limit(limit)
-      .execute();
-    return rows.map((row) => contactFromRow(row, this.queries.dialect.columns));
+  /** Highest priority first, then earliest due, then list order (campaignRules.ts). */
+  dueContacts(campaignId: string, nowIso: string, limit: number): Promise<CampaignContactRecord[]> {
+    return dueContactsByPriority(this.queries, campaignId, nowIso, limit);
   }
 
   async countCalling(campaignId: string): Promise<number> {
@@ -260,6 +254,8 @@ export class KyselyCampaigns implements CampaignRepository {
       claimedAtIso: string;
       spacingSinceIso: string;
       dayAgoIso: string;
+      /** For the campaign's hourly cap; the daily one counts from `dayAgoIso`. */
+      hourAgoIso?: string;
     },
   ): Promise<boolean> {
     const campaignId = campaign.id;
@@ -294,6 +290,7 @@ export class KyselyCampaigns implements CampaignRepository {
           .where(
             sql<boolean>`(SELECT count(*) FROM calls WHERE calls.account_id = ${campaign.accountId} AND calls.to_number = ${contact.toNumber} AND calls.created_at > ${claim.dayAgoIso}) < ${campaign.maxDailyAttempts}`,
           )
+          .where(campaignCapsOpen(campaignId, claim))
           .executeTakeFirst(),
     );
     return Number(result.numUpdatedRows) > 0;

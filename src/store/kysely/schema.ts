@@ -148,6 +148,10 @@ export interface CampaignsTable {
   completed_at: NullableTimeColumn;
   /** Why it is paused (issue 37's migration). */
   status_reason: string | null;
+  /** Caps and holidays (migration 372; null: none). */
+  max_calls_per_hour: number | null;
+  max_calls_per_day: number | null;
+  holidays: NullableJsonColumn;
 }
 
 export interface CampaignContactsTable {
@@ -170,6 +174,17 @@ export interface CampaignContactsTable {
   updated_at: TimeColumn;
   /** Why it waits, when the scheduler or dispatcher decided it (issue 37's migration). */
   waiting_reason: string | null;
+  /** Higher first among due contacts (migration 372). */
+  priority: Generated<number>;
+  /** The callback the callee asked for on the current call (migration 374). */
+  callback_at: NullableTimeColumn;
+}
+
+/** One row per claim (attempt started), kept by a trigger on campaign_contacts (migration 372). */
+export interface CampaignClaimsTable {
+  call_id: string;
+  campaign_id: string;
+  claimed_at: TimeColumn;
 }
 
 /** Maintained by triggers only (src/store/campaignCounterSql.ts); bigint comes back as text from pg. */
@@ -321,6 +336,7 @@ export interface Database {
   campaign_contacts: CampaignContactsTable;
   campaign_attempts: CampaignAttemptsTable;
   campaign_counters: CampaignCountersTable;
+  campaign_claims: CampaignClaimsTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
   quiet_hours: QuietHoursTable;

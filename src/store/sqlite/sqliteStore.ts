@@ -3,6 +3,7 @@ import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCampaignRules } from '../kysely/campaignRules.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
@@ -73,6 +74,7 @@ export class SqliteStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
+  readonly campaignRules: KyselyCampaignRules;
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
@@ -104,6 +106,7 @@ export class SqliteStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
+    this.campaignRules = new KyselyCampaignRules(queries);
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);

@@ -1,3 +1,4 @@
+import { type ScriptCallback, scriptCallbackProblem } from '../../domain/callbacks.js';
 import { AppError } from '../../domain/errors.js';
 
 /**
@@ -45,6 +46,8 @@ export interface DialogNode {
   transfer_failed?: string;
   leave_voicemail?: boolean;
   do_not_call?: boolean;
+  /** A callback the callee asked for, after the node's `say` (campaign calls; docs/campaigns.md). */
+  schedule_callback?: ScriptCallback;
 }
 
 export interface DialogScript {
@@ -114,6 +117,10 @@ export function parseDialogScript(value: unknown): DialogScript {
     } else if (node.transfer_failed !== undefined) throw invalid(`${name}.transfer_failed needs "transfer"`);
     if (node.do_not_call !== undefined && node.do_not_call !== true)
       throw invalid(`${name}.do_not_call must be true when given`);
+    if (node.schedule_callback !== undefined) {
+      const problem = scriptCallbackProblem(node.schedule_callback);
+      if (problem) throw invalid(`${name}.schedule_callback ${problem}`);
+    }
     if (node.leave_voicemail !== undefined && node.leave_voicemail !== true)
       throw invalid(`${name}.leave_voicemail must be true when given`);
     if (node.listen !== undefined) {

@@ -1,5 +1,6 @@
 import { type AgentTool, builtInToolNames } from '../../domain/agentTools.js';
 import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
+import { callbackRequestOfArguments, callbackResultText } from '../../domain/callbacks.js';
 import type { ExtractionField } from '../../domain/records.js';
 import type { Logger } from '../../logger.js';
 import {
@@ -17,6 +18,7 @@ import {
   type BrainAction,
   type BrainDraft,
   type CallAnalysisResult,
+  type CallbackScheduler,
   type CalleeTurn,
   endCallReason,
 } from './types.js';
@@ -66,6 +68,25 @@ const builtInTools: ToolDefinition[] = [
     },
   },
 ];
+
+/** `schedule_callback`, offered when the call can answer it (every pipeline call of an llm agent). */
+const scheduleCallbackTool: ToolDefinition = {
+  name: 'schedule_callback',
+  description:
+    'The callee asked to be called back later ("call me tomorrow after four"): schedule it, then confirm the time the answer gives. Times are the callee\'s local time.',
+  parameters: {
+    type: 'object',
+    properties: {
+      local_time: {
+        type: 'string',
+        pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$',
+        description: "The callee's local date and time, e.g. 2026-11-29T16:00",
+      },
+      in_minutes: { type: 'integer', minimum: 1, description: 'Or: a delay from now, in minutes' },
+    },
+    additionalProperties: false,
+  },
+};
 
 /** `transfer_call`, offered when the agent has transfer targets: the model picks one by name. */
 function transferTool(targets: readonly string[]): ToolDefinition {
@@ -129,13 +150,20 @@ export class LlmBrain implements AgentBrain {
       transferTargets?: readonly string[];
       /** The post-call analysis gives up after this (CALLWRIGHT_ANALYSIS_TIMEOUT_MS; default 30 s). */
       analysisTimeoutMs?: number;
+      /** Schedules a callback the callee asked for (schedule_callback); absent: the tool is not offered. */
+      scheduleCallback?: CallbackScheduler;
     },
   ) {
     this.messages = [{ role: 'system', content: options.systemPrompt }];
     this.toolCaller = options.tools ?? null;
     const transferTargets = options.transferTargets ?? [];
     this.transferTargets = new Set(transferTargets);
-    this.builtIns = [...builtInTools, ...(transferTargets.length > 0 ? [transferTool(transferTargets)] : [])];
+    this.scheduleCallback = options.scheduleCallback ?? null;
+    this.builtIns = [
+      ...builtInTools,
+      ...(transferTargets.length > 0 ? [transferTool(transferTargets)] : []),
+      ...(this.scheduleCallback ? [scheduleCallbackTool] : []),
+    ];
     this.toolDefinitions = [
       ...this.builtIns,
       ...(this.toolCaller?.tools ?? []).map((tool) => ({
@@ -158,6 +186,7 @@ export class LlmBrain implements AgentBrain {
   private readonly analysis: AnalysisSettings;
   private readonly logger: Logger;
   private readonly toolCaller: ToolCaller | null;
+  private readonly scheduleCallback: CallbackScheduler | null;
   private readonly toolDefinitions: ToolDefinition[];
   private readonly builtIns: ToolDefinition[];
   private readonly transferTargets: ReadonlySet<string>;
@@ -344,7 +373,12 @@ export class LlmBrain implements AgentBrain {
             });
             transferCallId = call.id;
           }
-          if (!(builtInToolNames as readonly string[]).includes(event.name)) ownToolCalls.push(call);
+          // A callback is run like the agent's own tools: its answer (scheduled when, or why not) comes back.
+          if (
+            !(builtInToolNames as readonly string[]).includes(event.name) ||
+            event.name === 'schedule_callback'
+          )
+            ownToolCalls.push(call);
         }
       }
       for (const sentence of splitter.flush()) {
@@ -367,8 +401,12 @@ export class LlmBrain implements AgentBrain {
         messages.push({ role: 'tool', toolCallId: call.id, content });
       }
       if (followUps.some((action) => action.type === 'end_call' || action.type === 'leave_voicemail')) {
-        for (const call of ownToolCalls)
-          messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        for (const call of ownToolCalls) {
+          // A callback asked for with the goodbye is still scheduled before the call ends.
+          if (call.name === 'schedule_callback' && this.scheduleCallback)
+            yield* this.runTool(messages, call, signal);
+          else messages.push({ role: 'tool', toolCallId: call.id, content: unansweredToolCall });
+        }
         yield* followUps;
         return [];
       }
@@ -378,6 +416,24 @@ export class LlmBrain implements AgentBrain {
       // Cut off by the callee: the history keeps the reply as far as it was spoken (noteSaid then
       // cuts it to what was heard), never a user turn followed by nothing.
       if (!remembered && said) messages.push({ role: 'assistant', content: said });
+    }
+  }
+
+  /** The answer to a schedule_callback: when it was scheduled (callee time), or why not. */
+  private async runCallback(argumentsJson: string, schedule: CallbackScheduler): Promise<string> {
+    let args: unknown = null;
+    try {
+      args = JSON.parse(argumentsJson || '{}');
+    } catch {
+      // Reported below as a request it could not read.
+    }
+    const request = callbackRequestOfArguments(args);
+    if ('problem' in request) return callbackResultText({ scheduled: false, reason: request.problem });
+    try {
+      return callbackResultText(await schedule(request));
+    } catch (error) {
+      this.logger.error({ err: error }, 'the callback could not be saved');
+      return callbackResultText({ scheduled: false, reason: 'the callback could not be saved' });
     }
   }
 
@@ -392,6 +448,12 @@ export class LlmBrain implements AgentBrain {
   ): AsyncIterable<BrainAction> {
     const answer = (content: string) => messages.push({ role: 'tool', toolCallId: call.id, content });
     yield { type: 'note', event: 'tool_call', text: toolCallTranscriptText(call.name, call.argumentsJson) };
+    if (call.name === 'schedule_callback' && this.scheduleCallback) {
+      const content = await this.runCallback(call.argumentsJson, this.scheduleCallback);
+      answer(content);
+      yield { type: 'note', event: 'tool_result', text: toolTranscriptText(content) };
+      return;
+    }
     const tool: AgentTool | undefined = this.toolCaller?.find(call.name);
     if (!tool) {
       const content = JSON.stringify({ error: `there is no tool named ${call.name}` });

@@ -1,9 +1,22 @@
 import { type AnalysisSettings, noAnalysisSettings } from '../../domain/callAnalysis.js';
+import {
+  type CallbackResult,
+  callbackRequestOfScript,
+  callbackResultText,
+  type ScriptCallback,
+} from '../../domain/callbacks.js';
 import { type Understanding, understandAnswer } from '../../domain/intentMatching.js';
 import { renderTemplate, type VariableValue } from '../../domain/templates.js';
 import { scriptAnalysis } from '../callAnalyst.js';
 import type { DialogNode, DialogOption, DialogScript } from './dialogScript.js';
-import type { AgentBrain, BrainAction, CallAnalysisResult, CalleeTurn, TurnUnderstanding } from './types.js';
+import type {
+  AgentBrain,
+  BrainAction,
+  CallAnalysisResult,
+  CallbackScheduler,
+  CalleeTurn,
+  TurnUnderstanding,
+} from './types.js';
 
 /** Nodes entered in one response at most: a guard against `next` loops without a `listen`. */
 const maxStepsPerResponse = 50;
@@ -26,6 +39,8 @@ export class ScriptBrain implements AgentBrain {
     private readonly variables: Record<string, VariableValue>,
     private readonly firstMessage: string | null,
     private readonly analysis: AnalysisSettings = noAnalysisSettings,
+    /** Schedules a callback (a node's schedule_callback); absent: the node's callback is not available. */
+    private readonly scheduleCallback: CallbackScheduler | null = null,
   ) {}
 
   greeting(): string | null {
@@ -126,6 +141,7 @@ export class ScriptBrain implements AgentBrain {
         };
       if (node.send_dtmf) yield { type: 'send_dtmf', digits: node.send_dtmf };
       if (node.do_not_call) yield { type: 'do_not_call' };
+      if (node.schedule_callback) yield* this.callBack(node.schedule_callback);
       if (node.end) {
         yield { type: 'end_call' };
         return;
@@ -142,6 +158,18 @@ export class ScriptBrain implements AgentBrain {
       if (node.listen) return;
       nodeName = node.next;
     }
+  }
+
+  /** A node's callback, noted in the transcript with its answer; the script goes on either way. */
+  private async *callBack(callback: ScriptCallback): AsyncIterable<BrainAction> {
+    yield { type: 'note', event: 'tool_call', text: `schedule_callback ${JSON.stringify(callback)}` };
+    const result: CallbackResult = this.scheduleCallback
+      ? await this.scheduleCallback(callbackRequestOfScript(callback)).catch(() => ({
+          scheduled: false as const,
+          reason: 'the callback could not be saved',
+        }))
+      : { scheduled: false, reason: 'callbacks are not available on this call' };
+    yield { type: 'note', event: 'tool_result', text: callbackResultText(result) };
   }
 
   private render(template: string): string {

@@ -111,3 +111,11 @@ export function endCallReason(argumentsJson: string): string | null {
     return null;
   }
 }
+
+/**
+ * Sets the campaign contact's next attempt to the time the callee asked for (schedule_callback);
+ * answers truthfully when the call has no campaign.
+ */
+export type CallbackScheduler = (
+  request: import('../../domain/callbacks.js').CallbackRequest,
+) => Promise<import('../../domain/callbacks.js').CallbackResult>;

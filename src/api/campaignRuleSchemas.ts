@@ -1,0 +1,56 @@
+import { builtInHolidays, campaignRuleLimits } from '../domain/campaignRules.js';
+
+/** The schemas of a campaign's caps, holidays and contact priority (docs/campaigns.md, "Rules"). */
+
+const holidaysSchema = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  description:
+    "Days no attempt starts, read as the callee's local date. `countries`: built-in fixed-date public holidays, " +
+    'applied to contacts whose number is in that country (no movable or observed days); `dates`: custom days for every contact, ' +
+    '`YYYY-MM-DD` (that day) or `MM-DD` (every year).',
+  properties: {
+    countries: { type: 'array', items: { type: 'string', enum: Object.keys(builtInHolidays) } },
+    dates: {
+      type: 'array',
+      maxItems: campaignRuleLimits.holidayDatesMax,
+      items: { type: 'string', examples: ['2026-12-24', '12-31'] },
+    },
+  },
+  examples: [{ countries: ['US'], dates: ['2026-12-24'] }],
+} as const;
+
+/** The rule fields of a create or PATCH body. */
+export const campaignRuleRequestProperties = {
+  max_calls_per_hour: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: campaignRuleLimits.callsPerHourMax,
+    description: "The campaign's attempts started in any rolling hour, at most (null or absent: no cap)",
+  },
+  max_calls_per_day: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: campaignRuleLimits.callsPerDayMax,
+    description: "The campaign's attempts started in any rolling 24 h, at most (null or absent: no cap)",
+  },
+  holidays: holidaysSchema,
+} as const;
+
+/** The same fields as a campaign shows them. */
+export const campaignRuleProperties = {
+  max_calls_per_hour: { type: ['integer', 'null'] },
+  max_calls_per_day: { type: ['integer', 'null'] },
+  holidays: {
+    type: 'object',
+    properties: holidaysSchema.properties,
+  },
+} as const;
+
+export const contactPrioritySchema = {
+  type: 'integer',
+  minimum: campaignRuleLimits.priorityMin,
+  maximum: campaignRuleLimits.priorityMax,
+  default: 0,
+  description: 'Higher is called first among the contacts due at once (a CSV column `priority` too)',
+} as const;
