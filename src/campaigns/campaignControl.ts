@@ -25,7 +25,9 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     retry: campaign.retry,
     starts_at: campaign.startsAt,
     ends_at: campaign.endsAt,
-    contact_count: campaign.contactCount,
+    // What the contacts are now (erasure deletes some, live edits add some): the sum of the
+    // counters, so it always agrees with the progress below.
+    contact_count: Object.values(progress.states).reduce((sum, count) => sum + (count ?? 0), 0),
     created_at: campaign.createdAt,
     completed_at: campaign.completedAt,
     progress: {

@@ -1,4 +1,5 @@
 import { nextWindowOpening } from '../domain/callingWindow.js';
+import { localHourOf } from '../domain/campaignFigures.js';
 import {
   type AttemptOutcome,
   attemptOutcomeOf,
@@ -335,6 +336,7 @@ export class CampaignScheduler {
       contactId: contact.id,
       attempt,
       createdAt,
+      localHour: localHourOf(contact.timeZones, Date.parse(createdAt)),
     });
     const call = await store.calls.createQueued({
       id: callId,

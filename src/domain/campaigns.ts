@@ -123,6 +123,8 @@ export interface CampaignContactRecord {
   lastOutcome: AttemptOutcome | null;
   /** The stored reason of a wait (see `waitingReasonOf` for the ones read from the campaign). */
   waitingReason: WaitingReason | null;
+  /** When a live edit removed it: it is never dialled again (absent on records built elsewhere). */
+  removedAt?: string | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */

@@ -446,6 +446,7 @@ export type {
   CampaignRepository,
   EndedCall,
   NewCampaignContact,
+  RemovedContact,
   SettledAttempt,
 } from './campaignRepository.js';
 export type {

@@ -51,5 +51,6 @@ export function contactFromRow(row: Record<string, unknown>, columns: ColumnCode
     callId: (row.call_id as string | null) ?? null,
     lastOutcome: (row.last_outcome as AttemptOutcome | null) ?? null,
     waitingReason: (row.waiting_reason as WaitingReason | null) ?? null,
+    removedAt: columns.timeOrNull(row.removed_at ?? null),
   };
 }

@@ -10,15 +10,26 @@ import {
   type ContactState,
   contactStates,
 } from '../../domain/campaigns.js';
+import type { FigureRow } from '../../domain/campaignFigures.js';
+import type { ContactResult } from '../../domain/campaignResults.js';
 import type { CampaignStatusReason, QueuedCallWait, WaitingReason } from '../../domain/campaignWaits.js';
 import type {
   CampaignAttempt,
   CampaignProgress,
   CampaignRepository,
   NewCampaignContact,
+  RemovedContact,
   SettledAttempt,
 } from '../types.js';
+import {
+  appendContacts,
+  deleteAddedContacts,
+  markContactsRemoved,
+  numbersInCampaign,
+  settledUnlessRemoved,
+} from './campaignContactEdits.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
+import { contactResultsPage, figureRows } from './campaignResults.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
@@ -280,6 +291,7 @@ export class KyselyCampaigns implements CampaignRepository {
           })
           .where('id', '=', contact.id)
           .where('state', 'in', ['pending', 'retry_wait'])
+          .where('removed_at', 'is', null)
           .where('attempts', '=', contact.attempts)
           .where('due_at', '<=', claim.nowIso)
           .where(
@@ -326,6 +338,7 @@ export class KyselyCampaigns implements CampaignRepository {
         contact_id: attempt.contactId,
         attempt: attempt.attempt,
         created_at: attempt.createdAt,
+        local_hour: attempt.localHour ?? null,
       })
       .onConflict((conflict) => conflict.column('call_id').doNothing())
       .execute();
@@ -399,8 +412,7 @@ export class KyselyCampaigns implements CampaignRepository {
     const result = await this.queries.db
       .updateTable('campaign_contacts')
       .set({
-        state: next.state,
-        due_at: next.dueAtIso,
+        ...settledUnlessRemoved(this.queries, next),
         last_outcome: next.outcome,
         updated_at: atIso,
         waiting_reason: null,
@@ -522,5 +534,37 @@ export class KyselyCampaigns implements CampaignRepository {
 
   reopenWindowWaits(campaignId: string, nowIso: string): Promise<number> {
     return reopenWindowWaits(this.queries, campaignId, nowIso);
+  }
+
+  numbersInCampaign(campaignId: string, numbers: readonly string[]): Promise<Set<string>> {
+    return numbersInCampaign(this.queries, campaignId, numbers);
+  }
+
+  appendContacts(
+    campaign: { id: string; accountId: string },
+    contacts: readonly NewCampaignContact[],
+    atIso: string,
+  ): Promise<number | null> {
+    return appendContacts(this.queries, campaign, contacts, atIso);
+  }
+
+  deleteAddedContacts(campaignId: string, contactIds: readonly string[]): Promise<void> {
+    return deleteAddedContacts(this.queries, campaignId, contactIds);
+  }
+
+  removeContacts(
+    campaignId: string,
+    match: { contactIds: readonly string[]; numbers: readonly string[] },
+    atIso: string,
+  ): Promise<RemovedContact[]> {
+    return markContactsRemoved(this.queries, campaignId, match, atIso);
+  }
+
+  contactResults(campaignId: string, afterPosition: number, limit: number): Promise<ContactResult[]> {
+    return contactResultsPage(this.queries, campaignId, afterPosition, limit);
+  }
+
+  figureRows(campaignId: string): Promise<FigureRow[]> {
+    return figureRows(this.queries, campaignId);
   }
 }

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { AttemptOutcome, ContactState } from '../../domain/campaigns.js';
+import type { figureColumns } from '../campaignFiguresSql.js';
 
 /**
  * The tables the Kysely repositories read and write, typed once for both dialects. The columns
@@ -170,6 +171,8 @@ export interface CampaignContactsTable {
   updated_at: TimeColumn;
   /** Why it waits, when the scheduler or dispatcher decided it (issue 37's migration). */
   waiting_reason: string | null;
+  /** When a live edit removed it (never dialled again); migration 371. */
+  removed_at: NullableTimeColumn;
 }
 
 /** Maintained by triggers only (src/store/campaignCounterSql.ts); bigint comes back as text from pg. */
@@ -184,7 +187,15 @@ export interface CampaignAttemptsTable {
   contact_id: string;
   attempt: number;
   created_at: TimeColumn;
+  /** The hour of the callee's local day it was made in (migration 371; null before). */
+  local_hour: number | null;
 }
+
+/** Maintained by a trigger only (src/store/campaignFiguresSql.ts); bigint comes back as text from pg. */
+export type CampaignFiguresTable = { campaign_id: string; caller_id: string; local_hour: number } & Record<
+  (typeof figureColumns)[number],
+  number | string
+>;
 
 export interface RetentionRulesTable {
   account_id: string;
@@ -321,6 +332,7 @@ export interface Database {
   campaign_contacts: CampaignContactsTable;
   campaign_attempts: CampaignAttemptsTable;
   campaign_counters: CampaignCountersTable;
+  campaign_figures: CampaignFiguresTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
   quiet_hours: QuietHoursTable;

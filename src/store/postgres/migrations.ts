@@ -1,4 +1,5 @@
 import { postgresCampaignCountersSql } from '../campaignCounterSql.js';
+import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
 /**
@@ -453,4 +454,5 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
     sql: postgresCampaignCountersSql(),
   },
   ...postgresCampaignSchedulingMigrations,
+  ...postgresCampaignResultsMigrations,
 ];

@@ -1,4 +1,5 @@
 import { sqliteCampaignCountersSql } from '../campaignCounterSql.js';
+import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
 /**
@@ -449,4 +450,5 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
     sql: sqliteCampaignCountersSql(),
   },
   ...sqliteCampaignSchedulingMigrations,
+  ...sqliteCampaignResultsMigrations,
 ];
