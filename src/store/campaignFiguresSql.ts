@@ -75,7 +75,7 @@ function summedInsert(pieces: ReturnType<typeof sqlitePieces>, from: string, hou
           .map((column) => `SUM(${values[column]})`)
           .join(', ')}
         ${from}
-        GROUP BY a.campaign_id, c.from_number, ${hour}
+        GROUP BY 1, 2, 3
         ORDER BY 1, 2, 3
         ON CONFLICT (campaign_id, caller_id, local_hour) DO UPDATE SET ${addOnConflict}`;
 }
