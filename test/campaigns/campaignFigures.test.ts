@@ -91,7 +91,7 @@ describe.each(storeKinds)('campaign figures on the %s store', (kind) => {
     const kindOf = index % 3;
     return {
       status: kindOf === 0 ? 'busy' : 'completed',
-      endReason: kindOf === 0 ? 'busy' : 'hangup_callee',
+      endReason: kindOf === 0 ? 'rejected' : 'callee_hangup',
       answeredBy: kindOf === 2 ? 'machine' : kindOf === 1 ? 'human' : null,
       metrics: { cost: { currency: 'USD', total_usd: 0.0125, by_stage: {} } },
       analysis:

@@ -171,13 +171,14 @@ export async function markContactsRemoved(
 }
 
 /**
- * What `settle` writes: a removed contact's attempt ends it as canceled, whatever the retry rules
- * say (it is never dialled again).
+ * What `settle` writes: a removed contact is never retried — where the retry rules would have it
+ * wait for another attempt, it ends as canceled (a finished outcome stays as it is).
  */
 export function settledUnlessRemoved(
   queries: StoreQueries,
   next: { state: ContactState; dueAtIso: string | null },
 ) {
+  if (next.state !== 'retry_wait') return { state: next.state, due_at: next.dueAtIso };
   return {
     state: sql<string>`CASE WHEN removed_at IS NULL THEN ${next.state} ELSE 'canceled' END`,
     due_at:
