@@ -13,6 +13,7 @@ import { type ContactState, contactStates, retryableOutcomes } from '../domain/c
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
+import { campaignResultVerbs } from './campaignResultCommands.js';
 import {
   type CommandContext,
   parseOptions,
@@ -256,4 +257,5 @@ export const campaigns: Record<string, Verb> = {
       }) satisfies Verb,
     ]),
   ),
+  ...campaignResultVerbs,
 };

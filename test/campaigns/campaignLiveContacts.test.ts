@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { campaigns as campaignVerbs } from '../../src/cli/campaignCommands.js';
 import { callingWindowOf } from '../../src/domain/callingWindow.js';
 import { callFixture, startFullService } from '../helpers/fullService.js';
 import { jsonApi, request } from '../helpers/http.js';
@@ -191,6 +192,25 @@ describe.each(['sqlite', 'postgres'] as const)('live contacts, results and figur
     const hours = figures.by_local_hour.map((row) => row.local_hour);
     expect(hours).toContain((utcHour + 9) % 24);
     expect(figures.by_local_hour.reduce((sum, row) => sum + row.attempts, 0)).toBe(3);
+
+    // The command line writes the same export and figures (`campaigns results ID --format jsonl > file`).
+    const cli = async (verb: string, args: string[]) => {
+      const out: string[] = [];
+      await campaignVerbs[verb]?.(
+        {
+          store: service.store,
+          json: true,
+          accountId: fixture.accountId,
+          out: { stdout: (text) => out.push(text), stderr: () => undefined },
+          secretBox: () => Promise.reject(new Error('not needed')),
+        },
+        args,
+      );
+      return out.join('');
+    };
+    expect(await cli('results', [campaignId, '--format', 'jsonl'])).toBe(jsonl.text);
+    expect(await cli('results', [campaignId])).toBe(csv.text);
+    expect(JSON.parse(await cli('figures', [campaignId]))).toEqual(figures);
 
     // Another account sees none of it.
     const stranger = await callFixture(service);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { AppError } from '../../domain/errors.js';
 import type { ContactState } from '../../domain/campaigns.js';
+import { AppError } from '../../domain/errors.js';
 import type { NewCampaignContact, RemovedContact } from '../campaignRepository.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';

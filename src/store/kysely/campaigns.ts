@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { CallingWindow } from '../../domain/callingWindow.js';
 import type { CampaignEdit } from '../../domain/campaignEdits.js';
+import type { FigureRow } from '../../domain/campaignFigures.js';
+import type { ContactResult } from '../../domain/campaignResults.js';
 import {
   type AttemptOutcome,
   attemptOutcomes,
@@ -10,8 +12,6 @@ import {
   type ContactState,
   contactStates,
 } from '../../domain/campaigns.js';
-import type { FigureRow } from '../../domain/campaignFigures.js';
-import type { ContactResult } from '../../domain/campaignResults.js';
 import type { CampaignStatusReason, QueuedCallWait, WaitingReason } from '../../domain/campaignWaits.js';
 import type {
   CampaignAttempt,
