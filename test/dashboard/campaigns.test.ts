@@ -88,9 +88,7 @@ describe('Campaigns', () => {
       page.waitForEvent('download'),
       page.getByRole('link', { name: 'Download CSV' }).click(),
     ]);
-    const text = await new Response(
-      (await download.createReadStream()) as unknown as ReadableStream,
-    ).text();
+    const text = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
     expect(text.split('\r\n')[0]).toMatch(/^contact_id,to_number,status/);
     expect(text).toContain("'+15550100002");
     expect(text.trim().split('\r\n')).toHaveLength(3);
