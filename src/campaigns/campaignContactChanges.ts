@@ -45,7 +45,7 @@ export async function addCampaignContacts(
     source,
     agent,
     { callerId: campaign.callerIds[0] as string, timeZone: campaign.timeZone, action: 'added' },
-    (numbers) => store.campaigns.numbersInCampaign(campaign.id, numbers),
+    (numbers) => store.campaignContactEdits.numbersInCampaign(campaign.id, numbers),
   );
   const existing = await contactRowCount(store, campaign.id);
   if (existing + contacts.length > campaignLimits.contactsMax)
@@ -58,12 +58,12 @@ export async function addCampaignContacts(
   storeDueAtOpenings(contacts, { calling_window: campaign.callingWindow, ends_at: campaign.endsAt }, fromMs);
   const atIso = new Date(nowMs).toISOString();
   for (const contact of contacts) contact.dueAt ??= new Date(fromMs).toISOString();
-  const firstPosition = await store.campaigns.appendContacts(campaign, contacts, atIso);
+  const firstPosition = await store.campaignContactEdits.appendContacts(campaign, contacts, atIso);
   const after = await campaignOf(store, accountId, campaign.id);
   if (firstPosition === null || !changeableStatuses.has(after.status)) {
     // The campaign ended between the check and the write: the new contacts go again, unseen.
     if (firstPosition !== null)
-      await store.campaigns.deleteAddedContacts(
+      await store.campaignContactEdits.deleteAddedContacts(
         campaign.id,
         contacts.map((contact) => contact.id),
       );
@@ -126,7 +126,7 @@ export async function removeCampaignContacts(
   const match = parseContactRemoval(body);
   refuseUnlessChangeable(campaign);
   const atIso = new Date().toISOString();
-  const removed = await store.campaigns.removeContacts(campaign.id, match, atIso);
+  const removed = await store.campaignContactEdits.removeContacts(campaign.id, match, atIso);
   const matchedIds = new Set(removed.map((contact) => contact.id));
   const matchedNumbers = new Set(removed.map((contact) => contact.toNumber));
   const unmatched =

@@ -28,7 +28,7 @@ export async function* campaignResultChunks(
   const line = format === 'csv' ? csvLine : jsonLine;
   let after = -1;
   for (;;) {
-    const page = await store.campaigns.contactResults(campaign.id, after, pageSize);
+    const page = await store.campaignResults.contactResults(campaign.id, after, pageSize);
     if (page.length > 0) yield page.map((result) => line(describeResult(result))).join('');
     if (page.length < pageSize) return;
     after = page.at(-1)?.position ?? after;
@@ -40,5 +40,5 @@ export async function campaignFigures(
   store: Store,
   campaign: CampaignRecord,
 ): Promise<CampaignFiguresResource> {
-  return campaignFiguresOf(campaign.id, await store.campaigns.figureRows(campaign.id));
+  return campaignFiguresOf(campaign.id, await store.campaignResults.figureRows(campaign.id));
 }

@@ -147,6 +147,10 @@ export interface CampaignRepository {
   updateSettings(campaignId: string, edit: CampaignEdit): Promise<boolean>;
   /** Makes every contact waiting for the (old) window due now; returns how many. */
   reopenWindowWaits(campaignId: string, nowIso: string): Promise<number>;
+}
+
+/** Live edits of a campaign's contact list (issue 37): contacts added and removed. */
+export interface CampaignContactEditRepository {
   /** Which of `numbers` a (not removed) contact of the campaign has. */
   numbersInCampaign(campaignId: string, numbers: readonly string[]): Promise<Set<string>>;
   /** Adds contacts after the last position; the first position given, or null when the campaign is no longer running or paused. */
@@ -163,6 +167,10 @@ export interface CampaignRepository {
     match: { contactIds: readonly string[]; numbers: readonly string[] },
     atIso: string,
   ): Promise<RemovedContact[]>;
+}
+
+/** What a campaign's contacts came to (issue 37): the results export and the figures. */
+export interface CampaignResultRepository {
   /** Contacts after a list position, in order, each with its latest call (the results export). */
   contactResults(campaignId: string, afterPosition: number, limit: number): Promise<ContactResult[]>;
   /** The figure sums the trigger keeps per (caller ID, local hour). */

@@ -31,7 +31,11 @@ import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
-import type { CampaignRepository } from './campaignRepository.js';
+import type {
+  CampaignContactEditRepository,
+  CampaignRepository,
+  CampaignResultRepository,
+} from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 
 export interface CallListQuery {
@@ -185,6 +189,8 @@ export interface Store {
   readonly prices: AccountPriceRepository;
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
+  readonly campaignContactEdits: CampaignContactEditRepository;
+  readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;
   readonly dialRates: DialRateRepository;
   readonly agentTests: AgentTestRepository;
@@ -442,8 +448,10 @@ export interface CallRepository {
 export type { AgentTestRepository, AgentTestRunSummary } from './agentTestRepository.js';
 export type {
   CampaignAttempt,
+  CampaignContactEditRepository,
   CampaignProgress,
   CampaignRepository,
+  CampaignResultRepository,
   EndedCall,
   NewCampaignContact,
   RemovedContact,

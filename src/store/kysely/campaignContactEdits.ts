@@ -1,7 +1,11 @@
 import { sql } from 'kysely';
 import type { ContactState } from '../../domain/campaigns.js';
 import { AppError } from '../../domain/errors.js';
-import type { NewCampaignContact, RemovedContact } from '../campaignRepository.js';
+import type {
+  CampaignContactEditRepository,
+  NewCampaignContact,
+  RemovedContact,
+} from '../campaignRepository.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
 
@@ -24,7 +28,7 @@ function slices<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Which of `numbers` a contact of the campaign (not removed) already has. */
-export async function numbersInCampaign(
+async function numbersInCampaign(
   queries: StoreQueries,
   campaignId: string,
   numbers: readonly string[],
@@ -50,7 +54,7 @@ export async function numbersInCampaign(
  * on the unique position (a 409 to retry), and a crash part-way keeps the rows written so far.
  * Returns the positions given, or null when the campaign was no longer running or paused.
  */
-export async function appendContacts(
+async function appendContacts(
   queries: StoreQueries,
   campaign: { id: string; accountId: string },
   contacts: readonly NewCampaignContact[],
@@ -111,7 +115,7 @@ async function insertOrConflict(queries: StoreQueries, insert: Promise<unknown>)
 }
 
 /** Deletes contacts just added to a campaign that ended meanwhile (they were never due to it). */
-export async function deleteAddedContacts(
+async function deleteAddedContacts(
   queries: StoreQueries,
   campaignId: string,
   ids: readonly string[],
@@ -131,7 +135,7 @@ export async function deleteAddedContacts(
  * call is settled (never retried). Contacts already finished or removed are left alone.
  * Returns the contacts marked, as they were before.
  */
-export async function markContactsRemoved(
+async function markContactsRemoved(
   queries: StoreQueries,
   campaignId: string,
   match: { contactIds: readonly string[]; numbers: readonly string[] },
@@ -186,4 +190,33 @@ export function settledUnlessRemoved(
         ? null
         : sql<string>`CASE WHEN removed_at IS NULL THEN ${queries.dialect.timestamp(next.dueAtIso)} END`,
   };
+}
+
+/** The port (`store.campaignContactEdits`), on the functions above. */
+export class KyselyCampaignContactEdits implements CampaignContactEditRepository {
+  constructor(private readonly queries: StoreQueries) {}
+
+  numbersInCampaign(campaignId: string, numbers: readonly string[]): Promise<Set<string>> {
+    return numbersInCampaign(this.queries, campaignId, numbers);
+  }
+
+  appendContacts(
+    campaign: { id: string; accountId: string },
+    contacts: readonly NewCampaignContact[],
+    atIso: string,
+  ): Promise<number | null> {
+    return appendContacts(this.queries, campaign, contacts, atIso);
+  }
+
+  deleteAddedContacts(campaignId: string, contactIds: readonly string[]): Promise<void> {
+    return deleteAddedContacts(this.queries, campaignId, contactIds);
+  }
+
+  removeContacts(
+    campaignId: string,
+    match: { contactIds: readonly string[]; numbers: readonly string[] },
+    atIso: string,
+  ): Promise<RemovedContact[]> {
+    return markContactsRemoved(this.queries, campaignId, match, atIso);
+  }
 }

@@ -2,6 +2,7 @@ import type { CallAnalysis } from '../../domain/callAnalysis.js';
 import type { FigureRow } from '../../domain/campaignFigures.js';
 import type { ContactResult } from '../../domain/campaignResults.js';
 import type { AttemptOutcome, ContactState } from '../../domain/campaigns.js';
+import type { CampaignResultRepository } from '../campaignRepository.js';
 import type { StoreQueries } from './dialects.js';
 
 /**
@@ -10,7 +11,7 @@ import type { StoreQueries } from './dialects.js';
  * whole), and the few figure rows the trigger keeps (src/store/campaignFiguresSql.ts).
  */
 
-export async function contactResultsPage(
+async function contactResultsPage(
   queries: StoreQueries,
   campaignId: string,
   afterPosition: number,
@@ -68,7 +69,7 @@ export async function contactResultsPage(
   });
 }
 
-export async function figureRows(queries: StoreQueries, campaignId: string): Promise<FigureRow[]> {
+async function figureRows(queries: StoreQueries, campaignId: string): Promise<FigureRow[]> {
   const rows = await queries.db
     .selectFrom('campaign_figures')
     .selectAll()
@@ -84,4 +85,17 @@ export async function figureRows(queries: StoreQueries, campaignId: string): Pro
     voicemail: Number(row.voicemail),
     succeeded: Number(row.succeeded),
   }));
+}
+
+/** The port (`store.campaignResults`), on the functions above. */
+export class KyselyCampaignResults implements CampaignResultRepository {
+  constructor(private readonly queries: StoreQueries) {}
+
+  contactResults(campaignId: string, afterPosition: number, limit: number): Promise<ContactResult[]> {
+    return contactResultsPage(this.queries, campaignId, afterPosition, limit);
+  }
+
+  figureRows(campaignId: string): Promise<FigureRow[]> {
+    return figureRows(this.queries, campaignId);
+  }
 }

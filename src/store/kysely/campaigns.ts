@@ -1,8 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { CallingWindow } from '../../domain/callingWindow.js';
 import type { CampaignEdit } from '../../domain/campaignEdits.js';
-import type { FigureRow } from '../../domain/campaignFigures.js';
-import type { ContactResult } from '../../domain/campaignResults.js';
 import {
   type AttemptOutcome,
   attemptOutcomes,
@@ -18,18 +16,10 @@ import type {
   CampaignProgress,
   CampaignRepository,
   NewCampaignContact,
-  RemovedContact,
   SettledAttempt,
 } from '../types.js';
-import {
-  appendContacts,
-  deleteAddedContacts,
-  markContactsRemoved,
-  numbersInCampaign,
-  settledUnlessRemoved,
-} from './campaignContactEdits.js';
+import { settledUnlessRemoved } from './campaignContactEdits.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
-import { contactResultsPage, figureRows } from './campaignResults.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
 import { adoptApiKey, deferZone, noteQueuedCallWait, releaseClaim } from './campaignWaits.js';
 import type { StoreQueries } from './dialects.js';
@@ -534,37 +524,5 @@ export class KyselyCampaigns implements CampaignRepository {
 
   reopenWindowWaits(campaignId: string, nowIso: string): Promise<number> {
     return reopenWindowWaits(this.queries, campaignId, nowIso);
-  }
-
-  numbersInCampaign(campaignId: string, numbers: readonly string[]): Promise<Set<string>> {
-    return numbersInCampaign(this.queries, campaignId, numbers);
-  }
-
-  appendContacts(
-    campaign: { id: string; accountId: string },
-    contacts: readonly NewCampaignContact[],
-    atIso: string,
-  ): Promise<number | null> {
-    return appendContacts(this.queries, campaign, contacts, atIso);
-  }
-
-  deleteAddedContacts(campaignId: string, contactIds: readonly string[]): Promise<void> {
-    return deleteAddedContacts(this.queries, campaignId, contactIds);
-  }
-
-  removeContacts(
-    campaignId: string,
-    match: { contactIds: readonly string[]; numbers: readonly string[] },
-    atIso: string,
-  ): Promise<RemovedContact[]> {
-    return markContactsRemoved(this.queries, campaignId, match, atIso);
-  }
-
-  contactResults(campaignId: string, afterPosition: number, limit: number): Promise<ContactResult[]> {
-    return contactResultsPage(this.queries, campaignId, afterPosition, limit);
-  }
-
-  figureRows(campaignId: string): Promise<FigureRow[]> {
-    return figureRows(this.queries, campaignId);
   }
 }

@@ -4,6 +4,8 @@ import { queueNames } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
+import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
@@ -101,6 +103,8 @@ export class PostgresStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
+  readonly campaignContactEdits: KyselyCampaignContactEdits;
+  readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
@@ -130,6 +134,8 @@ export class PostgresStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
+    this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
+    this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);

@@ -3,6 +3,8 @@ import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
+import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
 import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/dashboard.js';
@@ -73,6 +75,8 @@ export class SqliteStore implements Store {
   readonly prices: KyselyPrices;
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
+  readonly campaignContactEdits: KyselyCampaignContactEdits;
+  readonly campaignResults: KyselyCampaignResults;
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
@@ -104,6 +108,8 @@ export class SqliteStore implements Store {
     this.prices = new KyselyPrices(queries);
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
+    this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
+    this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);
