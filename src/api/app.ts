@@ -21,7 +21,9 @@ import {
   createAuthorizedHandler,
 } from './authorizedCreate.js';
 import { registerCallRoutes } from './calls.js';
+import { registerCampaignContactRoutes } from './campaignContactRoutes.js';
 import { registerCampaignEditRoutes } from './campaignEditRoutes.js';
+import { registerCampaignResultRoutes } from './campaignResultRoutes.js';
 import { registerCampaignRoutes } from './campaignRoutes.js';
 import { registerCredentialRoutes } from './credentials.js';
 import { registerDialRateRoutes } from './dialRateRoutes.js';
@@ -204,6 +206,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerDoNotCallRoutes(api, store);
       registerCampaignRoutes(api, store, deps.logger);
       registerCampaignEditRoutes(api, store);
+      registerCampaignContactRoutes(api, store);
+      registerCampaignResultRoutes(api, store);
       registerPrivacyRoutes(api, store, deps.recordings?.storage ?? null);
       registerDialRateRoutes(api, store);
       registerAgentRoutes(api, store, {

@@ -112,7 +112,7 @@ export const campaignSchema = {
   },
 } as const;
 
-const contactRequestSchema = {
+export const contactRequestSchema = {
   type: 'object',
   required: ['to_number'],
   properties: {
@@ -211,7 +211,7 @@ export function campaignIdOf(value: string): string {
 }
 
 /** Whether the body is a CSV file (`text/csv`, a charset parameter allowed). */
-function isCsvRequest(request: FastifyRequest): boolean {
+export function isCsvRequest(request: FastifyRequest): boolean {
   const contentType = request.headers['content-type'];
   return typeof contentType === 'string' && contentType.split(';')[0]?.trim().toLowerCase() === 'text/csv';
 }

@@ -295,7 +295,10 @@ export class CallDispatcher {
   /** Whether the campaign of a call just claimed was canceled meanwhile (read failures: not canceled). */
   private async campaignCanceled(call: CallRecord, campaignId: string): Promise<boolean> {
     const campaign = await this.context.store.campaigns.get(call.accountId, campaignId).catch(() => null);
-    return campaign?.status === 'canceled';
+    if (campaign?.status === 'canceled') return true;
+    // A contact removed by a live edit between the gate and the claim: not dialled either.
+    const attempt = await this.context.store.campaigns.ofCall(call.id).catch(() => null);
+    return Boolean(attempt?.contact.removedAt);
   }
 
   /** Why a campaign call waits in the queue, for its contact's `waiting_reason` (best effort). */

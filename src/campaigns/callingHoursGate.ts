@@ -93,8 +93,9 @@ export class CallingHoursGate {
   ): Promise<CallingHoursDecision> {
     const constraints: Constraint[] = [];
     const attempt = await this.store.campaigns.ofCall(callId);
-    // A canceled campaign's call is never dialled, whichever process canceled it.
-    if (attempt?.campaign.status === 'canceled') return { kind: 'canceled' };
+    // A canceled campaign's call, or a removed contact's, is never dialled, whichever process
+    // canceled or removed it.
+    if (attempt?.campaign.status === 'canceled' || attempt?.contact.removedAt) return { kind: 'canceled' };
     const campaignId = attempt?.campaign.id ?? null;
     let endsAtMs: number | null = null;
     const call = attempt

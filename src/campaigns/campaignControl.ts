@@ -28,7 +28,9 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     ...describeCampaignRules(campaign.rules),
     starts_at: campaign.startsAt,
     ends_at: campaign.endsAt,
-    contact_count: campaign.contactCount,
+    // What the contacts are now (erasure deletes some, live edits add some): the sum of the
+    // counters, so it always agrees with the progress below.
+    contact_count: Object.values(progress.states).reduce((sum, count) => sum + (count ?? 0), 0),
     created_at: campaign.createdAt,
     completed_at: campaign.completedAt,
     progress: {

@@ -1,4 +1,5 @@
 import { nextWindowOpening } from '../domain/callingWindow.js';
+import { localHourOf } from '../domain/campaignFigures.js';
 import { hasHolidays } from '../domain/campaignRules.js';
 import {
   type AttemptOutcome,
@@ -391,6 +392,7 @@ export class CampaignScheduler {
       contactId: contact.id,
       attempt,
       createdAt,
+      localHour: localHourOf(contact.timeZones, Date.parse(createdAt)),
     });
     const call = await store.calls.createQueued({
       id: callId,

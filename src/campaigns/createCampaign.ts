@@ -23,7 +23,7 @@ import { timeZonesOfNumber } from './numberTimeZones.js';
  * that begins with thousands of numbers whose window is shut is never read to reach the open ones.
  * A window that never opens, or opens only after the end, is left to the scheduler (it expires).
  */
-function storeDueAtOpenings(
+export function storeDueAtOpenings(
   contacts: NewCampaignContact[],
   settings: { calling_window: CallingWindow; ends_at: string | null; rules: CampaignRules },
   fromMs: number,
@@ -83,35 +83,26 @@ function rowsOf(source: CampaignContactsSource, agent: AgentRecord): { label: Ro
 }
 
 /**
- * A campaign from a request: its settings (the first problem is the error), the agent (404) and
- * caller IDs (400), then every contact checked as a single call would be — shape, E.164, the
- * agent's variables — plus repeated numbers. One bad row and nothing is created; the error lists
- * each bad row by its index (JSON) or line (CSV). The contacts' zones are fixed here: the contact's
- * own, else the number's (libphonenumber), else the campaign's.
+ * Checks every contact of a request as a single call would be — shape, E.164, the agent's
+ * variables — plus repeated numbers (`alreadyIn`: numbers the campaign has already, for contacts
+ * added later). One bad row and the whole request is refused: the error lists each bad row by its
+ * index (JSON) or line (CSV). The contacts' zones are fixed here: the contact's own, else the
+ * number's (libphonenumber), else `defaults.timeZone`.
  */
-export async function createCampaign(
-  store: Store,
-  caller: { account: AccountRecord; apiKeyId: string },
-  settingsBody: unknown,
+export async function checkedContacts(
   source: CampaignContactsSource,
-  now: () => Date = () => new Date(),
-): Promise<CampaignRecord> {
-  const settings = parseCampaignSettings(settingsBody);
-  const accountId = caller.account.id;
-  const agent = await store.agents.get(accountId, settings.agent_id);
-  if (!agent?.active) throw agentNotFound(settings.agent_id);
-  for (const number of settings.caller_ids) {
-    if (!(await store.numbers.get(accountId, number))) throw numberNotConfigured();
-  }
+  agent: AgentRecord,
+  defaults: { callerId: string; timeZone: string; action: string },
+  alreadyIn: (numbers: string[]) => Promise<Set<string>> = async () => new Set(),
+): Promise<NewCampaignContact[]> {
   const problems: RowError[] = source.kind === 'csv' ? [...source.file.problems] : [];
   const contacts: NewCampaignContact[] = [];
   const firstRowOfNumber = new Map<string, RowError>();
-  const callerId = settings.caller_ids[0] as string;
   for (const { label, value } of rowsOf(source, agent)) {
     const problem = (message: string) => problems.push({ ...label, message });
     let contact: ReturnType<typeof parseCampaignContact>;
     try {
-      contact = parseCampaignContact(value, agent.id, callerId);
+      contact = parseCampaignContact(value, agent.id, defaults.callerId);
     } catch (error) {
       if (!isAppError(error)) throw error;
       problem(error.message);
@@ -139,20 +130,51 @@ export async function createCampaign(
       context: contact.context ?? null,
       timeZones: contact.time_zone
         ? [contact.time_zone]
-        : (timeZonesOfNumber(contact.to_number) ?? [settings.time_zone]),
+        : (timeZonesOfNumber(contact.to_number) ?? [defaults.timeZone]),
       priority: contact.priority ?? 0,
     });
+  }
+  const present = await alreadyIn([...firstRowOfNumber.keys()]);
+  for (const number of present) {
+    const label = firstRowOfNumber.get(number);
+    if (label) problems.push({ ...label, message: 'to_number is already in the campaign' });
   }
   if (problems.length > 0) {
     const rows = problems.length === 1 ? 'row needs' : 'rows need';
     throw new AppError(
       'validation_error',
-      `${problems.length} ${rows} fixing; nothing was created or dialled`,
+      `${problems.length} ${rows} fixing; nothing was ${defaults.action}`,
       {
         rows: problems.slice(0, reportedRowsMax),
       },
     );
   }
+  return contacts;
+}
+
+/**
+ * A campaign from a request: its settings (the first problem is the error), the agent (404) and
+ * caller IDs (400), then every contact (`checkedContacts`). One bad row and nothing is created.
+ */
+export async function createCampaign(
+  store: Store,
+  caller: { account: AccountRecord; apiKeyId: string },
+  settingsBody: unknown,
+  source: CampaignContactsSource,
+  now: () => Date = () => new Date(),
+): Promise<CampaignRecord> {
+  const settings = parseCampaignSettings(settingsBody);
+  const accountId = caller.account.id;
+  const agent = await store.agents.get(accountId, settings.agent_id);
+  if (!agent?.active) throw agentNotFound(settings.agent_id);
+  for (const number of settings.caller_ids) {
+    if (!(await store.numbers.get(accountId, number))) throw numberNotConfigured();
+  }
+  const contacts = await checkedContacts(source, agent, {
+    callerId: settings.caller_ids[0] as string,
+    timeZone: settings.time_zone,
+    action: 'created or dialled',
+  });
   const createdAt = now().toISOString();
   storeDueAtOpenings(contacts, settings, Date.parse(settings.starts_at ?? createdAt));
   return store.campaigns.create(

@@ -13,6 +13,7 @@ import { type ContactState, contactStates, retryableOutcomes } from '../domain/c
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
 import { AppError, isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
+import { campaignResultVerbs } from './campaignResultCommands.js';
 import { campaignRuleOptions, campaignRuleSettings } from './campaignRuleOptions.js';
 import {
   type CommandContext,
@@ -261,4 +262,5 @@ export const campaigns: Record<string, Verb> = {
       }) satisfies Verb,
     ]),
   ),
+  ...campaignResultVerbs,
 };

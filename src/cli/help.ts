@@ -217,6 +217,26 @@ export const commandHelp: Record<string, GroupHelp> = {
         summary: "start attempts again (one paused because its key was revoked takes the command line's key)",
       },
       cancel: { synopsis: 'CAMPAIGN_ID', summary: 'no new attempts; queued calls are canceled' },
+      results: {
+        synopsis: 'CAMPAIGN_ID [--format csv|jsonl]',
+        summary:
+          'one row per contact (outcome, attempts, last call, extracted data, summary, success, cost) to standard output',
+        example: 'callwright campaigns results cmp_… --format csv > results.csv',
+      },
+      figures: {
+        synopsis: 'CAMPAIGN_ID',
+        summary:
+          'attempts, minutes, cost, answer, voicemail and success rates: overall, per caller ID, per local hour',
+      },
+      'add-contacts': {
+        synopsis: 'CAMPAIGN_ID --csv FILE',
+        summary: 'add contacts to a running or paused campaign, checked as at creation; audited',
+        example: 'callwright campaigns add-contacts cmp_… --csv more.csv',
+      },
+      'remove-contacts': {
+        synopsis: 'CAMPAIGN_ID [--id CONTACT_ID…] [--number NUMBER…]',
+        summary: 'never dial these contacts (one on a call is not interrupted); audited',
+      },
     },
   },
   privacy: {

@@ -154,6 +154,41 @@ export type CampaignUpdate = Partial<
   >
 >;
 
+/** Figures of a campaign, overall or for one caller ID or local hour. */
+export interface CampaignFigures {
+  attempts: number;
+  connected_minutes: number;
+  cost_usd: number;
+  answered: number;
+  voicemail: number;
+  succeeded: number;
+  /** answered / attempts; null without attempts. */
+  answer_rate: number | null;
+  voicemail_rate: number | null;
+  /** succeeded / answered. */
+  success_rate: number | null;
+}
+
+/** `GET /v1/campaigns/{campaign_id}/figures`. */
+export interface CampaignFiguresView {
+  campaign_id: string;
+  overall: CampaignFigures;
+  by_caller_id: (CampaignFigures & { caller_id: string })[];
+  by_local_hour: (CampaignFigures & { local_hour: number })[];
+}
+
+/** What removing contacts did. */
+export interface CampaignContactsRemoval {
+  removed: number;
+  /** Of those removed, how many were on a call (not interrupted; never retried). */
+  on_call: number;
+  /** Ids or numbers that named no waiting or calling contact. */
+  unmatched: number;
+  removed_contact_ids: string[];
+  on_call_contact_ids: string[];
+  campaign: Campaign;
+}
+
 const id = (value: string) => encodeURIComponent(value);
 
 /** `client.campaigns`: batch calling with windows, pacing and retries. */
@@ -252,5 +287,84 @@ export class CampaignsResource {
   private change(campaignId: string, action: 'pause' | 'resume' | 'cancel', options?: RequestOptions) {
     const path = `/v1/campaigns/${id(campaignId)}/${action}`;
     return this.transport.request<Campaign>({ method: 'POST', path, retry: 'idempotent' }, options);
+  }
+
+  /** Adds contacts to a running or paused campaign, checked as at creation (`error.rows` names bad ones). */
+  addContacts(
+    campaignId: string,
+    contacts: CampaignContact[],
+    options?: RequestOptions,
+  ): Promise<{ added: number; first_position: number; campaign: Campaign }> {
+    return this.transport.request(
+      {
+        method: 'POST',
+        path: `/v1/campaigns/${id(campaignId)}/contacts`,
+        body: { contacts },
+        retry: 'unsafe',
+      },
+      options,
+    );
+  }
+
+  /** Adds contacts from a CSV file's text (as `createFromCsv` reads it); bad rows named by `line`. */
+  addContactsFromCsv(
+    campaignId: string,
+    csv: string,
+    options?: RequestOptions,
+  ): Promise<{ added: number; first_position: number; campaign: Campaign }> {
+    return this.transport.request(
+      {
+        method: 'POST',
+        path: `/v1/campaigns/${id(campaignId)}/contacts`,
+        text: { contentType: 'text/csv; charset=utf-8', body: csv },
+        retry: 'unsafe',
+      },
+      options,
+    );
+  }
+
+  /** Removes contacts by id or number: never dialled again; one on a call is not interrupted. */
+  removeContacts(
+    campaignId: string,
+    which: { contact_ids?: string[]; to_numbers?: string[] },
+    options?: RequestOptions,
+  ): Promise<CampaignContactsRemoval> {
+    return this.transport.request(
+      {
+        method: 'POST',
+        path: `/v1/campaigns/${id(campaignId)}/contacts/remove`,
+        body: which,
+        retry: 'idempotent',
+      },
+      options,
+    );
+  }
+
+  /**
+   * The results, one row per contact, as a stream of bytes (CSV with a header line, or JSON Lines):
+   * pipe it to a file; it is never held whole.
+   */
+  results(
+    campaignId: string,
+    query: { format?: 'csv' | 'jsonl' } = {},
+    options?: RequestOptions,
+  ): Promise<ReadableStream<Uint8Array>> {
+    return this.transport.request(
+      {
+        method: 'GET',
+        path: `/v1/campaigns/${id(campaignId)}/results?format=${query.format ?? 'csv'}`,
+        retry: 'idempotent',
+        stream: true,
+      },
+      options,
+    );
+  }
+
+  /** Attempts, minutes, cost, answer, voicemail and success rates: overall, per caller ID, per local hour. */
+  figures(campaignId: string, options?: RequestOptions): Promise<CampaignFiguresView> {
+    return this.transport.request(
+      { method: 'GET', path: `/v1/campaigns/${id(campaignId)}/figures`, retry: 'idempotent' },
+      options,
+    );
   }
 }

@@ -47,6 +47,8 @@ export interface ApiRequest {
   retry: RetryPolicy;
   /** Read the answer as bytes instead of JSON. */
   binary?: boolean;
+  /** Hand back the answer's body as a stream of bytes, unread (a long export). */
+  stream?: boolean;
   /** Send `body` as this text with this media type instead of JSON (e.g. a CSV file). */
   text?: { contentType: string; body: string };
 }
@@ -151,7 +153,7 @@ export class Transport {
         method: call.method,
         headers: {
           'X-API-Key': this.options.apiKey,
-          Accept: call.binary ? '*/*' : 'application/json',
+          Accept: call.binary || call.stream ? '*/*' : 'application/json',
           ...(call.text
             ? { 'Content-Type': call.text.contentType }
             : call.body === undefined
@@ -169,6 +171,7 @@ export class Transport {
       });
       const requestId = response.headers.get('x-request-id');
       if (response.ok) {
+        if (call.stream) return { ok: true, value: response.body as T };
         const value = call.binary ? new Uint8Array(await response.arrayBuffer()) : await response.json();
         return { ok: true, value: value as T };
       }

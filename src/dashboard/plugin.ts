@@ -8,6 +8,7 @@ import { registerAgentPages } from './pages/agents.js';
 import { registerAgentTestPages } from './pages/agentTests.js';
 import { registerAuthPages, registerSignOut } from './pages/auth.js';
 import { registerCallPages } from './pages/calls.js';
+import { registerCampaignResultPages } from './pages/campaignResults.js';
 import { registerCampaignPages } from './pages/campaigns.js';
 import { registerDataRulePages } from './pages/dataRules.js';
 import { registerDoNotCallPages } from './pages/doNotCall.js';
@@ -128,6 +129,7 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerWebhookPages(signedIn, options);
     registerDoNotCallPages(signedIn, options);
     registerCampaignPages(signedIn, options);
+    registerCampaignResultPages(signedIn, options);
     registerDataRulePages(signedIn, options);
   });
 }

@@ -139,6 +139,8 @@ export interface CampaignContactRecord {
   priority: number;
   /** The callback the callee asked for on the current call, until that call is settled. */
   callbackAt: string | null;
+  /** When a live edit removed it: it is never dialled again (absent on records built elsewhere). */
+  removedAt?: string | null;
 }
 
 /** One row's problem, by its place in the list (0-based) or its line in a CSV file (1-based). */

@@ -1,5 +1,7 @@
 import type { CallingWindow } from '../domain/callingWindow.js';
 import type { CampaignEdit } from '../domain/campaignEdits.js';
+import type { FigureRow } from '../domain/campaignFigures.js';
+import type { ContactResult } from '../domain/campaignResults.js';
 import type {
   AttemptOutcome as CampaignAttemptOutcome,
   CampaignContactRecord,
@@ -28,6 +30,14 @@ export interface NewCampaignContact {
   priority?: number;
 }
 
+/** A contact matched by a removal: its id, number, and what it was doing. */
+export interface RemovedContact {
+  id: string;
+  toNumber: string;
+  /** Waiting (now canceled) or on a call (canceled once the call is settled, never retried). */
+  was: 'waiting' | 'calling';
+}
+
 /** How an attempt's call ended, as the retry policy reads it. */
 export interface EndedCall {
   status: string;
@@ -46,6 +56,8 @@ export interface CampaignAttempt {
   contactId: string;
   attempt: number;
   createdAt: string;
+  /** The hour of the callee's local day it was made in (for the figures); absent when unknown. */
+  localHour?: number;
   /** Null until the call row exists (or after it was erased). */
   call: EndedCall | null;
 }
@@ -158,4 +170,32 @@ export interface CampaignRulesRepository {
     outcome: CampaignAttemptOutcome | null,
     atIso: string,
   ): Promise<boolean>;
+}
+
+/** Live edits of a campaign's contact list (issue 37): contacts added and removed. */
+export interface CampaignContactEditRepository {
+  /** Which of `numbers` a (not removed) contact of the campaign has. */
+  numbersInCampaign(campaignId: string, numbers: readonly string[]): Promise<Set<string>>;
+  /** Adds contacts after the last position; the first position given, or null when the campaign is no longer running or paused. */
+  appendContacts(
+    campaign: { id: string; accountId: string },
+    contacts: readonly NewCampaignContact[],
+    atIso: string,
+  ): Promise<number | null>;
+  /** Undoes `appendContacts` for a campaign that ended meanwhile. */
+  deleteAddedContacts(campaignId: string, contactIds: readonly string[]): Promise<void>;
+  /** Marks contacts (by id or number) removed: never dialled again; a call under way goes on. */
+  removeContacts(
+    campaignId: string,
+    match: { contactIds: readonly string[]; numbers: readonly string[] },
+    atIso: string,
+  ): Promise<RemovedContact[]>;
+}
+
+/** What a campaign's contacts came to (issue 37): the results export and the figures. */
+export interface CampaignResultRepository {
+  /** Contacts after a list position, in order, each with its latest call (the results export). */
+  contactResults(campaignId: string, afterPosition: number, limit: number): Promise<ContactResult[]>;
+  /** The figure sums the trigger keeps per (caller ID, local hour). */
+  figureRows(campaignId: string): Promise<FigureRow[]>;
 }

@@ -32,7 +32,12 @@ import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
-import type { CampaignRepository, CampaignRulesRepository } from './campaignRepository.js';
+import type {
+  CampaignContactEditRepository,
+  CampaignRepository,
+  CampaignResultRepository,
+  CampaignRulesRepository,
+} from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 
 export interface CallListQuery {
@@ -196,6 +201,8 @@ export interface Store {
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
   readonly campaignRules: CampaignRulesRepository;
+  readonly campaignContactEdits: CampaignContactEditRepository;
+  readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;
   readonly dialRates: DialRateRepository;
   readonly agentTests: AgentTestRepository;
@@ -453,11 +460,14 @@ export interface CallRepository {
 export type { AgentTestRepository, AgentTestRunSummary } from './agentTestRepository.js';
 export type {
   CampaignAttempt,
+  CampaignContactEditRepository,
   CampaignProgress,
   CampaignRepository,
+  CampaignResultRepository,
   CampaignRulesRepository,
   EndedCall,
   NewCampaignContact,
+  RemovedContact,
   SettledAttempt,
 } from './campaignRepository.js';
 export type {

@@ -148,6 +148,16 @@ describe.each(storeKinds)('campaign progress counters on the %s store', (kind) =
     expect(Object.values(afterErasure.states).reduce((sum, count) => sum + (count ?? 0), 0)).toBe(
       contactsPerCampaign - 1,
     );
+    // Issue 37, defect 4: the campaign's contact_count follows (it said 2 while progress added up to 1).
+    const shown = (await api('GET', `/campaigns/${campaignId}`)).body as {
+      contact_count: number;
+      progress: Record<string, unknown>;
+    };
+    const shownTotal = Object.values(shown.progress)
+      .filter((count): count is number => typeof count === 'number')
+      .reduce((sum, count) => sum + count, 0);
+    expect(shown.contact_count).toBe(contactsPerCampaign - 1);
+    expect(shownTotal).toBe(shown.contact_count);
   }, 120_000);
 
   it('a listing is rate-limited like any read', async () => {

@@ -118,6 +118,43 @@ describe('campaigns from the command line', () => {
     expect(await runCliJson(dataDir, ['campaigns', 'show', id])).toMatchObject({ campaign_id: id });
   }, 60_000);
 
+  it('adds and removes contacts live, and writes the results and figures (issue 37)', async () => {
+    const csv = join(dataDir, 'live.csv');
+    writeFileSync(csv, 'to_number,customer_name\n+12125550110,Ann\n');
+    const id = (JSON.parse((await create(csv)).stdout) as { campaign_id: string }).campaign_id;
+    const more = join(dataDir, 'more.csv');
+    writeFileSync(more, 'to_number,customer_name\n+12125550111,Bo\n+12125550110,Ann\n');
+    const refused = await runCli(dataDir, ['campaigns', 'add-contacts', id, '--csv', more]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('line 3: to_number is already in the campaign');
+    writeFileSync(more, 'to_number,customer_name\n+12125550111,Bo\n+12125550112,Cy\n');
+    expect(await runCliJson(dataDir, ['campaigns', 'add-contacts', id, '--csv', more])).toMatchObject({
+      added: 2,
+      first_position: 1,
+      campaign: { contact_count: 3 },
+    });
+    expect(
+      await runCliJson(dataDir, ['campaigns', 'remove-contacts', id, '--number', '+12125550111']),
+    ).toMatchObject({ removed: 1, on_call: 0, unmatched: 0 });
+    const results = await runCli(dataDir, ['campaigns', 'results', id, '--format', 'csv']);
+    expect(results.code).toBe(0);
+    expect(
+      results.stdout
+        .trim()
+        .split('\r\n')
+        .map((line) => line.split(',').slice(1, 3)),
+    ).toEqual([
+      ['to_number', 'status'],
+      ["'+12125550110", 'pending'],
+      ["'+12125550111", 'removed'],
+      ["'+12125550112", 'pending'],
+    ]);
+    expect(await runCliJson(dataDir, ['campaigns', 'figures', id])).toMatchObject({
+      overall: { attempts: 0 },
+    });
+    await runCliJson(dataDir, ['campaigns', 'cancel', id]);
+  }, 60_000);
+
   it('sets retention, erases a number and lists the audit log from the command line', async () => {
     expect(await runCliJson(dataDir, ['privacy', 'retention'])).toEqual({ retention_days: null });
     expect(await runCliJson(dataDir, ['privacy', 'retention', '--days', '90'])).toEqual({

@@ -44,6 +44,50 @@ describe('client.campaigns', () => {
     ).rejects.toBeInstanceOf(ConflictError);
   });
 
+  it('adds and removes contacts live, streams the results and reads the figures (issue 37)', async () => {
+    const campaign = await client.campaigns.create({
+      agent_id: fixture.agentId,
+      from_number: fixture.from,
+      calling_window: { start: '09:00', end: '17:00' },
+      time_zone: 'UTC',
+      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+      contacts: [{ to_number: '+12125550180' }],
+    });
+    const id = campaign.campaign_id;
+    expect(await client.campaigns.addContacts(id, [{ to_number: '+12125550181' }])).toMatchObject({
+      added: 1,
+      first_position: 1,
+    });
+    const refused = await client.campaigns
+      .addContactsFromCsv(id, 'to_number\n+12125550181\n')
+      .catch((error) => error);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(JSON.stringify(refused)).toContain('already in the campaign');
+    expect(await client.campaigns.addContactsFromCsv(id, 'to_number\n+12125550182\n')).toMatchObject({
+      added: 1,
+      campaign: { contact_count: 3 },
+    });
+    expect(await client.campaigns.removeContacts(id, { to_numbers: ['+12125550181'] })).toMatchObject({
+      removed: 1,
+      on_call: 0,
+      unmatched: 0,
+    });
+    const stream = await client.campaigns.results(id, { format: 'jsonl' });
+    const text = await new Response(stream).text();
+    expect(
+      text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).status),
+    ).toEqual(['pending', 'removed', 'pending']);
+    expect(await client.campaigns.figures(id)).toMatchObject({
+      campaign_id: id,
+      overall: { attempts: 0, answer_rate: null },
+      by_caller_id: [],
+    });
+    await client.campaigns.cancel(id);
+  });
+
   it('creates a campaign, follows it to completion and lists its contacts with their calls', async () => {
     const campaign = await client.campaigns.create({
       name: 'client',

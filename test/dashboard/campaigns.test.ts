@@ -80,6 +80,18 @@ describe('Campaigns', () => {
     expect(progress).toContain('busy 1');
     expect(progress).toContain('failed 1');
     expect(await page.getByTestId('contacts-table').textContent()).toContain('+15550100005');
+    // Issue 37: the figures panel and the results download.
+    const figures = page.getByTestId('campaign-figures');
+    expect(await figures.locator('td[data-label="Attempts"]').textContent()).toBe('2');
+    expect(await figures.locator('td[data-label="Answered"]').textContent()).toBe('0.0%');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download CSV' }).click(),
+    ]);
+    const text = await new Response((await download.createReadStream()) as unknown as ReadableStream).text();
+    expect(text.split('\r\n')[0]).toMatch(/^contact_id,to_number,status/);
+    expect(text).toContain("'+15550100002");
+    expect(text.trim().split('\r\n')).toHaveLength(3);
     await page.getByRole('link', { name: 'Campaigns' }).click();
     expect(await page.getByTestId('campaigns-table').textContent()).toContain('Tomorrow');
   }, 60_000);

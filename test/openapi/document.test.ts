@@ -105,8 +105,12 @@ describe('GET /v1/openapi.json', () => {
         'listCampaigns',
         'pauseCampaign',
         'resumeCampaign',
-        // Live edits (issue 37).
+        // Live edits, results export and figures (issue 37).
         'updateCampaign',
+        'addCampaignContacts',
+        'removeCampaignContacts',
+        'exportCampaignResults',
+        'getCampaignFigures',
         // Caps by caller ID and trunk, and data rules (issue 17).
         'listDialRates',
         'setDialRate',

@@ -24,6 +24,7 @@ import {
 } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import { figuresPanel } from './campaignResults.js';
 
 /** Campaigns started from the dashboard are recorded under this key (made on first use, never usable). */
 export const dashboardCampaignKeyName = 'Dashboard campaigns';
@@ -142,6 +143,7 @@ async function detailPage(
   notice?: string,
 ) {
   const resource = await campaignResource(options.store, campaign);
+  const figures = await figuresPanel(options, campaign);
   const contacts = await describeContacts(
     options.store,
     campaign,
@@ -170,6 +172,7 @@ async function detailPage(
   <dt>On the do-not-call list</dt><dd>${progress.do_not_call}</dd>
   <dt>Canceled</dt><dd>${progress.canceled}</dd>
 </dl></section>
+${figures}
 <section class="panel" aria-labelledby="contacts-title"><h2 id="contacts-title">Contacts${campaign.contactCount > contactsShown ? html` <span class="muted">(the first ${contactsShown})</span>` : ''}</h2>${contactsTable(contacts)}</section>
 </div>
 <section class="panel" aria-labelledby="settings-title"><h2 id="settings-title">Settings</h2>

@@ -58,5 +58,6 @@ export function contactFromRow(row: Record<string, unknown>, columns: ColumnCode
     waitingReason: (row.waiting_reason as WaitingReason | null) ?? null,
     priority: Number(row.priority ?? 0),
     callbackAt: columns.timeOrNull(row.callback_at ?? null),
+    removedAt: columns.timeOrNull(row.removed_at ?? null),
   };
 }

@@ -18,6 +18,7 @@ import type {
   NewCampaignContact,
   SettledAttempt,
 } from '../types.js';
+import { settledUnlessRemoved } from './campaignContactEdits.js';
 import { reopenWindowWaits, updateCampaignSettings } from './campaignEdits.js';
 import { campaignFromRow, contactFromRow } from './campaignRows.js';
 import { campaignCapsOpen, campaignRulesColumns, dueContactsByPriority } from './campaignRules.js';
@@ -276,6 +277,7 @@ export class KyselyCampaigns implements CampaignRepository {
           })
           .where('id', '=', contact.id)
           .where('state', 'in', ['pending', 'retry_wait'])
+          .where('removed_at', 'is', null)
           .where('attempts', '=', contact.attempts)
           .where('due_at', '<=', claim.nowIso)
           .where(
@@ -323,6 +325,7 @@ export class KyselyCampaigns implements CampaignRepository {
         contact_id: attempt.contactId,
         attempt: attempt.attempt,
         created_at: attempt.createdAt,
+        local_hour: attempt.localHour ?? null,
       })
       .onConflict((conflict) => conflict.column('call_id').doNothing())
       .execute();
@@ -396,8 +399,7 @@ export class KyselyCampaigns implements CampaignRepository {
     const result = await this.queries.db
       .updateTable('campaign_contacts')
       .set({
-        state: next.state,
-        due_at: next.dueAtIso,
+        ...settledUnlessRemoved(this.queries, next),
         last_outcome: next.outcome,
         updated_at: atIso,
         waiting_reason: null,

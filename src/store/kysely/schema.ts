@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { AttemptOutcome, ContactState } from '../../domain/campaigns.js';
+import type { figureColumns } from '../campaignFiguresSql.js';
 
 /**
  * The tables the Kysely repositories read and write, typed once for both dialects. The columns
@@ -178,6 +179,8 @@ export interface CampaignContactsTable {
   priority: Generated<number>;
   /** The callback the callee asked for on the current call (migration 374). */
   callback_at: NullableTimeColumn;
+  /** When a live edit removed it (never dialled again); migration 371. */
+  removed_at: NullableTimeColumn;
 }
 
 /** One row per claim (attempt started), kept by a trigger on campaign_contacts (migration 372). */
@@ -199,7 +202,15 @@ export interface CampaignAttemptsTable {
   contact_id: string;
   attempt: number;
   created_at: TimeColumn;
+  /** The hour of the callee's local day it was made in (migration 371; null before). */
+  local_hour: number | null;
 }
+
+/** Maintained by a trigger only (src/store/campaignFiguresSql.ts); bigint comes back as text from pg. */
+export type CampaignFiguresTable = { campaign_id: string; caller_id: string; local_hour: number } & Record<
+  (typeof figureColumns)[number],
+  number | string
+>;
 
 export interface RetentionRulesTable {
   account_id: string;
@@ -337,6 +348,7 @@ export interface Database {
   campaign_attempts: CampaignAttemptsTable;
   campaign_counters: CampaignCountersTable;
   campaign_claims: CampaignClaimsTable;
+  campaign_figures: CampaignFiguresTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
   quiet_hours: QuietHoursTable;

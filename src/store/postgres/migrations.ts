@@ -1,4 +1,5 @@
 import { postgresCampaignCountersSql } from '../campaignCounterSql.js';
+import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
@@ -455,4 +456,5 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   },
   ...postgresCampaignSchedulingMigrations,
   ...postgresCampaignRulesMigrations,
+  ...postgresCampaignResultsMigrations,
 ];

@@ -4,6 +4,8 @@ import { queueNames } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
+import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaignRules } from '../kysely/campaignRules.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
@@ -103,6 +105,8 @@ export class PostgresStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
+  readonly campaignContactEdits: KyselyCampaignContactEdits;
+  readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
@@ -133,6 +137,8 @@ export class PostgresStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
+    this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
+    this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);

@@ -1,4 +1,5 @@
 import { sqliteCampaignCountersSql } from '../campaignCounterSql.js';
+import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 
@@ -451,4 +452,5 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   },
   ...sqliteCampaignSchedulingMigrations,
   ...sqliteCampaignRulesMigrations,
+  ...sqliteCampaignResultsMigrations,
 ];

@@ -3,6 +3,8 @@ import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
+import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaignRules } from '../kysely/campaignRules.js';
 import { KyselyCampaigns } from '../kysely/campaigns.js';
 import { KyselyCredentials } from '../kysely/credentials.js';
@@ -75,6 +77,8 @@ export class SqliteStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
+  readonly campaignContactEdits: KyselyCampaignContactEdits;
+  readonly campaignResults: KyselyCampaignResults;
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
@@ -107,6 +111,8 @@ export class SqliteStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
+    this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
+    this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);
