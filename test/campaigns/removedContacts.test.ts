@@ -48,8 +48,8 @@ describe.each(storeKinds)('removed contacts on the %s store', (kind) => {
     // Both on a call (as a claim leaves them), each with its own call id.
     await sqlOn(
       store,
-      "UPDATE campaign_contacts SET state = 'calling', attempts = 1, due_at = NULL, call_id = 'call_' || position WHERE campaign_id = ?",
-      [campaign.id],
+      "UPDATE campaign_contacts SET state = 'calling', attempts = 1, due_at = NULL, call_id = 'call_' || position, claimed_at = ? WHERE campaign_id = ?",
+      [nowIso, campaign.id],
     );
     const [onCall, kept] = await store.campaigns.listContacts(campaign.id, { limit: 10 });
     const removed = await store.campaignContactEdits.removeContacts(
@@ -76,10 +76,11 @@ describe.each(storeKinds)('removed contacts on the %s store', (kind) => {
   it('never claims a removed contact', async () => {
     const { store } = handle;
     // Made due again behind the removal's back: the claim itself still refuses it.
-    await sqlOn(store, "UPDATE campaign_contacts SET state = 'pending', due_at = ? WHERE campaign_id = ?", [
-      '2000-01-01T00:00:00.000Z',
-      campaign.id,
-    ]);
+    await sqlOn(
+      store,
+      "UPDATE campaign_contacts SET state = 'pending', due_at = ?, claimed_at = NULL WHERE campaign_id = ?",
+      ['2000-01-01T00:00:00.000Z', campaign.id],
+    );
     const contacts = await store.campaigns.listContacts(campaign.id, { limit: 10 });
     const nowIso = new Date().toISOString();
     const claim = (contact: (typeof contacts)[number], callId: string) =>

@@ -30,7 +30,8 @@ export const postgresCampaignRulesMigrations: readonly { version: number; name: 
         ON CONFLICT DO NOTHING;
       CREATE FUNCTION campaign_claims_follow() RETURNS trigger LANGUAGE plpgsql AS $body$
       BEGIN
-        IF NEW.state = 'calling' AND OLD.state IS DISTINCT FROM 'calling' AND NEW.call_id IS NOT NULL THEN
+        IF NEW.state = 'calling' AND OLD.state IS DISTINCT FROM 'calling' AND NEW.call_id IS NOT NULL
+          AND NEW.claimed_at IS NOT NULL THEN
           INSERT INTO campaign_claims (call_id, campaign_id, claimed_at)
             VALUES (NEW.call_id, NEW.campaign_id, NEW.claimed_at) ON CONFLICT DO NOTHING;
         ELSIF OLD.state = 'calling' AND NEW.state IN ('pending', 'retry_wait')
