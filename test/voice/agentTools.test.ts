@@ -73,7 +73,9 @@ function startToolServer(): Promise<Server> {
           response.end(text);
         }, delayMs);
       if (path === '/ok') answer(200, JSON.stringify({ status: 'shipped', eta: 'tomorrow' }));
-      else if (path === '/slow') answer(200, JSON.stringify({ status: 'shipped', eta: 'monday' }), 1_800);
+      // Slow enough that the waiting line and the filler are both heard first, on a loaded machine too
+      // (the filler is said only while the tool is pending: at 1.8 s, a slow synthesis lost it).
+      else if (path === '/slow') answer(200, JSON.stringify({ status: 'shipped', eta: 'monday' }), 3_000);
       else if (path === '/timeout' || path === '/stalls') answer(200, '{}', 5_000);
       else if (path === '/quick') answer(200, JSON.stringify({ status: 'shipped', eta: 'today' }), 40);
       else if (path === '/fail') answer(500, JSON.stringify({ error: 'database down' }));

@@ -81,8 +81,10 @@ function startToolServer(): Promise<Server> {
         answer(
           200,
           { status: 'shipped', delivery: { eta: 'Tuesday', days: 2 }, items: [{ sku: 'SKU-9' }], note: null },
-          // Long enough for the start message and the delayed one to be heard before it.
-          4_000,
+          // Long enough for the start message and the delayed one to be heard before it, on a
+          // loaded machine too (the delayed one is said only while the tool is pending); within
+          // the tool's 6 s timeout.
+          5_000,
         );
       else if (path.startsWith('/orders/update')) answer(200, { updated: true }, 20);
       else if (path.startsWith('/orders/cancel')) answer(200, { cancelled: true });
