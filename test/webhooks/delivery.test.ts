@@ -275,5 +275,7 @@ describe('a restart in the middle of the schedule', () => {
     } finally {
       await restarting.dispose();
     }
-  });
+    // Two whole service starts (each loads the offline speech engines: ~10 s apiece on a loaded
+    // 2-core machine) and a call: the default 30 s was too short under the full suite's load.
+  }, 90_000);
 });
