@@ -1,5 +1,6 @@
 /**
- * Verification of callwright webhooks for receivers, published as `callwright/webhooks`.
+ * Verification of callwright webhooks for receivers, published as `@callwright/client/webhooks`
+ * and as the server package's `callwright/webhooks`.
  *
  * Webhooks are signed with the Standard Webhooks scheme (https://www.standardwebhooks.com):
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`,
