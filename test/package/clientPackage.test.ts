@@ -170,4 +170,35 @@ if (verifyWebhook !== require('@callwright/client/webhooks').verifyWebhook) thro
       clientErrorsShared: true,
     });
   });
+
+  it('its types check from an ES module and a CommonJS module, without @types/node', {
+    timeout: 120_000,
+  }, async () => {
+    writeFileSync(
+      join(projectDir, 'types.mts'),
+      `import { CallwrightClient, CallwrightError, verifyWebhook, type CallCompletedEvent } from '@callwright/client';
+import { WebhookVerificationError } from '@callwright/client/webhooks';
+const client: CallwrightClient = new CallwrightClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });
+const event = verifyWebhook('whsec_a2V5', {}, '') as unknown as CallCompletedEvent;
+export const used = [client, event, CallwrightError, WebhookVerificationError];
+`,
+    );
+    writeFileSync(
+      join(projectDir, 'types.cts'),
+      `import { CallwrightClient, verifyWebhook, type CreatedCall } from '@callwright/client';
+import webhooks = require('@callwright/client/webhooks');
+const client = new CallwrightClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1' });
+const created: Promise<CreatedCall> = client.calls.createOutbound({ agent_id: 'a', from_number: '+1', to_number: '+2' });
+export const used = [created, verifyWebhook === webhooks.verifyWebhook];
+`,
+    );
+    const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+    const options = ['--noEmit', '--strict', '--module', 'node16', '--moduleResolution', 'node16'];
+    const { stdout } = await run(
+      process.execPath,
+      [tsc, ...options, '--target', 'es2022', '--lib', 'es2022,dom', 'types.mts', 'types.cts'],
+      { cwd: projectDir },
+    ).catch((error: { stdout: string }) => error);
+    expect(stdout).toBe('');
+  });
 });
