@@ -1,6 +1,7 @@
 /**
- * The callwright API client, published as `callwright/client`. It needs nothing but the `fetch`
- * of Node 18+ (or any fetch you pass in).
+ * The callwright API client, published as `@callwright/client` (packages/client) and as the
+ * server package's `callwright/client`. It needs nothing but the `fetch` of Node 18+ (or any
+ * fetch you pass in).
  *
  * ```ts
  * const client = new CallwrightClient({ apiKey: keyFromYourSecretStore, baseUrl: 'https://calls.example.com' });

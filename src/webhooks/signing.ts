@@ -38,7 +38,7 @@ export function generateWebhookSecret(): string {
 /** Why a secret cannot sign, or null when it is a usable `whsec_` secret. */
 export function webhookSecretProblem(secret: string): string | null {
   if (!secret.startsWith(webhookSecretPrefix)) return 'webhook secret must start with "whsec_"';
-  let key: Buffer;
+  let key: Uint8Array;
   try {
     key = webhookSecretKey(secret);
   } catch {
@@ -50,7 +50,7 @@ export function webhookSecretProblem(secret: string): string | null {
   return null;
 }
 
-function signingKey(secret: string): Buffer {
+function signingKey(secret: string): Uint8Array {
   const problem = webhookSecretProblem(secret);
   if (problem !== null) throw new AppError('validation_error', problem);
   return webhookSecretKey(secret);

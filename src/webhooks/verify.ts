@@ -1,5 +1,6 @@
 /**
- * Verification of callwright webhooks for receivers, published as `callwright/webhooks`.
+ * Verification of callwright webhooks for receivers, published as `@callwright/client/webhooks`
+ * and as the server package's `callwright/webhooks`.
  *
  * Webhooks are signed with the Standard Webhooks scheme (https://www.standardwebhooks.com):
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`,
@@ -46,7 +47,7 @@ const timestampPattern = /^[0-9]{1,15}$/;
  * Throws a TypeError for a secret that is empty or not base64 — a configuration mistake on the
  * receiver's side, deliberately not a WebhookVerificationError.
  */
-export function webhookSecretKey(secret: string): Buffer {
+export function webhookSecretKey(secret: string): Uint8Array {
   const encoded = secret.startsWith(webhookSecretPrefix) ? secret.slice(webhookSecretPrefix.length) : secret;
   if (encoded.length === 0 || !strictBase64Pattern.test(encoded)) {
     throw new TypeError('invalid webhook secret: expected "whsec_" followed by base64');

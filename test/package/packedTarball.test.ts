@@ -117,6 +117,18 @@ describe('the packed tarball', () => {
     });
   });
 
+  it("the root export resolves: `import 'callwright'` is the client and the verifier", async () => {
+    const script = `
+      import * as root from 'callwright';
+      import { CallwrightClient } from 'callwright/client';
+      import { verifyWebhook } from 'callwright/webhooks';
+      console.log(JSON.stringify({
+        client: root.CallwrightClient === CallwrightClient,
+        verifier: root.verifyWebhook === verifyWebhook,
+      }));`;
+    expect(JSON.parse(await nodeIn(projectDir, script))).toEqual({ client: true, verifier: true });
+  });
+
   it('the installed command runs', async () => {
     const { stdout } = await run(join(projectDir, 'node_modules', '.bin', 'callwright'), ['--help'], {
       cwd: projectDir,
