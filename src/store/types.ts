@@ -1,3 +1,4 @@
+import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
 import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { CallStatus } from '../domain/callStatus.js';
 import type { AppError } from '../domain/errors.js';
@@ -201,6 +202,7 @@ export interface Store {
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
   readonly campaignRules: CampaignRulesRepository;
+  readonly callerIdHealth: CallerIdHealthRepository;
   readonly campaignContactEdits: CampaignContactEditRepository;
   readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;
