@@ -172,7 +172,15 @@ export const statusEventExamples = {
 
 const numberRestedSchema = {
   type: 'object',
-  required: ['campaign_id', 'number', 'answer_rate', 'pool_answer_rate', 'attempts', 'rested_until', 'reason'],
+  required: [
+    'campaign_id',
+    'number',
+    'answer_rate',
+    'pool_answer_rate',
+    'attempts',
+    'rested_until',
+    'reason',
+  ],
   properties: {
     campaign_id: { type: 'string' },
     number: { type: 'string', description: 'The caller ID, masked as in every webhook and log line.' },

@@ -14,9 +14,9 @@ import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { announceNumberRested, callerIdRotation } from './callerIdRotation.js';
 import { campaignCapWait } from './campaignCaps.js';
 import { announceCampaignChange, describeCampaign } from './campaignControl.js';
-import { announceNumberRested, callerIdRotation } from './callerIdRotation.js';
 import { nextOpeningPastHolidays } from './holidays.js';
 
 export interface CampaignSchedulerOptions {

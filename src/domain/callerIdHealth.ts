@@ -64,7 +64,9 @@ export function parseCallerIdHealth(
 ): CallerIdHealthSettings {
   if (value === null) return defaultCallerIdHealth;
   if (!isPlainObject(value))
-    throw invalid('caller_id_health must be an object {window_attempts, min_attempts, min_share_of_pool, rest_minutes}');
+    throw invalid(
+      'caller_id_health must be an object {window_attempts, min_attempts, min_share_of_pool, rest_minutes}',
+    );
   for (const key of Object.keys(value)) {
     if (!(fields as readonly string[]).includes(key))
       throw invalid(`caller_id_health has an unknown field ${key.slice(0, 40)} (${fields.join(', ')})`);

@@ -1,4 +1,3 @@
-import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
 import type { CallAnalysis } from '../domain/callAnalysis.js';
 import type { CallStatus } from '../domain/callStatus.js';
 import type { AppError } from '../domain/errors.js';
@@ -33,6 +32,7 @@ import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
+import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
 import type {
   CampaignContactEditRepository,
   CampaignRepository,

@@ -109,7 +109,9 @@ describe.each(storeKinds)('caller-ID health on the %s store', (kind) => {
       return (error as AppError).message;
     };
     expect(await rejected({ window_attempts: 0 })).toContain('caller_id_health.window_attempts');
-    expect(await rejected({ window_attempts: 10, min_attempts: 11 })).toContain('caller_id_health.min_attempts');
+    expect(await rejected({ window_attempts: 10, min_attempts: 11 })).toContain(
+      'caller_id_health.min_attempts',
+    );
     expect(await rejected({ min_share_of_pool: 1.5 })).toContain('caller_id_health.min_share_of_pool');
     expect(await rejected({ rest_minutes: 'soon' })).toContain('caller_id_health.rest_minutes');
     expect(await rejected({ window: 5 })).toContain('unknown field window');
@@ -172,7 +174,9 @@ describe.each(storeKinds)('caller-ID health on the %s store', (kind) => {
     ).toEqual([pool[1], pool[2]]);
     expect(again).toEqual([]);
     // After the rest, it is back in the rotation.
-    expect(await callerIdRotation(store, logger, campaign, nowMs + 61 * 60_000, async () => {})).toEqual(pool);
+    expect(await callerIdRotation(store, logger, campaign, nowMs + 61 * 60_000, async () => {})).toEqual(
+      pool,
+    );
   }, 120_000);
 
   it('rests made at once by several processes: one rest per number, never the last active number', async () => {
