@@ -97,3 +97,22 @@ export const contactPrioritySchema = {
   default: 0,
   description: 'Higher is called first among the contacts due at once (a CSV column `priority` too)',
 } as const;
+
+/** Each caller ID of the pool as the campaign shows it (caller-ID health). */
+export const callerIdStatusSchema = {
+  type: 'array',
+  description:
+    "The pool's numbers: `rested` ones are left out of the rotation until `rested_until` (their window starts afresh); " +
+    "`answer_rate` is over the number's last `window_attempts` finished attempts (null before any).",
+  items: {
+    type: 'object',
+    required: ['number', 'status', 'answer_rate', 'attempts', 'rested_until'],
+    properties: {
+      number: { type: 'string' },
+      status: { type: 'string', enum: ['active', 'rested'] },
+      answer_rate: { type: ['number', 'null'] },
+      attempts: { type: 'integer' },
+      rested_until: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+} as const;

@@ -4,6 +4,7 @@ import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { callerIdRotation, type NumberRested } from '../../src/campaigns/callerIdRotation.js';
+import { campaignResource } from '../../src/campaigns/campaignControl.js';
 import { createCampaign } from '../../src/campaigns/createCampaign.js';
 import { editCampaign } from '../../src/campaigns/editCampaign.js';
 import type { CampaignRecord } from '../../src/domain/campaigns.js';
@@ -173,6 +174,19 @@ describe.each(storeKinds)('caller-ID health on the %s store', (kind) => {
       }),
     ).toEqual([pool[1], pool[2]]);
     expect(again).toEqual([]);
+    // As the API, CLI `campaigns show` and the dashboard show the campaign.
+    const shown = await campaignResource(store, campaign);
+    expect(shown.caller_id_status).toEqual([
+      {
+        number: pool[0],
+        status: 'rested',
+        answer_rate: null,
+        attempts: 0,
+        rested_until: rests[0]?.restedUntil,
+      },
+      { number: pool[1], status: 'active', answer_rate: 1, attempts: 6, rested_until: null },
+      { number: pool[2], status: 'active', answer_rate: 0.5, attempts: 6, rested_until: null },
+    ]);
     // After the rest, it is back in the rotation.
     expect(await callerIdRotation(store, logger, campaign, nowMs + 61 * 60_000, async () => {})).toEqual(
       pool,
