@@ -5,6 +5,7 @@ import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { callerIdRotation, type NumberRested } from '../../src/campaigns/callerIdRotation.js';
 import { campaignResource } from '../../src/campaigns/campaignControl.js';
+import { CampaignScheduler } from '../../src/campaigns/campaignScheduler.js';
 import { createCampaign } from '../../src/campaigns/createCampaign.js';
 import { editCampaign } from '../../src/campaigns/editCampaign.js';
 import type { CampaignRecord } from '../../src/domain/campaigns.js';
@@ -12,7 +13,7 @@ import { AppError } from '../../src/domain/errors.js';
 import { newId } from '../../src/domain/ids.js';
 import type { AccountRecord, CallFinish } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
-import { type AnyStore, openTestStore, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
+import { type AnyStore, openTestStore, sqlOn, storeKinds, type TestStoreHandle } from '../helpers/stores.js';
 
 /**
  * Issue 37, caller-ID health: each number's window of recent outcomes is kept by a trigger in the
@@ -217,5 +218,42 @@ describe.each(storeKinds)('caller-ID health on the %s store', (kind) => {
     expect(new Set(rested).size).toBe(2);
     const windows = await store.callerIdHealth.windows(campaign.id);
     expect(windows.filter((row) => row.restedUntil !== null)).toHaveLength(2);
+  }, 120_000);
+  it('the scheduler places no call from a rested number', async () => {
+    const contacts = Array.from({ length: 6 }, (_, index) => ({ to_number: `+1555020000${index}` }));
+    const campaign = await createCampaign(
+      store,
+      { account, apiKeyId },
+      {
+        agent_id: agentId,
+        caller_ids: pool,
+        calling_window: { start: '00:00', end: '23:59' },
+        time_zone: 'UTC',
+        max_concurrency: 20,
+        calls_per_minute: 6_000,
+        caller_id_health: health,
+      },
+      { kind: 'json', contacts },
+    );
+    // pool[0] never answered, the others always: it is rested at the scheduler's first attempt.
+    for (let index = 0; index < 5; index += 1)
+      for (const number of pool) await finishedAttempt(store, campaign, number, number !== pool[0]);
+    const scheduler = new CampaignScheduler({ store, logger, wakeDispatcher: () => {} });
+    for (let turn = 0; turn < 10; turn += 1) {
+      const current = await store.campaigns.get(account.id, campaign.id);
+      await scheduler.runCampaign(current as CampaignRecord);
+      const calling = await store.campaigns.listContacts(campaign.id, { limit: 100, state: 'calling' });
+      if (calling.length === contacts.length) break;
+    }
+    const rows = (await sqlOn(
+      store,
+      "SELECT from_number FROM calls WHERE to_number LIKE '+1555020000%'",
+    )) as {
+      from_number: string;
+    }[];
+    expect(rows).toHaveLength(contacts.length);
+    expect(new Set(rows.map((row) => row.from_number))).toEqual(new Set([pool[1], pool[2]]));
+    const rested = (await store.callerIdHealth.windows(campaign.id)).find((row) => row.callerId === pool[0]);
+    expect(rested?.restedUntil).not.toBeNull();
   }, 120_000);
 });
