@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
 import {
+  callerIdStatusSchema,
   campaignRuleProperties,
   campaignRuleRequestProperties,
   contactPrioritySchema,
@@ -95,6 +96,7 @@ export const campaignSchema = {
     calls_per_minute: { type: 'integer' },
     max_daily_attempts: { type: 'integer' },
     ...campaignRuleProperties,
+    caller_id_status: callerIdStatusSchema,
     retry: retrySchema,
     starts_at: nullableTime,
     ends_at: nullableTime,

@@ -154,6 +154,42 @@ export const statusEventExamples = {
       },
     },
   },
+  'number.rested': {
+    type: 'number.rested',
+    id: 'evt_01JF4A0E7G4T7N5W2X9Y6B1C3D',
+    created_at: '2026-11-21T18:40:00.500Z',
+    data: {
+      campaign_id: 'cmp_01JF3Z8V0Q4T7N5W2X9Y6B1C3D',
+      number: '+1415*****67',
+      answer_rate: 0.1,
+      pool_answer_rate: 0.45,
+      attempts: 20,
+      rested_until: '2026-11-21T22:40:00.500Z',
+      reason: 'low_answer_rate',
+    },
+  },
+} as const;
+
+const numberRestedSchema = {
+  type: 'object',
+  required: [
+    'campaign_id',
+    'number',
+    'answer_rate',
+    'pool_answer_rate',
+    'attempts',
+    'rested_until',
+    'reason',
+  ],
+  properties: {
+    campaign_id: { type: 'string' },
+    number: { type: 'string', description: 'The caller ID, masked as in every webhook and log line.' },
+    answer_rate: { type: 'number', description: "The number's answered share over its window." },
+    pool_answer_rate: { type: 'number', description: "The pool's answered share over the same windows." },
+    attempts: { type: 'integer', description: "The finished attempts in the number's window (the sample)." },
+    rested_until: timestamp,
+    reason: { type: 'string', enum: ['low_answer_rate'] },
+  },
 } as const;
 
 const statusEventSchemas = {
@@ -213,6 +249,7 @@ const statusEventSchemas = {
     campaignSchema,
     statusEventExamples['campaign.canceled'],
   ),
+  'number.rested': eventSchema('number.rested', numberRestedSchema, statusEventExamples['number.rested']),
 } as const;
 
 const whenSent: Record<OptionalEventType, string> = {
@@ -226,6 +263,9 @@ const whenSent: Record<OptionalEventType, string> = {
     'each time a campaign pauses: asked for (`status_reason` requested) or because the API key ' +
     'its calls are placed under was revoked (`api_key_revoked`)',
   'campaign.canceled': 'when a campaign is canceled (API, command line or dashboard)',
+  'number.rested':
+    "when a campaign rests one of its caller IDs: its answer rate fell below the pool's " +
+    '(`caller_id_health`), so it is left out of the rotation until `rested_until`',
 };
 
 function statusWebhook(type: OptionalEventType) {
@@ -235,7 +275,7 @@ function statusWebhook(type: OptionalEventType) {
       summary: `${type}, sent ${whenSent[type]} — opt-in`,
       description:
         `Sent only to an endpoint that asked for it (\`PUT /v1/webhook/events\`), ` +
-        `${type === 'campaign.paused' ? 'once per pause' : `at most once per ${type.startsWith('campaign.') ? 'campaign' : 'call'}`}. Signed, retried and logged like ` +
+        `${type === 'campaign.paused' ? 'once per pause' : type === 'number.rested' ? 'once per rest' : `at most once per ${type.startsWith('campaign.') ? 'campaign' : 'call'}`}. Signed, retried and logged like ` +
         '`call.completed`; events are not ordered, so compare their times.',
       tags: ['webhooks'],
       security: [],

@@ -1,4 +1,5 @@
 import { completedEventBuilder } from '../calls/completedEvents.js';
+import { type CallerIdHealth, callerIdHealthOf } from '../domain/callerIdHealth.js';
 import { terminalOutcomeOf } from '../domain/callOutcome.js';
 import { describeCampaignRules } from '../domain/campaignRules.js';
 import type { CampaignContactRecord, CampaignRecord, CampaignStatus } from '../domain/campaigns.js';
@@ -10,7 +11,11 @@ import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 import { campaignCapWait } from './campaignCaps.js';
 
 /** What a campaign looks like to its owner: settings, status and progress by state and outcome. */
-export function describeCampaign(campaign: CampaignRecord, progress: CampaignProgress) {
+export function describeCampaign(
+  campaign: CampaignRecord,
+  progress: CampaignProgress,
+  callerIdHealth?: readonly CallerIdHealth[],
+) {
   return {
     campaign_id: campaign.id,
     name: campaign.name,
@@ -26,6 +31,7 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
     max_daily_attempts: campaign.maxDailyAttempts,
     retry: campaign.retry,
     ...describeCampaignRules(campaign.rules),
+    ...(callerIdHealth ? { caller_id_status: callerIdHealth.map(describeCallerIdHealth) } : {}),
     starts_at: campaign.startsAt,
     ends_at: campaign.endsAt,
     // What the contacts are now (erasure deletes some, live edits add some): the sum of the
@@ -53,6 +59,17 @@ export function describeCampaign(campaign: CampaignRecord, progress: CampaignPro
 }
 
 export type CampaignResource = ReturnType<typeof describeCampaign>;
+
+/** One caller ID as a campaign shows it: active or rested (until when), and its recent answer rate. */
+function describeCallerIdHealth(health: CallerIdHealth) {
+  return {
+    number: health.number,
+    status: health.status,
+    answer_rate: health.answerRate === null ? null : Math.round(health.answerRate * 10_000) / 10_000,
+    attempts: health.attempts,
+    rested_until: health.restedUntil,
+  };
+}
 
 /** What `waiting_reason` is read against: the contact's campaign, now, and its calls on the line. */
 export interface WaitingContext {
@@ -120,7 +137,11 @@ export async function describeContacts(
 }
 
 export async function campaignResource(store: Store, campaign: CampaignRecord): Promise<CampaignResource> {
-  return describeCampaign(campaign, await store.campaigns.progress(campaign.id));
+  const [progress, windows] = await Promise.all([
+    store.campaigns.progress(campaign.id),
+    store.callerIdHealth.windows(campaign.id),
+  ]);
+  return describeCampaign(campaign, progress, callerIdHealthOf(campaign.callerIds, windows, Date.now()));
 }
 
 export async function campaignOf(

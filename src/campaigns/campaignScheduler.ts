@@ -14,6 +14,7 @@ import { newId } from '../domain/ids.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
 import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
+import { announceNumberRested, callerIdRotation } from './callerIdRotation.js';
 import { campaignCapWait } from './campaignCaps.js';
 import { announceCampaignChange, describeCampaign } from './campaignControl.js';
 import { nextOpeningPastHolidays } from './holidays.js';
@@ -386,6 +387,9 @@ export class CampaignScheduler {
     const attempt = contact.attempts + 1;
     // Real time, whatever the scheduler's clock: the dispatch job runs at the call's creation.
     const createdAt = new Date().toISOString();
+    const rotation = await callerIdRotation(store, this.options.logger, campaign, this.nowMs(), (rested) =>
+      announceNumberRested(store, this.options.logger, campaign.accountId, rested),
+    );
     await store.campaigns.recordAttempt({
       callId,
       campaignId: campaign.id,
@@ -399,7 +403,7 @@ export class CampaignScheduler {
       accountId: campaign.accountId,
       agentId: campaign.agentId,
       apiKeyId: campaign.apiKeyId,
-      fromNumber: callerIdFor(campaign.callerIds, campaign.callerIdSelection, {
+      fromNumber: callerIdFor(rotation, campaign.callerIdSelection, {
         position: contact.position,
         attempts: attempt - 1,
         toNumber: contact.toNumber,

@@ -263,7 +263,7 @@ export const commandHelp: Record<string, GroupHelp> = {
       'set-events': {
         synopsis: 'TYPE[,TYPE…]',
         summary:
-          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed, campaign.paused, campaign.canceled',
+          'the events sent besides call.completed: call.ringing, call.answered, call.transferred, campaign.completed, campaign.paused, campaign.canceled, number.rested',
       },
       disable: { synopsis: '[--reason TEXT]', summary: 'stop deliveries (events are kept)' },
       enable: { synopsis: '', summary: 'deliver again, kept events included' },

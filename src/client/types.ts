@@ -128,7 +128,8 @@ export type WebhookEventType =
   | 'call.transferred'
   | 'campaign.completed'
   | 'campaign.paused'
-  | 'campaign.canceled';
+  | 'campaign.canceled'
+  | 'number.rested';
 
 export interface WebhookEventSummary {
   event_id: string;
@@ -242,6 +243,23 @@ export interface CampaignChangedEvent {
   data: Campaign;
 }
 
+/** `number.rested` (opt-in, once per rest): a campaign left a caller ID out of its rotation for a low answer rate. */
+export interface NumberRestedEvent {
+  type: 'number.rested';
+  id: string;
+  created_at: string;
+  data: {
+    campaign_id: string;
+    /** Masked, as in every webhook. */
+    number: string;
+    answer_rate: number;
+    pool_answer_rate: number;
+    attempts: number;
+    rested_until: string;
+    reason: 'low_answer_rate';
+  };
+}
+
 /** Any body callwright sends to the endpoint; switch on `type`. */
 export type WebhookPayload =
   | CallCompletedEvent
@@ -249,7 +267,8 @@ export type WebhookPayload =
   | CallAnsweredEvent
   | CallTransferredEvent
   | CampaignCompletedEvent
-  | CampaignChangedEvent;
+  | CampaignChangedEvent
+  | NumberRestedEvent;
 
 /** Options of one request. */
 export interface RequestOptions {

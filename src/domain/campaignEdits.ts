@@ -122,6 +122,7 @@ export function describeEdit(campaign: CampaignRecord, edit: CampaignEdit): Reco
     ['max_calls_per_hour', campaign.rules.maxCallsPerHour, edit.rules?.maxCallsPerHour],
     ['max_calls_per_day', campaign.rules.maxCallsPerDay, edit.rules?.maxCallsPerDay],
     ['holidays', campaign.rules.holidays, edit.rules?.holidays],
+    ['caller_id_health', campaign.rules.callerIdHealth, edit.rules?.callerIdHealth],
   ];
   const changes: Record<string, unknown> = {};
   for (const [field, from, to] of pairs) {

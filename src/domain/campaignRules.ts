@@ -1,3 +1,9 @@
+import {
+  type CallerIdHealthSettings,
+  defaultCallerIdHealth,
+  describeCallerIdHealthSettings,
+  parseCallerIdHealth,
+} from './callerIdHealth.js';
 import { AppError } from './errors.js';
 import { isPlainObject } from './outboundCallRequest.js';
 
@@ -10,6 +16,8 @@ export interface CampaignRules {
   maxCallsPerHour: number | null;
   maxCallsPerDay: number | null;
   holidays: HolidayCalendar;
+  /** When a caller ID is rested for a low answer rate (src/domain/callerIdHealth.ts). */
+  callerIdHealth: CallerIdHealthSettings;
 }
 
 /**
@@ -26,6 +34,7 @@ export const noCampaignRules: CampaignRules = {
   maxCallsPerHour: null,
   maxCallsPerDay: null,
   holidays: { countries: [], dates: [] },
+  callerIdHealth: defaultCallerIdHealth,
 };
 
 export const campaignRuleLimits = {
@@ -37,7 +46,12 @@ export const campaignRuleLimits = {
 } as const;
 
 /** The request fields these rules are read from (create and PATCH). */
-export const campaignRuleFields = ['max_calls_per_hour', 'max_calls_per_day', 'holidays'] as const;
+export const campaignRuleFields = [
+  'max_calls_per_hour',
+  'max_calls_per_day',
+  'holidays',
+  'caller_id_health',
+] as const;
 
 /**
  * Fixed-date public holidays only — no Easter-based, "nth Monday" or substitute (observed) days,
@@ -130,6 +144,7 @@ export function parseCampaignRules(body: Record<string, unknown>): Partial<Campa
       campaignRuleLimits.callsPerDayMax,
     );
   if (body.holidays !== undefined) rules.holidays = holidaysOf(body.holidays);
+  if (body.caller_id_health !== undefined) rules.callerIdHealth = parseCallerIdHealth(body.caller_id_health);
   return rules;
 }
 
@@ -153,6 +168,7 @@ export function describeCampaignRules(rules: CampaignRules) {
     max_calls_per_hour: rules.maxCallsPerHour,
     max_calls_per_day: rules.maxCallsPerDay,
     holidays: rules.holidays,
+    caller_id_health: describeCallerIdHealthSettings(rules.callerIdHealth),
   };
 }
 

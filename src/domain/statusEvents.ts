@@ -18,11 +18,12 @@ export const optionalEventTypes = [
   'campaign.completed',
   'campaign.paused',
   'campaign.canceled',
+  'number.rested',
 ] as const;
 export type OptionalEventType = (typeof optionalEventTypes)[number];
 export const webhookEventTypes = [alwaysSentEventType, ...optionalEventTypes] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
-export type CallStatusEventType = Exclude<OptionalEventType, `campaign.${string}`>;
+export type CallStatusEventType = Exclude<OptionalEventType, `campaign.${string}` | `number.${string}`>;
 
 /**
  * The event types an endpoint asked for, checked: known names only (a repeat counts once);

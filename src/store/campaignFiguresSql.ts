@@ -16,8 +16,8 @@
  * many call completions commit at once (one row per completion is locked: no lock order to keep).
  */
 
-const liveStatuses = "('queued', 'dialing', 'ringing', 'in_progress')";
-const rangStatuses = "('completed', 'busy', 'no_answer', 'failed')";
+export const liveStatuses = "('queued', 'dialing', 'ringing', 'in_progress')";
+export const rangStatuses = "('completed', 'busy', 'no_answer', 'failed')";
 export const figureColumns = [
   'attempts',
   'connected_ms',
@@ -32,9 +32,16 @@ const addOnConflict = figureColumns
   .join(', ');
 
 /** A call's contributions, as SQL over the call row `c` (dialect-specific pieces passed in). */
+/** Whether the finished call row `c` was picked up, and by a machine; SQL. */
+export function pickedUpSql(c: string): { pickedUp: string; voicemail: string } {
+  return {
+    voicemail: `(${c}.end_reason = 'voicemail' OR ${c}.answered_by = 'machine')`,
+    pickedUp: `${c}.status NOT IN ('busy', 'no_answer', 'failed')`,
+  };
+}
+
 function contributions(pieces: { connectedMs: string; costUsd: string; passed: string }, c: string) {
-  const voicemail = `(${c}.end_reason = 'voicemail' OR ${c}.answered_by = 'machine')`;
-  const pickedUp = `${c}.status NOT IN ('busy', 'no_answer', 'failed')`;
+  const { voicemail, pickedUp } = pickedUpSql(c);
   return {
     attempts: '1',
     connected_ms: pieces.connectedMs,

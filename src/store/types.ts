@@ -32,6 +32,7 @@ import type { OptionalEventType, WebhookEventType } from '../domain/statusEvents
 import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
+import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
 import type {
   CampaignContactEditRepository,
   CampaignRepository,
@@ -201,6 +202,7 @@ export interface Store {
   readonly doNotCall: DoNotCallRepository;
   readonly campaigns: CampaignRepository;
   readonly campaignRules: CampaignRulesRepository;
+  readonly callerIdHealth: CallerIdHealthRepository;
   readonly campaignContactEdits: CampaignContactEditRepository;
   readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;

@@ -119,6 +119,10 @@ describe('Campaigns', () => {
     await page.goto(`${service.url}/campaigns/${campaign.id}`);
     expect(await page.getByTestId('campaign-caps').textContent()).toBe('40 per hour / no cap per day');
     expect(await page.getByTestId('campaign-holidays').textContent()).toBe('US, 12-24');
+    // Caller-ID health: the one number, active, no finished attempt yet.
+    expect(await page.getByTestId('campaign-caller-ids').textContent()).toBe(
+      '+15550009999 active, answered — of last 0',
+    );
     const why = page.getByTestId('contacts-table').locator('td[data-label="Why it waits"]');
     await expect.poll(() => why.getAttribute('data-waiting-reason')).toBe('window');
     expect(await why.textContent()).toContain('outside its calling window');

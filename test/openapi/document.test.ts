@@ -206,6 +206,7 @@ describe('the opt-in status events under webhooks', () => {
       'campaign.canceled',
       'campaign.completed',
       'campaign.paused',
+      'number.rested',
     ]);
     for (const type of optionalEventTypes) {
       const post = webhooks[type]?.post as {

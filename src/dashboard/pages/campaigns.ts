@@ -180,7 +180,12 @@ ${figures}
   <dt>Calling window</dt><dd>${window.start}–${window.end} on ${window.weekdays.map((day) => weekdayNames[day - 1]).join(', ')}, callee's local time</dd>
   <dt>Default time zone</dt><dd>${campaign.timeZone}</dd>
   <dt>Calls at once / per minute</dt><dd>${campaign.maxConcurrency} / ${campaign.callsPerMinute}</dd>
-  <dt>Caller IDs</dt><dd>${campaign.callerIds.join(', ')}</dd>
+  <dt>Caller IDs</dt><dd data-testid="campaign-caller-ids">${(resource.caller_id_status ?? [])
+    .map(
+      (number) =>
+        `${number.number} ${number.status === 'rested' ? `rested until ${formatTime(number.rested_until)}` : `active, answered ${number.answer_rate === null ? '—' : `${Math.round(number.answer_rate * 100)}%`} of last ${number.attempts}`}`,
+    )
+    .join('; ')}</dd>
   <dt>Retries</dt><dd>${
     Object.entries(campaign.retry)
       .map(

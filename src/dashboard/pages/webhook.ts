@@ -40,6 +40,7 @@ const eventTypeHints: Record<(typeof optionalEventTypes)[number], string> = {
   'campaign.completed': 'every contact of a campaign is done',
   'campaign.paused': 'a campaign paused (asked for, or its API key was revoked)',
   'campaign.canceled': 'a campaign was canceled',
+  'number.rested': "a campaign rested a caller ID answered far less than the pool's",
 };
 
 function eventTypesForm(token: string, chosen: readonly string[]): Html {

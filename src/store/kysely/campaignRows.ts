@@ -1,3 +1,4 @@
+import { defaultCallerIdHealth } from '../../domain/callerIdHealth.js';
 import type {
   AttemptOutcome,
   CampaignContactRecord,
@@ -36,6 +37,7 @@ export function campaignFromRow(row: Record<string, unknown>, columns: ColumnCod
       maxCallsPerHour: row.max_calls_per_hour == null ? null : Number(row.max_calls_per_hour),
       maxCallsPerDay: row.max_calls_per_day == null ? null : Number(row.max_calls_per_day),
       holidays: columns.json(row.holidays) ?? { countries: [], dates: [] },
+      callerIdHealth: { ...defaultCallerIdHealth, ...(columns.json(row.caller_id_health) ?? {}) },
     },
   };
 }

@@ -12,6 +12,7 @@ export function campaignRulesColumns(rules: Partial<CampaignRules>) {
     ...(rules.maxCallsPerHour !== undefined ? { max_calls_per_hour: rules.maxCallsPerHour } : {}),
     ...(rules.maxCallsPerDay !== undefined ? { max_calls_per_day: rules.maxCallsPerDay } : {}),
     ...(rules.holidays !== undefined ? { holidays: jsonText(rules.holidays) } : {}),
+    ...(rules.callerIdHealth !== undefined ? { caller_id_health: jsonText(rules.callerIdHealth) } : {}),
   };
 }
 

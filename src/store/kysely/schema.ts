@@ -153,6 +153,8 @@ export interface CampaignsTable {
   max_calls_per_hour: number | null;
   max_calls_per_day: number | null;
   holidays: NullableJsonColumn;
+  /** Caller-ID health settings (migration 375; null: the defaults). */
+  caller_id_health: NullableJsonColumn;
 }
 
 export interface CampaignContactsTable {
@@ -207,6 +209,14 @@ export interface CampaignAttemptsTable {
 }
 
 /** Maintained by a trigger only (src/store/campaignFiguresSql.ts); bigint comes back as text from pg. */
+/** Each caller ID's rolling window of answered attempts in a campaign, and its rest (migration 375). */
+export interface CampaignCallerIdsTable {
+  campaign_id: string;
+  caller_id: string;
+  recent: string;
+  rested_until: NullableTimeColumn;
+}
+
 export type CampaignFiguresTable = { campaign_id: string; caller_id: string; local_hour: number } & Record<
   (typeof figureColumns)[number],
   number | string
@@ -349,6 +359,7 @@ export interface Database {
   campaign_counters: CampaignCountersTable;
   campaign_claims: CampaignClaimsTable;
   campaign_figures: CampaignFiguresTable;
+  campaign_caller_ids: CampaignCallerIdsTable;
   audit_log: AuditLogTable;
   dial_rates: DialRatesTable;
   quiet_hours: QuietHoursTable;

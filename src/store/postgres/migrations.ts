@@ -1,4 +1,5 @@
 import { postgresCampaignCountersSql } from '../campaignCounterSql.js';
+import { postgresCallerIdHealthMigrations } from './callerIdHealthMigrations.js';
 import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
@@ -457,4 +458,5 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   ...postgresCampaignSchedulingMigrations,
   ...postgresCampaignRulesMigrations,
   ...postgresCampaignResultsMigrations,
+  ...postgresCallerIdHealthMigrations,
 ];

@@ -4,6 +4,7 @@ import { queueNames } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCallerIdHealth } from '../kysely/callerIdHealth.js';
 import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
 import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaignRules } from '../kysely/campaignRules.js';
@@ -105,6 +106,7 @@ export class PostgresStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
+  readonly callerIdHealth: KyselyCallerIdHealth;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
@@ -137,6 +139,7 @@ export class PostgresStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
+    this.callerIdHealth = new KyselyCallerIdHealth(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);

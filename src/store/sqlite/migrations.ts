@@ -1,4 +1,5 @@
 import { sqliteCampaignCountersSql } from '../campaignCounterSql.js';
+import { sqliteCallerIdHealthMigrations } from './callerIdHealthMigrations.js';
 import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
@@ -453,4 +454,5 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   ...sqliteCampaignSchedulingMigrations,
   ...sqliteCampaignRulesMigrations,
   ...sqliteCampaignResultsMigrations,
+  ...sqliteCallerIdHealthMigrations,
 ];

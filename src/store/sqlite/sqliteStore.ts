@@ -3,6 +3,7 @@ import type { JobQueue, SynchronousJobWriter } from '../../queue/types.js';
 import { KyselyAccounts, KyselyApiKeys } from '../kysely/accounts.js';
 import { KyselyAgents } from '../kysely/agents.js';
 import { KyselyAgentTests } from '../kysely/agentTests.js';
+import { KyselyCallerIdHealth } from '../kysely/callerIdHealth.js';
 import { KyselyCampaignContactEdits } from '../kysely/campaignContactEdits.js';
 import { KyselyCampaignResults } from '../kysely/campaignResults.js';
 import { KyselyCampaignRules } from '../kysely/campaignRules.js';
@@ -77,6 +78,7 @@ export class SqliteStore implements Store {
   readonly doNotCall: KyselyDoNotCall;
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
+  readonly callerIdHealth: KyselyCallerIdHealth;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: KyselyPrivacy;
@@ -111,6 +113,7 @@ export class SqliteStore implements Store {
     this.doNotCall = new KyselyDoNotCall(queries);
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
+    this.callerIdHealth = new KyselyCallerIdHealth(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new KyselyPrivacy(queries);
