@@ -456,7 +456,8 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
     sql: postgresCampaignCountersSql(),
   },
   ...postgresCampaignSchedulingMigrations,
-  ...postgresCampaignRulesMigrations,
+  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health).
   ...postgresCampaignResultsMigrations,
+  ...postgresCampaignRulesMigrations,
   ...postgresCallerIdHealthMigrations,
 ];

@@ -452,7 +452,8 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
     sql: sqliteCampaignCountersSql(),
   },
   ...sqliteCampaignSchedulingMigrations,
-  ...sqliteCampaignRulesMigrations,
+  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health).
   ...sqliteCampaignResultsMigrations,
+  ...sqliteCampaignRulesMigrations,
   ...sqliteCallerIdHealthMigrations,
 ];
