@@ -397,7 +397,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private playOut(codec: G711Codec): void {
     const frame = this.jitter.pop(performance.now(), this.isQuiet);
     if (frame === 'waiting') {
-      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      this.emitSilence('silence');
       return;
     }
     if (frame === 'lost') {
@@ -407,7 +407,7 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
       if (this.options.concealment !== 'silence' && previous && this.lostInRow === 1) {
         this.emitAudio(previous.slice(), 'concealed');
       } else {
-        this.emitAudio(new Int16Array(this.samplesPerFrame), 'concealed');
+        this.emitSilence('concealed');
       }
       return;
     }
@@ -415,12 +415,13 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
     if (frame.length === 0) {
       // A telephone-event packet held this turn: no audio in it.
       this.lastFrame = null;
-      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      this.emitSilence('silence');
       return;
     }
     if (this.listenerCount('audio') === 0) return;
+    // Held: nothing received is decoded; the tick is silence (emitSilence says so).
     if (this.held) {
-      this.emitAudio(new Int16Array(this.samplesPerFrame), 'silence');
+      this.emitSilence('silence');
       return;
     }
     const samples = new Int16Array(frame.length);
@@ -440,8 +441,14 @@ export class RtpSession extends EventEmitter<RtpSessionEvents> {
   private emitAudio(samples: Int16Array, kind: ReceivedFrameKind): void {
     if (this.listenerCount('audio') === 0) return;
     // Held: what arrives (hold music) is not the callee speaking; the tick is silence.
-    if (this.held && kind !== 'silence') this.emit('audio', new Int16Array(this.samplesPerFrame), 'silence');
+    if (this.held && kind !== 'silence') this.emitSilence('silence');
     else this.emit('audio', samples, kind);
+  }
+
+  /** A frame of silence, made only when someone listens (every tick before the far end's stream). */
+  private emitSilence(kind: ReceivedFrameKind): void {
+    if (this.listenerCount('audio') === 0) return;
+    this.emit('audio', new Int16Array(this.samplesPerFrame), kind);
   }
 
   /**
