@@ -234,6 +234,7 @@ export class AgentReplies {
             trimLeadingSilence: spoken.length === 0,
             onFirstAudio: first ? () => timeline.mark('tts_first_audio', nowMs()) : undefined,
             gate: reply.gate,
+            rest: action.rest,
           });
           first = false;
           spoken.push(queued.played);

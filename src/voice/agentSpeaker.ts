@@ -6,6 +6,7 @@ import {
   type PlaybackResult,
   type RtpSession,
 } from '../telephony/rtp/index.js';
+import { readAhead } from './actionsAhead.js';
 import { heardPart } from './conversationResult.js';
 import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
@@ -27,12 +28,16 @@ export interface QueueOptions {
   onFirstAudio?: () => void;
   /** Synthesise now, play once this settles (a reply generated ahead of the callee's final words). */
   gate?: Promise<void> | undefined;
+  /** `text` is a first clause; this is the rest of its sentence, voiced after it as one line. */
+  rest?: Promise<string> | undefined;
 }
 
 /** Samples kept before the first audible one when leading silence is trimmed (10 ms). */
 const trimKeepSamples = 80;
 /** The voice's silence kept after a sentence (a natural pause before the next one): 120 ms. */
 const sentencePauseSamples = 960;
+/** The pause kept where a first clause voiced alone meets the rest of its sentence: 80 ms. */
+const clausePauseSamples = 640;
 
 /**
  * The audio of one passage synthesised ahead: what has arrived so far, and the rest as it comes.
@@ -188,6 +193,9 @@ export class AgentSpeaker {
     const tts = options.tts ?? this.options.tts;
     const voice = options.tts ? options.voice : (options.voice ?? this.options.voice);
     let startMs: number | null = null;
+    /** What of the line has audio queued: the clause alone until the rest's audio is. */
+    let queuedText = text;
+    const line = { whole: text };
     let trimming = options.trimLeadingSilence === true;
     let firstAudio = true;
     /** Quiet samples after the latest audible one: played only if more speech follows them. */
@@ -203,8 +211,21 @@ export class AgentSpeaker {
       return true;
     };
     try {
-      for await (let samples of this.chunksOf(text, tts, voice, signal)) {
+      for await (let { samples, text: chunkText } of this.chunksOf(
+        text,
+        options.rest,
+        tts,
+        voice,
+        signal,
+        line,
+      )) {
         if (signal.aborted) break;
+        if (chunkText !== queuedText) {
+          // The rest of the sentence begins: the two syntheses join at the comma with a short pause.
+          queuedText = chunkText;
+          quietTail = [concatSamples(quietTail).subarray(0, clausePauseSamples)];
+          trimming = true;
+        }
         if (firstAudio) {
           firstAudio = false;
           options.onFirstAudio?.();
@@ -231,30 +252,51 @@ export class AgentSpeaker {
     } catch (error) {
       if (!signal.aborted) {
         // What was queued of the sentence still plays; the caller handles the failure.
-        void this.lineOf(text, startMs, plays, signal);
+        void this.lineOf(line.whole, queuedText, startMs, plays, signal);
         throw error;
       }
     }
-    return { played: this.lineOf(text, startMs, plays, signal) };
+    return { played: this.lineOf(line.whole, queuedText, startMs, plays, signal) };
   }
 
+  /** The audio of `text`, then of the rest of its sentence (if any), each with the line it makes. */
   private async *chunksOf(
     text: string,
+    rest: Promise<string> | undefined,
     tts: TextToSpeech,
     voice: string | undefined,
     signal: AbortSignal,
-  ): AsyncIterable<Int16Array> {
+    line: { whole: string },
+  ): AsyncIterable<{ samples: Int16Array; text: string }> {
     const ahead = this.options.prefetch?.take(text, tts, voice);
-    if (ahead) {
-      yield* ahead;
-      return;
+    const synthesize = async function* (words: string): AsyncIterable<Int16Array> {
+      for await (const chunk of tts.synthesize(words, { signal, ...(voice ? { voice } : {}) }))
+        yield chunk.samples;
+    };
+    // The rest is synthesised as soon as it is written, while the clause still plays.
+    const restAudio = rest?.then((words) => {
+      if (!words || signal.aborted) return null;
+      line.whole = `${text} ${words}`;
+      const iterator = readAhead(synthesize(words), () => {})[Symbol.asyncIterator]();
+      const first = iterator.next();
+      first.catch(() => {}); // awaited below unless the line is cut first
+      return { iterator, first };
+    });
+    for await (const samples of ahead ?? synthesize(text)) yield { samples, text };
+    const audio = restAudio ? await untilAborted(restAudio, signal) : null;
+    if (!audio) return;
+    try {
+      for (let next = await audio.first; !next.done; next = await audio.iterator.next())
+        yield { samples: next.value, text: line.whole };
+    } finally {
+      void audio.iterator.return?.(undefined);
     }
-    for await (const chunk of tts.synthesize(text, { signal, ...(voice ? { voice } : {}) }))
-      yield chunk.samples;
   }
 
+  /** `text`: the whole line; `queuedText`: what of it had audio queued (a clause, or all of it). */
   private async lineOf(
     text: string,
+    queuedText: string,
     startMs: number | null,
     plays: Promise<PlaybackResult>[],
     signal: AbortSignal,
@@ -264,7 +306,8 @@ export class AgentSpeaker {
     const durationMs = results.reduce((sum, result) => sum + result.durationMs, 0);
     const interrupted = signal.aborted || results.some((result) => result.interrupted);
     // Nothing queued (the voice failed first, or the reply was cut before it) is nothing said.
-    const said = durationMs === 0 ? '' : interrupted ? heardPart(text, playedMs / durationMs) : text;
+    const said =
+      durationMs === 0 ? '' : interrupted ? heardPart(queuedText, playedMs / durationMs) : queuedText;
     const start = startMs ?? this.options.nowMs();
     if (said)
       this.options.addLine({
@@ -275,4 +318,23 @@ export class AgentSpeaker {
       });
     return { text, said, interrupted };
   }
+}
+
+/** `promise`'s value, or null once `signal` aborts first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }

@@ -202,6 +202,26 @@ describe('sentence splitting for streamed replies', () => {
   });
 });
 
+describe("a reply's first clause", () => {
+  it('is taken out once its comma arrives after a word, never from a number or after a sentence', () => {
+    const splitter = new SentenceSplitter();
+    expect(splitter.push('Okay')).toEqual([]);
+    expect(splitter.clause()).toBeNull();
+    expect(splitter.push(',')).toEqual([]);
+    expect(splitter.clause()).toBe('Okay,');
+    expect(splitter.push(' thank')).toEqual([]);
+    expect(splitter.push(' you.')).toEqual(['thank you.']);
+    for (const open of ['It costs 1,', 'Hello Dr. Smith,']) {
+      const waiting = new SentenceSplitter();
+      waiting.push(open);
+      expect(waiting.clause()).toBeNull();
+    }
+    const semicolon = new SentenceSplitter();
+    semicolon.push('Right; ');
+    expect(semicolon.clause()).toBe('Right;');
+  });
+});
+
 describe('answering-machine beeps', () => {
   function framesUntilDetected(audio: Int16Array): number {
     const detector = new BeepDetector();

@@ -12,6 +12,7 @@ import {
 } from '../../tools/toolCaller.js';
 import { languageModelAnalysis } from '../callAnalyst.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
+import { builtInTools, scheduleCallbackTool, transferTool } from './llmBuiltInTools.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
 import {
   type AgentBrain,
@@ -22,94 +23,6 @@ import {
   type CalleeTurn,
   endCallReason,
 } from './types.js';
-
-const builtInTools: ToolDefinition[] = [
-  {
-    name: 'end_call',
-    description: 'Hang up once the conversation is over (after saying goodbye).',
-    parameters: {
-      type: 'object',
-      properties: {
-        reason: { type: 'string', maxLength: 200, description: 'Why the call ends, in a few words.' },
-      },
-      additionalProperties: false,
-    },
-  },
-  {
-    name: 'send_dtmf',
-    description: 'Press keys on the phone keypad, e.g. to navigate a phone menu.',
-    parameters: {
-      type: 'object',
-      properties: { digits: { type: 'string', pattern: '^[0-9*#A-D]{1,32}$' } },
-      required: ['digits'],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: 'add_to_do_not_call',
-    description:
-      'The callee asked not to be called again ("stop calling me", "take me off your list"): put their number on the do-not-call list, then confirm and say goodbye.',
-    parameters: { type: 'object', properties: {}, additionalProperties: false },
-  },
-  {
-    name: 'leave_voicemail',
-    description:
-      'A recording answered (a voicemail greeting), not a person: stop talking to it, wait for the beep, leave the voicemail message and hang up.',
-    parameters: {
-      type: 'object',
-      properties: {
-        message: {
-          type: 'string',
-          description: 'The message to leave, when the agent has none of its own configured.',
-          maxLength: 1000,
-        },
-      },
-      additionalProperties: false,
-    },
-  },
-];
-
-/** `schedule_callback`, offered when the call can answer it (every pipeline call of an llm agent). */
-const scheduleCallbackTool: ToolDefinition = {
-  name: 'schedule_callback',
-  description:
-    'The callee asked to be called back later ("call me tomorrow after four"): schedule it, then confirm the time the answer gives. Times are the callee\'s local time.',
-  parameters: {
-    type: 'object',
-    properties: {
-      local_time: {
-        type: 'string',
-        pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}$',
-        description: "The callee's local date and time, e.g. 2026-11-29T16:00",
-      },
-      in_minutes: { type: 'integer', minimum: 1, description: 'Or: a delay from now, in minutes' },
-    },
-    additionalProperties: false,
-  },
-};
-
-/** `transfer_call`, offered when the agent has transfer targets: the model picks one by name. */
-function transferTool(targets: readonly string[]): ToolDefinition {
-  return {
-    name: 'transfer_call',
-    description:
-      'Hand the call to a person (a cold transfer). Say that you are transferring the caller first; the call ends for you once the transfer succeeds.',
-    parameters: {
-      type: 'object',
-      properties: {
-        target: { type: 'string', enum: [...targets] },
-        summary: {
-          type: 'string',
-          maxLength: 1000,
-          description:
-            'For the person who takes the call: who is calling and what they need, in one or two sentences (said to them before the caller joins, on a warm transfer).',
-        },
-      },
-      required: ['target'],
-      additionalProperties: false,
-    },
-  };
-}
 
 /** A tool answering within this long gets no waiting line (`say_while_waiting`): it is not waited for. */
 const waitingLineGraceMs = 250;
@@ -324,6 +237,8 @@ export class LlmBrain implements AgentBrain {
     const followUps: BrainAction[] = [];
     let firstToken = true;
     let remembered = false;
+    /** The rest of a first sentence whose first clause is being voiced already. */
+    let clauseRest: LaterText | null = null;
     /** The transfer_call of this round: pending (its answer waits for the result) once remembered. */
     let transferCallId: string | null = null;
     const tools = toolsAllowed ? this.toolDefinitions : this.builtIns;
@@ -336,8 +251,21 @@ export class LlmBrain implements AgentBrain {
         }
         if (event.type === 'text') {
           for (const sentence of splitter.push(event.delta)) {
+            if (clauseRest) {
+              said += ` ${sentence}`;
+              clauseRest.resolve(sentence);
+              clauseRest = null;
+              continue;
+            }
             said += `${said ? ' ' : ''}${sentence}`;
             yield { type: 'say', text: sentence };
+          }
+          // The first sentence's first clause is voiced at once; its rest follows when written.
+          const clause = said || clauseRest ? null : splitter.clause();
+          if (clause) {
+            said = clause;
+            clauseRest = laterText();
+            yield { type: 'say', text: clause, rest: clauseRest.promise };
           }
         } else if (event.type === 'tool_call') {
           const call = { id: event.id, name: event.name, argumentsJson: event.argumentsJson };
@@ -383,8 +311,12 @@ export class LlmBrain implements AgentBrain {
       }
       for (const sentence of splitter.flush()) {
         said += `${said ? ' ' : ''}${sentence}`;
-        yield { type: 'say', text: sentence };
+        if (clauseRest) {
+          clauseRest.resolve(sentence);
+          clauseRest = null;
+        } else yield { type: 'say', text: sentence };
       }
+      clauseRest?.resolve('');
       remembered = true;
       // Only a call the history holds is pending: a stream cut before its end chose no transfer.
       if (transferCallId !== null) this.pendingTransfer = transferCallId;
@@ -413,6 +345,8 @@ export class LlmBrain implements AgentBrain {
       yield* followUps;
       return ownToolCalls;
     } finally {
+      // A sentence whose rest never came (the stream failed or was cut) ends with its clause.
+      clauseRest?.resolve('');
       // Cut off by the callee: the history keeps the reply as far as it was spoken (noteSaid then
       // cuts it to what was heard), never a user turn followed by nothing.
       if (!remembered && said) messages.push({ role: 'assistant', content: said });
@@ -498,4 +432,18 @@ export class LlmBrain implements AgentBrain {
     yield { type: 'note', event: 'tool_result', text: toolResultTranscriptText(done) };
     if (failedSaid !== null) yield { type: 'say', text: failedSaid };
   }
+}
+
+/** Text known later: a promise and the function that settles it. */
+interface LaterText {
+  promise: Promise<string>;
+  resolve: (text: string) => void;
+}
+
+function laterText(): LaterText {
+  let resolve: (text: string) => void = () => {};
+  const promise = new Promise<string>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
 }

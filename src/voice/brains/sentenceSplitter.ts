@@ -25,6 +25,19 @@ export class SentenceSplitter {
     return sentences;
   }
 
+  /**
+   * The first clause of the sentence being written, taken out of the buffer, when what was received
+   * ends with one ("Okay," "Sure;" "Right:" after a word, not the "1," of "1,000") and no sentence
+   * end came before it; null otherwise. A reply's first clause is voiced while the model still
+   * writes the rest of its sentence (docs/decisions.md, "A reply's first clause").
+   */
+  clause(): string | null {
+    const match = /^(\s*[^.!?…\n]*\p{L}[,;:])\s*$/u.exec(this.buffer);
+    if (!match || this.findSentenceEnd() !== -1) return null;
+    this.buffer = '';
+    return match[1]!.trim();
+  }
+
   /** What remains once the stream is over. */
   flush(): string[] {
     const rest = this.buffer.trim();

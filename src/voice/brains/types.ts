@@ -7,6 +7,11 @@ export type BrainAction =
       type: 'say';
       text: string;
       interruptible?: boolean;
+      /**
+       * `text` is a sentence's first clause; the rest of the sentence (possibly '') follows when the
+       * model has written it. Voiced and written to the transcript as one line.
+       */
+      rest?: Promise<string>;
       /** Said only if this still holds once what is before it has been heard (a tool's waiting line). */
       whilePending?: () => boolean;
     }
