@@ -88,3 +88,8 @@ export function formatTime(iso: string | null | undefined): Html {
 export function statusBadge(status: string): Html {
   return html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
 }
+
+/** An id as one unbroken word (a call, event or run id is copied whole, never read in halves). */
+export function idCode(id: string): Html {
+  return html`<code class="id">${id}</code>`;
+}
