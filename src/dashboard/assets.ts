@@ -42,7 +42,8 @@ label > input:not([type=checkbox]):not([type=radio]), label > select, label > te
 input[type=time] { width:auto; min-width:8rem; }
 fieldset { border:1px solid var(--line); border-radius:6px; padding:.5rem .75rem .75rem; margin:0; min-width:0; }
 legend { font-weight:600; padding:0 .25rem; }
-label.inline { display:inline-flex; align-items:center; gap:.3rem; font-weight:400; margin:.25rem 1rem 0 0; }
+label.inline { display:inline-flex; flex-wrap:wrap; align-items:center; gap:0 .3rem; font-weight:400; margin:.25rem 1rem 0 0; }
+label.inline > code { white-space:nowrap; overflow-wrap:normal; }
 .fields { display:flex; flex-wrap:wrap; gap:.5rem 1rem; align-items:flex-end; margin-bottom:.5rem; }
 label.unit-field { display:inline-flex; align-items:center; gap:.35rem; font-weight:400; }
 label.unit-field > input.short { display:inline-block; margin:0; width:5.5rem; }

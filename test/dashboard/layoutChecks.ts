@@ -15,7 +15,7 @@ export interface LayoutReport {
   pageScrollPx: number;
   /** Labels whose text and input touch (less than 4 px apart, on the same line). */
   labelsTouching: string[];
-  /** Ids (call_…, evt_…) laid out over more than one line. */
+  /** Ids (call_…, evt_…) and event types (call.answered) laid out over more than one line. */
   brokenIds: string[];
 }
 
@@ -73,7 +73,8 @@ export async function layoutReport(page: Page): Promise<LayoutReport> {
     }
 
     const brokenIds: string[] = [];
-    const idPattern = /^(call|evt|cmp|trn|agt|cct)_[0-9A-Za-z]+$/;
+    // Ids, and event types (call.answered), are words one copies or searches for whole.
+    const idPattern = /^((call|evt|cmp|trn|agt|cct)_[0-9A-Za-z]+|(call|campaign|number)\.[a-z_]+)$/;
     for (const element of document.querySelectorAll('main *')) {
       const own = [...element.childNodes]
         .filter((node) => node.nodeType === Node.TEXT_NODE)

@@ -114,7 +114,7 @@ function deliveryLog(token: string, details: EventDetail[]): Html {
 <thead><tr><th scope="col">Event</th><th scope="col">For</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>${details.map(
     (event) => html`<tr>
-  <td data-label="Event" class="log-what"><code>${event.type}</code><br><span class="muted">${idCode(event.event_id)}</span></td>
+  <td data-label="Event" class="log-what"><code class="id">${event.type}</code><br><span class="muted">${idCode(event.event_id)}</span></td>
   <td data-label="For" class="log-for">${
     event.campaign_id
       ? html`campaign <a href="/campaigns/${event.campaign_id}">${idCode(event.campaign_id)}</a>`
