@@ -1,4 +1,47 @@
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
+
+// The page's globals, as far as the functions run in the browser use them: the project compiles
+// without the DOM library, so they are declared here, for this module only.
+interface Rect {
+  top: number;
+  bottom: number;
+  left: number;
+  right: number;
+  width: number;
+  height: number;
+}
+interface DomNode {
+  nodeType: number;
+  textContent: string | null;
+}
+interface DomElement extends DomNode {
+  tagName: string;
+  className: string;
+  childNodes: Iterable<DomNode>;
+  children: Iterable<DomElement>;
+  scrollWidth: number;
+  clientWidth: number;
+  getBoundingClientRect(): Rect;
+  closest(selector: string): DomElement | null;
+  querySelector(selector: string): DomElement | null;
+}
+declare const document: {
+  querySelectorAll(selector: string): Iterable<DomElement> & { length: number };
+  scrollingElement: DomElement | null;
+  documentElement: DomElement;
+  createRange(): {
+    selectNodeContents(node: DomNode): void;
+    getBoundingClientRect(): Rect;
+    getClientRects(): Iterable<Rect>;
+  };
+};
+declare const Node: { TEXT_NODE: number };
+declare function getComputedStyle(element: DomElement): {
+  display: string;
+  overflowX: string;
+  visibility: string;
+  backgroundColor: string;
+};
 
 /**
  * What a person would see wrong on a dashboard page, measured in the browser rather than judged
@@ -21,11 +64,11 @@ export interface LayoutReport {
 
 export async function layoutReport(page: Page): Promise<LayoutReport> {
   return page.evaluate(() => {
-    const describe = (element: Element): string => {
+    const describe = (element: DomElement): string => {
       const text = (element.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 60);
       return `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replace(/\s+/g, '.')}` : ''} "${text}"`;
     };
-    const visible = (element: Element): boolean => {
+    const visible = (element: DomElement): boolean => {
       const rect = element.getBoundingClientRect();
       return rect.width > 0 && rect.height > 0 && getComputedStyle(element).visibility !== 'hidden';
     };
@@ -105,4 +148,9 @@ export async function gapBetweenPx(page: Page, first: string, second: string): P
   const sameLine = a.y < b.y + b.height && b.y < a.y + a.height;
   if (sameLine) return Math.max(b.x - (a.x + a.width), a.x - (b.x + b.width));
   return Math.max(b.y - (a.y + a.height), a.y - (b.y + b.height));
+}
+
+/** An element's computed background colour, as `rgb(r, g, b)`. */
+export async function backgroundColorOf(locator: Locator): Promise<string> {
+  return locator.evaluate((element) => getComputedStyle(element as unknown as DomElement).backgroundColor);
 }

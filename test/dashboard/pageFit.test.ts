@@ -11,7 +11,7 @@ import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { eventually, pointAccountAt, type Receiver, startReceiver } from '../webhooks/harness.js';
 import { launchChromium, screenshotDir, signedInPage } from './browser.js';
-import { gapBetweenPx, layoutReport } from './layoutChecks.js';
+import { backgroundColorOf, gapBetweenPx, layoutReport } from './layoutChecks.js';
 
 /**
  * Issue 38 item 7: the dashboard pages a user reads most, with real data (calls placed on the
@@ -219,9 +219,7 @@ describe('dashboard pages at two widths', () => {
       const cancel = page.getByRole('button', { name: 'Cancel the campaign' });
       // The class itself, not a quoted "danger" (an escaped string once gave the button class="&quot;…").
       expect(await cancel.evaluate((button) => [...button.classList])).toEqual(['danger']);
-      expect(await cancel.evaluate((button) => getComputedStyle(button).backgroundColor)).toBe(
-        'rgb(207, 34, 46)',
-      );
+      expect(await backgroundColorOf(cancel)).toBe('rgb(207, 34, 46)');
       expect(
         await gapBetweenPx(page, 'button:text-is("Pause")', 'button:text-is("Cancel the campaign")'),
       ).toBeGreaterThanOrEqual(8);
