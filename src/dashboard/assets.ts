@@ -36,7 +36,7 @@ form.inline { display:inline; }
 form.row { display:flex; flex-wrap:wrap; gap:.5rem; align-items:flex-end; }
 label { font-weight:600; display:block; }
 .hint { font-weight:400; color:var(--muted); font-size:.85rem; display:block; }
-input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=date], input[type=time], select, textarea {
+input:not([type]), input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=date], input[type=time], select, textarea {
   width:100%; padding:.5rem; border:1px solid #8c959f; border-radius:6px; font:inherit; background:#fff; color:inherit; }
 label > input:not([type=checkbox]):not([type=radio]), label > select, label > textarea { display:block; margin-top:.25rem; }
 input[type=time] { width:auto; min-width:8rem; }
