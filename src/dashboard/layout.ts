@@ -56,7 +56,7 @@ export function page(viewer: Viewer, section: Section, title: string, content: H
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${content}
 </main>
-<footer class="foot"><p>callwright dashboard · account <code>${viewer.account.id}</code></p></footer>`,
+<footer class="foot"><p>callwright dashboard · account ${idCode(viewer.account.id)}</p></footer>`,
   );
 }
 

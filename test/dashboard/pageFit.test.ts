@@ -20,7 +20,8 @@ import { backgroundColorOf, gapBetweenPx, layoutReport } from './layoutChecks.js
  * agent test run that passes and one that fails), measured in chromium at a desktop and a phone
  * width: one h1 and no heading twice, no text wider than its box and no sideways scroll, labels
  * apart from their inputs, ids on one line, Cancel red and apart from Pause, the webhook log a
- * table of bounded height, test runs that say PASS or FAIL.
+ * table of bounded height, test runs that say PASS or FAIL. The other pages are held to the same
+ * layout measures.
  */
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
@@ -49,7 +50,7 @@ let service: Awaited<ReturnType<typeof startFullService>>;
 let browser: Browser;
 let page: Page;
 let receiver: Receiver;
-const made = { machineCallId: '', campaignId: '', testAgentId: '' };
+const made = { machineCallId: '', campaignId: '', testAgentId: '', failingRunId: '', clinicId: '' };
 
 async function placeAndWait(key: string, agentId: string, to: string): Promise<string> {
   const placed = await postCall(service.url, key, {
@@ -146,6 +147,8 @@ beforeAll(async () => {
     }),
   ]);
   await Promise.all([passing, failing].map((runId) => waitForRun(key, tester.id, runId)));
+  made.failingRunId = failing;
+  made.clinicId = clinic.id;
   // A campaign whose window opens in three hours: running, its contact waiting, with retry rules.
   const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
   const campaignKey = await keyForCallsPlacedBy(service.store, account.id, 'campaigns');
@@ -190,6 +193,15 @@ function pages(): { name: string; path: string }[] {
     { name: 'data-rules', path: '/data-rules' },
     { name: 'webhook', path: '/webhook' },
     { name: 'agent-test-runs', path: `/agents/${made.testAgentId}/tests` },
+    { name: 'agent-test-run', path: `/agents/${made.testAgentId}/tests/${made.failingRunId}` },
+    // The other pages, held to the same measures.
+    { name: 'overview', path: '/' },
+    { name: 'agents', path: '/agents' },
+    { name: 'agent', path: `/agents/${made.clinicId}` },
+    { name: 'numbers', path: '/numbers' },
+    { name: 'keys', path: '/keys' },
+    { name: 'providers', path: '/providers' },
+    { name: 'do-not-call', path: '/do-not-call' },
   ];
 }
 

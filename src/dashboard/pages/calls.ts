@@ -37,7 +37,7 @@ function callsTable(calls: CallRecord[], agentNames: Map<string, string>): Html 
   <td data-label="Call"><a href="/calls/${call.id}">${idCode(call.id)}</a></td>
   <td data-label="Status">${statusBadge(call.status)}</td>
   <td data-label="How it ended">${isTerminal(call.status) ? plainOutcome(call.status, call.endReason) : html`<span class="muted">${plainOutcome(call.status, null)}</span>`}</td>
-  <td data-label="Agent">${agentNames.get(call.agentId) ?? html`<code>${call.agentId}</code>`}</td>
+  <td data-label="Agent">${agentNames.get(call.agentId) ?? idCode(call.agentId)}</td>
   <td data-label="To">${call.toNumber}</td>
   <td data-label="Duration">${formatDuration(toCallResource(call).duration_seconds) ?? html`<span class="muted">—</span>`}</td>
   <td data-label="Created">${formatTime(call.createdAt)}</td>
