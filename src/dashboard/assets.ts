@@ -28,20 +28,35 @@ table { border-collapse:collapse; width:100%; font-size:.92rem; }
 th, td { text-align:left; padding:.45rem .5rem; border-bottom:1px solid var(--line); vertical-align:top; }
 th { background:var(--panel); font-weight:600; }
 .table-wrap { overflow-x:auto; }
-code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.88em; word-break:break-all; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.88em; overflow-wrap:anywhere; }
+code.id, .id { white-space:nowrap; overflow-wrap:normal; }
 form.stack { display:grid; gap:.75rem; max-width:40rem; }
+form.stack > button { justify-self:start; }
 form.inline { display:inline; }
 form.row { display:flex; flex-wrap:wrap; gap:.5rem; align-items:flex-end; }
 label { font-weight:600; display:block; }
 .hint { font-weight:400; color:var(--muted); font-size:.85rem; display:block; }
-input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=date], select, textarea {
+input:not([type]), input[type=text], input[type=email], input[type=password], input[type=url], input[type=number], input[type=date], input[type=time], select, textarea {
   width:100%; padding:.5rem; border:1px solid #8c959f; border-radius:6px; font:inherit; background:#fff; color:inherit; }
+label > input:not([type=checkbox]):not([type=radio]), label > select, label > textarea { display:block; margin-top:.25rem; }
+input[type=time] { width:auto; min-width:8rem; }
+fieldset { border:1px solid var(--line); border-radius:6px; padding:.5rem .75rem .75rem; margin:0; min-width:0; }
+legend { font-weight:600; padding:0 .25rem; }
+label.inline { display:inline-flex; flex-wrap:wrap; align-items:center; gap:0 .3rem; font-weight:400; margin:.25rem 1rem 0 0; }
+label.inline > code { white-space:nowrap; overflow-wrap:normal; }
+.fields { display:flex; flex-wrap:wrap; gap:.5rem 1rem; align-items:flex-end; margin-bottom:.5rem; }
+label.unit-field { display:inline-flex; align-items:center; gap:.35rem; font-weight:400; }
+label.unit-field > input.short { display:inline-block; margin:0; width:5.5rem; }
+.retry-rule { display:flex; flex-wrap:wrap; align-items:center; gap:.25rem 1rem; padding:.3rem 0; border-bottom:1px solid var(--line); }
+.retry-rule:last-child { border-bottom:none; }
+.retry-outcome { font-weight:600; min-width:6.5rem; }
+.actions { display:flex; flex-wrap:wrap; align-items:center; gap:.75rem; margin:.5rem 0 1rem; }
 textarea { min-height:6rem; font-family: ui-monospace, Menlo, Consolas, monospace; font-size:.9rem; }
 form.row label { flex:1 1 10rem; }
 button, .button { font:inherit; padding:.45rem .9rem; border-radius:6px; border:1px solid var(--accent); background:var(--accent);
   color:#fff; cursor:pointer; text-decoration:none; display:inline-block; }
 button.secondary, .button.secondary { background:#fff; color:var(--accent); }
-button.danger { background:var(--bad); border-color:var(--bad); }
+button.danger, .button.danger { background:var(--bad); border-color:var(--bad); color:#fff; }
 button.link { background:none; border:none; color:var(--accent); padding:0; text-decoration:underline; }
 .notice { background:#ddf4ff; border:1px solid #54aeff; padding:.6rem .8rem; border-radius:6px; }
 .error { background:#ffebe9; border:1px solid #ff8182; padding:.6rem .8rem; border-radius:6px; }
@@ -51,7 +66,7 @@ button.link { background:none; border:none; color:var(--accent); padding:0; text
 .flag { display:inline-block; font-size:.78rem; padding:.05rem .4rem; border-radius:999px; background:#fff8c5;
   border:1px solid #d4a72c; color:#4d2d00; margin:.1rem .2rem 0 0; }
 .badge { display:inline-block; font-size:.8rem; padding:.05rem .5rem; border-radius:999px; border:1px solid var(--line); background:var(--panel); }
-.status-completed { background:#dafbe1; border-color:#4ac26b; }
+.status-completed, .status-delivered { background:#dafbe1; border-color:#4ac26b; }
 .status-failed, .status-busy { background:#ffebe9; border-color:#ff8182; }
 .status-no_answer, .status-canceled { background:#fff8c5; border-color:#d4a72c; }
 .status-dialing, .status-ringing, .status-in_progress, .status-queued { background:#ddf4ff; border-color:#54aeff; }
@@ -59,6 +74,7 @@ button.link { background:none; border:none; color:var(--accent); padding:0; text
 .card { border:1px solid var(--line); border-radius:8px; padding:.75rem; background:var(--panel); }
 .card strong { display:block; font-size:1.5rem; }
 .panel { border:1px solid var(--line); border-radius:8px; padding:1rem; margin:1rem 0; }
+.panel > h2:first-child { margin-top:0; }
 .transcript { list-style:none; padding:0; }
 .transcript li { padding:.4rem .6rem; border-radius:6px; margin:.3rem 0; background:var(--panel); }
 .transcript li.callee { background:#ddf4ff; }
@@ -79,8 +95,22 @@ audio { width:100%; max-width:32rem; }
   .signout { margin-left:0; }
   table.responsive thead { position:absolute; left:-9999px; }
   table.responsive tr { display:block; border:1px solid var(--line); border-radius:8px; margin:.5rem 0; padding:.25rem; }
-  table.responsive td { display:grid; grid-template-columns:8rem 1fr; border:none; padding:.25rem .5rem; }
+  table.responsive td { display:grid; grid-template-columns:7rem minmax(0, 1fr); gap:0 .5rem; border:none; padding:.25rem .5rem; }
+  table.responsive td:has(.id) { grid-template-columns:minmax(0, 1fr); }
+  table.responsive td > .badge { justify-self:start; }
   table.responsive td::before { content: attr(data-label); font-weight:600; color:var(--muted); }
+  table.responsive th[scope=row] { display:block; border:none; background:none; padding:.25rem .5rem; }
+  table.responsive caption { text-align:left; font-weight:600; }
+  /* A log row in three lines: what and its state; for what, and the action; its attempts. */
+  table.responsive.log tr { display:grid; grid-template-columns:minmax(0, 1fr) auto; gap:.15rem .5rem; }
+  table.responsive.log td { display:block; padding:.1rem .25rem; }
+  table.responsive.log td::before { content:none; }
+  table.responsive.log td.log-state, table.responsive.log td.log-action { text-align:right; }
+  table.responsive.log td.log-what { grid-area:1 / 1; }
+  table.responsive.log td.log-state { grid-area:1 / 2; }
+  table.responsive.log td.log-for { grid-area:2 / 1; }
+  table.responsive.log td.log-action { grid-area:2 / 2 / span 2; align-self:end; }
+  table.responsive.log td.log-attempts { grid-area:3 / 1; }
   dl.facts { grid-template-columns:1fr; }
 }
 `;

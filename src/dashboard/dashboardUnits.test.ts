@@ -57,7 +57,7 @@ describe('key flags and latency figures', () => {
 });
 
 describe('who answered, on the call page', () => {
-  it('adds the early decision: confidence, time and reason', () => {
+  it('adds the early decision: how sure, when and what was heard', () => {
     const metrics = {
       answering_machine: {
         answered_by: 'machine',
@@ -66,8 +66,35 @@ describe('who answered, on the call page', () => {
         reason: 'long_greeting',
       },
     };
-    expect(answeredByText('machine', metrics)).toBe('machine (82 %, decided at 2.7 s, long greeting)');
+    expect(answeredByText('machine', metrics)).toBe(
+      'machine (82 % sure, 2.7 s after the answer: a greeting that ran on without a pause)',
+    );
     expect(answeredByText('unknown', { answering_machine: null })).toBe('unknown');
     expect(answeredByText(null, metrics)).toBeNull();
+  });
+
+  it('does not give a person the 50 % of a check that gave up on a silent line', () => {
+    // A silent start is decided "unknown" at 3 s; the callee's first words make the call "human".
+    const silent = {
+      answering_machine: { answered_by: 'unknown', confidence: 0.5, decision_ms: 3000, reason: 'silence' },
+    };
+    expect(answeredByText('human', silent)).toBe(
+      'human (spoke after the early check gave up: nothing said in the first 3.0 s)',
+    );
+    expect(answeredByText('unknown', silent)).toBe(
+      'unknown (the early check gave up: nothing said in the first 3.0 s)',
+    );
+    // A later verdict overriding the early one says so.
+    const person = {
+      answering_machine: {
+        answered_by: 'human',
+        confidence: 0.9,
+        decision_ms: 1200,
+        reason: 'short_greeting',
+      },
+    };
+    expect(answeredByText('machine', person)).toBe(
+      'machine (the early check said human, 90 % sure, 1.2 s after the answer: a short hello, then a pause)',
+    );
   });
 });

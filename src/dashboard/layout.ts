@@ -56,7 +56,7 @@ export function page(viewer: Viewer, section: Section, title: string, content: H
 ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
 ${content}
 </main>
-<footer class="foot"><p>callwright dashboard · account <code>${viewer.account.id}</code></p></footer>`,
+<footer class="foot"><p>callwright dashboard · account ${idCode(viewer.account.id)}</p></footer>`,
   );
 }
 
@@ -87,4 +87,9 @@ export function formatTime(iso: string | null | undefined): Html {
 
 export function statusBadge(status: string): Html {
   return html`<span class="badge status-${status}">${status.replace('_', ' ')}</span>`;
+}
+
+/** An id as one unbroken word (a call, event or run id is copied whole, never read in halves). */
+export function idCode(id: string): Html {
+  return html`<code class="id">${id}</code>`;
 }

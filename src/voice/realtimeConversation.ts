@@ -257,6 +257,9 @@ export class RealtimeConversation {
         const text = event.text.trim();
         if (!text) return;
         this.answering.noteWords(text, this.nowMs());
+        // Words in answer to the agent: a person, unless the detector decided otherwise — told to
+        // the detector, as the pipeline does, so the metrics and call.answered say what the record does.
+        this.answering.noteReply(this.nowMs());
         if (this.answeredBy === 'unknown') this.answeredBy = 'human';
         this.addTranscriptLine({
           role: 'callee',

@@ -130,6 +130,13 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
     expect(answer.start_ms).toBeGreaterThanOrEqual(greeting.end_ms - 100);
     expect(goodbye.start_ms).toBeGreaterThan(answer.end_ms);
     expect((call.metrics as { response_latencies_ms: number[] }).response_latencies_ms).toHaveLength(1);
+    // Who answered is one decision: the early check gave up on the silence under the greeting, the
+    // callee's reply decided a person — in the metrics as in the record (issue 38: the call page read
+    // "human (50 %, decided at 3.0 s, silence)").
+    expect((call.metrics as { answering_machine: unknown }).answering_machine).toMatchObject({
+      answered_by: 'human',
+      reason: 'reply',
+    });
 
     expect(realtime.connections).toHaveLength(before + 1);
     const connection = realtime.connections.at(-1)!;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { testRunReport } from '../../agentTests/testRuns.js';
+import { type TestRunReport, testRunReport } from '../../agentTests/testRuns.js';
 import { AppError, isAppError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
 import type { AgentRecord } from '../../domain/records.js';
@@ -20,7 +20,7 @@ import {
   viewerOf,
 } from '../context.js';
 import { type Html, html } from '../html.js';
-import { csrfField, formatTime, page } from '../layout.js';
+import { csrfField, formatTime, idCode, page } from '../layout.js';
 import { agentOf, agentTabs } from './agentTabs.js';
 import { testRunView } from './testRunView.js';
 
@@ -67,17 +67,30 @@ async function runForm(
 </form>`;
 }
 
+/** A run's result in a word, with its counts: PASS (3 of 3), FAIL (1 of 3 failed), or running. */
+function runResult(summary: TestRunReport['summary']): Html {
+  if (summary.running > 0)
+    return html`<span class="badge status-in_progress">running</span> <span class="muted">${summary.passed + summary.failed} of ${summary.total} ended</span>`;
+  if (summary.failed > 0)
+    return html`<span class="badge status-failed">FAIL</span> <span class="muted">${summary.failed} of ${summary.total} failed</span>`;
+  return html`<span class="badge status-completed">PASS</span> <span class="muted">${summary.passed} of ${summary.total} passed</span>`;
+}
+
 async function runsTable(options: DashboardOptions, viewer: Viewer, agent: AgentRecord): Promise<Html> {
   const runs = await options.store.agentTests.listRuns(viewer.account.id, agent.id, runsShown);
   if (runs.length === 0) return html`<p class="muted">No test runs yet.</p>`;
+  const reports = await Promise.all(
+    runs.map((run) => testRunReport(options.store, viewer.account.id, agent.id, run.runId)),
+  );
   return html`<div class="table-wrap"><table class="responsive" data-testid="runs-table">
-<thead><tr><th scope="col">Run</th><th scope="col">Started</th><th scope="col">Calls</th><th scope="col">Kind</th></tr></thead>
-<tbody>${runs.map(
-    (run) => html`<tr>
-  <td data-label="Run"><a href="/agents/${agent.id}/tests/${run.runId}"><code>${run.runId}</code></a></td>
-  <td data-label="Started">${formatTime(run.createdAt)}</td>
-  <td data-label="Calls">${run.calls}</td>
-  <td data-label="Kind">${run.replayOf ? html`replay of <a href="/calls/${run.replayOf}"><code>${run.replayOf}</code></a>` : 'scenarios'}</td>
+<thead><tr><th scope="col">Run</th><th scope="col">Result</th><th scope="col">Started</th><th scope="col">Calls</th><th scope="col">Kind</th></tr></thead>
+<tbody>${reports.map(
+    (report) => html`<tr>
+  <td data-label="Run"><a href="/agents/${agent.id}/tests/${report.id}">${idCode(report.id)}</a></td>
+  <td data-label="Result" data-testid="run-result">${runResult(report.summary)}</td>
+  <td data-label="Started">${formatTime(report.created_at)}</td>
+  <td data-label="Calls">${report.summary.total}</td>
+  <td data-label="Kind">${report.replay_of ? html`replay of <a href="/calls/${report.replay_of}">${idCode(report.replay_of)}</a>` : 'scenarios'}</td>
 </tr>`,
   )}</tbody></table></div>`;
 }

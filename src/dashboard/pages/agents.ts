@@ -19,7 +19,7 @@ import {
   viewerOf,
 } from '../context.js';
 import { type Html, html } from '../html.js';
-import { csrfField, errorBox, formatTime, page } from '../layout.js';
+import { csrfField, errorBox, formatTime, idCode, page } from '../layout.js';
 import { placeTestCall, testCallVariables } from '../testCall.js';
 import { agentForm, agentFormFrom, emptyAgentForm } from './agentForm.js';
 import { agentOf, agentTabs } from './agentTabs.js';
@@ -67,7 +67,7 @@ async function agentPage(
     '/agents',
     `Agent ${agent.name}`,
     html`${agentTabs(agent, 'settings')}
-<p><code>${agent.id}</code> · ${agent.active ? html`<span class="badge status-completed">active</span>` : html`<span class="badge">inactive</span>`} · updated ${formatTime(agent.updatedAt)}</p>
+<p>${idCode(agent.id)} · ${agent.active ? html`<span class="badge status-completed">active</span>` : html`<span class="badge">inactive</span>`} · updated ${formatTime(agent.updatedAt)}</p>
 <form method="post" action="/agents/${agent.id}/active" class="inline">
   ${csrfField(viewer.session.csrfToken)}
   <input type="hidden" name="active" value="${agent.active ? '0' : '1'}">
@@ -99,7 +99,7 @@ ${
 <thead><tr><th scope="col">Name</th><th scope="col">Agent id</th><th scope="col">Brain</th><th scope="col">State</th><th scope="col">Updated</th></tr></thead>
 <tbody>${agents.map(
         (agent) => html`<tr><td data-label="Name"><a href="/agents/${agent.id}">${agent.name}</a></td>
-<td data-label="Agent id"><code>${agent.id}</code></td><td data-label="Brain">${agent.brain}</td>
+<td data-label="Agent id">${idCode(agent.id)}</td><td data-label="Brain">${agent.brain}</td>
 <td data-label="State">${agent.active ? 'active' : 'inactive'}</td><td data-label="Updated">${formatTime(agent.updatedAt)}</td></tr>`,
       )}</tbody></table></div>`
 }`,

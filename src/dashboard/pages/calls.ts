@@ -20,7 +20,7 @@ import {
   viewerOf,
 } from '../context.js';
 import { type Html, html } from '../html.js';
-import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import { csrfField, formatTime, idCode, page, statusBadge } from '../layout.js';
 import { transcriptList } from '../transcript.js';
 import { turnsOf, turnWaterfall } from '../turnWaterfall.js';
 import { understandingOf, understandingTable } from '../understandingTable.js';
@@ -34,10 +34,10 @@ function callsTable(calls: CallRecord[], agentNames: Map<string, string>): Html 
 <thead><tr><th scope="col">Call</th><th scope="col">Status</th><th scope="col">How it ended</th><th scope="col">Agent</th><th scope="col">To</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
 <tbody>${calls.map(
     (call) => html`<tr>
-  <td data-label="Call"><a href="/calls/${call.id}"><code>${call.id}</code></a></td>
+  <td data-label="Call"><a href="/calls/${call.id}">${idCode(call.id)}</a></td>
   <td data-label="Status">${statusBadge(call.status)}</td>
   <td data-label="How it ended">${isTerminal(call.status) ? plainOutcome(call.status, call.endReason) : html`<span class="muted">${plainOutcome(call.status, null)}</span>`}</td>
-  <td data-label="Agent">${agentNames.get(call.agentId) ?? html`<code>${call.agentId}</code>`}</td>
+  <td data-label="Agent">${agentNames.get(call.agentId) ?? idCode(call.agentId)}</td>
   <td data-label="To">${call.toNumber}</td>
   <td data-label="Duration">${formatDuration(toCallResource(call).duration_seconds) ?? html`<span class="muted">—</span>`}</td>
   <td data-label="Created">${formatTime(call.createdAt)}</td>
@@ -170,6 +170,7 @@ ${facts([
       : html`${plainOutcome(call.status, call.endReason)}${call.endReason ? html` <span class="muted">(<code>${call.endReason}</code>)</span>` : ''}`,
   ],
   ['Answered by', answeredByText(call.answeredBy, call.metrics)],
+  ['Call ID', idCode(call.id)],
   ['Agent', agent ? html`<a href="/agents/${agent.id}">${agent.name}</a>` : call.agentId],
   ['To', call.toNumber],
   ['From', call.fromNumber],
@@ -235,7 +236,7 @@ ${metrics.length === 0 ? html`<p class="muted">${live ? 'Figures appear when the
 <h2 id="webhook-title">Webhook attempts</h2>
 ${
   webhook
-    ? html`<p>Event <code>${webhook.event.id}</code>: ${webhook.event.status}, ${webhook.event.attempts} attempt(s). <a href="/webhook">Webhook settings</a></p>${attemptsTable(webhook.attempts)}`
+    ? html`<p>Event ${idCode(webhook.event.id)}: ${webhook.event.status}, ${webhook.event.attempts} attempt(s). <a href="/webhook">Webhook settings</a></p>${attemptsTable(webhook.attempts)}`
     : html`<p class="muted">The call.completed event is written when the call ends.</p>`
 }
 </section>
@@ -290,10 +291,7 @@ ${callsTable(calls, agentNames)}
   app.get<{ Params: { id: string } }>('/calls/:id', async (request, reply) => {
     const viewer = viewerOf(request);
     const call = await callOf(options, viewer, request.params.id);
-    return sendPage(
-      reply,
-      page(viewer, '/calls', `Call ${call.id}`, await callDetail(options, viewer, call)),
-    );
+    return sendPage(reply, page(viewer, '/calls', callTitle(call), await callDetail(options, viewer, call)));
   });
 
   // Starts a test run that replays the call's callee (src/agentTests/testRuns.ts), then shows it.
@@ -318,7 +316,7 @@ ${callsTable(calls, agentNames)}
     } catch (error) {
       if (!isAppError(error) || error.status >= 500) throw error;
       const detail = await callDetail(options, viewer, call, { ...text, error: error.message });
-      return sendPage(reply, page(viewer, '/calls', `Call ${call.id}`, detail), 400);
+      return sendPage(reply, page(viewer, '/calls', callTitle(call), detail), 400);
     }
   });
 
@@ -357,19 +355,57 @@ ${callsTable(calls, agentNames)}
   });
 }
 
-/** Who answered, with how sure the early decision was and when it was made ("machine (80 %, 2.7 s, long greeting)"). */
+/** The page's heading: whom the call was to (the id, one long word, is in the summary). */
+function callTitle(call: CallRecord): string {
+  return `Call to ${call.toNumber}`;
+}
+
+/** What the early answering-machine check heard, in words (`metrics.answering_machine.reason`). */
+const answeringReasonTexts: Record<string, string> = {
+  beep: "a recorder's beep",
+  greeting_words: 'words only a recorded greeting says',
+  long_greeting: 'a greeting that ran on without a pause',
+  short_greeting: 'a short hello, then a pause',
+  backchannel: 'a short "uh huh" while the agent spoke',
+  silence: 'nothing said',
+  reply: 'the callee answered the agent',
+  agent: 'the agent judged it a recording',
+};
+
+/**
+ * Who answered, and how the early check (src/voice/answeringMachineDetector.ts) came to it:
+ * "machine (82 % sure, 2.7 s after the answer: a greeting that ran on without a pause)". A check
+ * that gave up on a silent line decided nothing (its "unknown" is not a 50 % guess), so a person
+ * who then spoke reads "human (spoke after the early check gave up: nothing said in the first 3.0 s)".
+ */
 export function answeredByText(
   answeredBy: string | null,
   metrics: Record<string, unknown> | null,
 ): string | null {
   const decision = (metrics?.answering_machine ?? null) as {
+    answered_by?: unknown;
     confidence?: unknown;
     decision_ms?: unknown;
     reason?: unknown;
   } | null;
   if (answeredBy === null || !decision || typeof decision.decision_ms !== 'number') return answeredBy;
-  const confidence =
-    typeof decision.confidence === 'number' ? `${Math.round(decision.confidence * 100)} %, ` : '';
-  const reason = typeof decision.reason === 'string' ? `, ${decision.reason.replaceAll('_', ' ')}` : '';
-  return `${answeredBy} (${confidence}decided at ${(decision.decision_ms / 1000).toFixed(1)} s${reason})`;
+  const seconds = `${(decision.decision_ms / 1000).toFixed(1)} s`;
+  const heard =
+    typeof decision.reason === 'string'
+      ? (answeringReasonTexts[decision.reason] ?? decision.reason.replaceAll('_', ' '))
+      : null;
+  const decided = typeof decision.answered_by === 'string' ? decision.answered_by : answeredBy;
+  if (decided === 'unknown') {
+    const why =
+      decision.reason === 'silence' ? `nothing said in the first ${seconds}` : `undecided at ${seconds}`;
+    return answeredBy === 'unknown'
+      ? `unknown (the early check gave up: ${why})`
+      : `${answeredBy} (spoke after the early check gave up: ${why})`;
+  }
+  const sure =
+    typeof decision.confidence === 'number' ? `${Math.round(decision.confidence * 100)} % sure, ` : '';
+  const how = `${sure}${seconds} after the answer${heard ? `: ${heard}` : ''}`;
+  return decided === answeredBy
+    ? `${answeredBy} (${how})`
+    : `${answeredBy} (the early check said ${decided}, ${how})`;
 }

@@ -28,11 +28,11 @@ export async function figuresPanel(options: DashboardOptions, campaign: Campaign
   const rows = (label: string, items: { name: string; figures: FiguresResource }[]) =>
     items.length === 0
       ? ''
-      : html`<table class="data"><caption>${label}</caption><thead><tr><th scope="col">${label}</th>${figureHeads}</tr></thead><tbody>${items.map(
+      : html`<div class="table-wrap"><table class="data responsive"><caption>${label}</caption><thead><tr><th scope="col">${label}</th>${figureHeads}</tr></thead><tbody>${items.map(
           (item) => html`<tr><th scope="row">${item.name}</th>${figureCells(item.figures)}</tr>`,
-        )}</tbody></table>`;
+        )}</tbody></table></div>`;
   return html`<section class="panel" aria-labelledby="figures-title"><h2 id="figures-title">Figures</h2>
-<table class="data" data-testid="campaign-figures"><thead><tr>${figureHeads}</tr></thead><tbody><tr>${figureCells(figures.overall)}</tr></tbody></table>
+<div class="table-wrap"><table class="data responsive" data-testid="campaign-figures"><thead><tr>${figureHeads}</tr></thead><tbody><tr>${figureCells(figures.overall)}</tr></tbody></table></div>
 ${rows(
   'Caller ID',
   figures.by_caller_id.map((row) => ({ name: row.caller_id, figures: row })),

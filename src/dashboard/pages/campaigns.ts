@@ -50,7 +50,7 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
   const days = form ? form.getAll('weekdays') : ['1', '2', '3', '4', '5'];
   if (agents.length === 0 || numbers.length === 0)
     return html`<p>Add an agent and a phone number first: a campaign calls with one agent from your numbers.</p>`;
-  return html`<form method="post" action="/campaigns" aria-labelledby="new-title">
+  return html`<form method="post" action="/campaigns" class="stack" aria-labelledby="new-title">
   ${csrfField(viewer.session.csrfToken)}
   <label for="campaign-name">Name<input id="campaign-name" name="name" type="text" maxlength="100" value="${value('name', '')}"></label>
   <label for="campaign-agent">Agent<select id="campaign-agent" name="agent_id">${agents
@@ -64,8 +64,10 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
       html`<option${value('from_number', '') === entry.number ? ' selected' : ''}>${entry.number}</option>`,
   )}</select></label>
   <fieldset><legend>Calling window, in each callee's local time</legend>
+    <div class="fields">
     <label for="window-start">From<input id="window-start" name="window_start" type="time" required value="${value('window_start', '09:00')}"></label>
     <label for="window-end">Until<input id="window-end" name="window_end" type="time" required value="${value('window_end', '17:00')}"></label>
+    </div>
     ${weekdayNames.map(
       (name, index) =>
         html`<label class="inline"><input type="checkbox" name="weekdays" value="${index + 1}"${days.includes(String(index + 1)) ? ' checked' : ''}> ${name}</label>`,
@@ -73,13 +75,17 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
   </fieldset>
   <label for="campaign-zone">Time zone of contacts whose own is unknown <span class="hint">IANA name, e.g. America/New_York</span>
     <input id="campaign-zone" name="time_zone" type="text" required value="${value('time_zone', 'America/New_York')}"></label>
+  <div class="fields">
   <label for="campaign-concurrency">Calls at once<input id="campaign-concurrency" name="max_concurrency" type="number" min="1" max="100" value="${value('max_concurrency', '2')}"></label>
   <label for="campaign-pace">Calls per minute<input id="campaign-pace" name="calls_per_minute" type="number" min="1" max="600" value="${value('calls_per_minute', '10')}"></label>
-  <fieldset><legend>Retries <span class="hint">minutes to wait, and attempts in all; empty: no retry</span></legend>
+  </div>
+  <fieldset><legend>Retries <span class="hint">empty: no retry of that outcome</span></legend>
     ${(['busy', 'no_answer', 'voicemail', 'failed'] as const).map(
-      (outcome) => html`<div class="row"><span>${outcome.replace('_', ' ')}</span>
-      <label>after<input name="retry_${outcome}_minutes" type="number" min="1" aria-label="${outcome} retry after minutes" value="${value(`retry_${outcome}_minutes`, '')}"></label>
-      <label>attempts<input name="retry_${outcome}_attempts" type="number" min="1" max="10" aria-label="${outcome} attempts in all" value="${value(`retry_${outcome}_attempts`, '')}"></label></div>`,
+      (
+        outcome,
+      ) => html`<div class="retry-rule"><span class="retry-outcome">${outcome.replace('_', ' ')}</span>
+      <label class="unit-field">after<input class="short" name="retry_${outcome}_minutes" type="number" min="1" aria-label="${outcome} retry after minutes" value="${value(`retry_${outcome}_minutes`, '')}">min</label>
+      <label class="unit-field">up to<input class="short" name="retry_${outcome}_attempts" type="number" min="1" max="10" aria-label="${outcome} attempts in all" value="${value(`retry_${outcome}_attempts`, '')}">attempts in all</label></div>`,
     )}
   </fieldset>
   <label for="campaign-csv">Contacts (CSV) <span class="hint">header <code>to_number</code>, optional <code>first_message</code>, <code>context</code>, <code>time_zone</code>, and one column per agent variable; every row is checked before anything is dialled</span>
@@ -113,8 +119,7 @@ async function listPage(
     viewer,
     '/campaigns',
     'Campaigns',
-    html`<h1>Campaigns</h1>
-${extra.report ?? ''}
+    html`${extra.report ?? ''}
 <section class="panel" aria-labelledby="list-title"><h2 id="list-title">Your campaigns</h2>${listTable(resources)}</section>
 <section class="panel" aria-labelledby="new-title"><h2 id="new-title">New campaign</h2>${await createForm(options, viewer, extra.form)}</section>`,
   );
@@ -152,14 +157,13 @@ async function detailPage(
   const live = campaign.status === 'running' || resource.progress.calling > 0;
   const { progress } = resource;
   const action = (verb: 'pause' | 'resume' | 'cancel', label: string) =>
-    html`<form method="post" action="/campaigns/${campaign.id}/${verb}" class="inline">${csrfField(viewer.session.csrfToken)}<button type="submit"${verb === 'cancel' ? ' class="secondary"' : ''}>${label}</button></form>`;
+    html`<form method="post" action="/campaigns/${campaign.id}/${verb}" class="inline">${csrfField(viewer.session.csrfToken)}<button type="submit"${verb === 'cancel' ? html` class="danger"` : ''}>${label}</button></form>`;
   const window = campaign.callingWindow;
   return page(
     viewer,
     '/campaigns',
     `Campaign ${campaign.name || campaign.id}`,
-    html`<h1>${campaign.name || campaign.id}</h1>
-<p>${campaign.status === 'running' ? action('pause', 'Pause') : ''}${campaign.status === 'paused' ? action('resume', 'Resume') : ''}${campaign.status === 'running' || campaign.status === 'paused' ? action('cancel', 'Cancel the campaign') : ''}</p>
+    html`<div class="actions">${campaign.status === 'running' ? action('pause', 'Pause') : ''}${campaign.status === 'paused' ? action('resume', 'Resume') : ''}${campaign.status === 'running' || campaign.status === 'paused' ? action('cancel', 'Cancel the campaign') : ''}</div>
 <div id="campaign-live" aria-live="polite"${live ? html` data-live-refresh="${liveRefreshMs}"` : ''}>
 <section class="panel" aria-labelledby="progress-title"><h2 id="progress-title">Progress</h2>
 <p><span data-testid="campaign-status">${statusBadge(campaign.status)}</span> ${progressBar(resource)}</p>
@@ -180,12 +184,10 @@ ${figures}
   <dt>Calling window</dt><dd>${window.start}–${window.end} on ${window.weekdays.map((day) => weekdayNames[day - 1]).join(', ')}, callee's local time</dd>
   <dt>Default time zone</dt><dd>${campaign.timeZone}</dd>
   <dt>Calls at once / per minute</dt><dd>${campaign.maxConcurrency} / ${campaign.callsPerMinute}</dd>
-  <dt>Caller IDs</dt><dd data-testid="campaign-caller-ids">${(resource.caller_id_status ?? [])
-    .map(
-      (number) =>
-        `${number.number} ${number.status === 'rested' ? `rested until ${formatTime(number.rested_until)}` : `active, answered ${number.answer_rate === null ? '—' : `${Math.round(number.answer_rate * 100)}%`} of last ${number.attempts}`}`,
-    )
-    .join('; ')}</dd>
+  <dt>Caller IDs</dt><dd data-testid="campaign-caller-ids">${(resource.caller_id_status ?? []).map(
+    (number, index) =>
+      html`${index > 0 ? '; ' : ''}${number.number} ${number.status === 'rested' ? html`rested until ${formatTime(number.rested_until)}` : `active, answered ${number.answer_rate === null ? '—' : `${Math.round(number.answer_rate * 100)}%`} of last ${number.attempts}`}`,
+  )}</dd>
   <dt>Retries</dt><dd>${
     Object.entries(campaign.retry)
       .map(

@@ -31,22 +31,23 @@ async function rulesPage(
     viewer,
     '/data-rules',
     'Data rules',
-    html`<h1>Data rules</h1>
-${errorBox(extra.error)}
+    html`${errorBox(extra.error)}
 <section class="panel" aria-labelledby="retention-title"><h2 id="retention-title">Retention</h2>
 <p>${days === null ? 'Transcripts and recordings are kept.' : `Transcripts and recordings are deleted ${days} days after a call ends; the call records stay.`}</p>
-<form method="post" action="/data-rules/retention">${csrf}
+<form method="post" action="/data-rules/retention" class="stack">${csrf}
   <label for="retention-days">Days to keep transcripts and recordings <span class="hint">empty: keep them</span>
     <input id="retention-days" name="days" type="number" min="1" max="${retentionDaysMax}" value="${days ?? ''}"></label>
   <button type="submit">Save retention</button>
 </form></section>
 <section class="panel" aria-labelledby="quiet-title"><h2 id="quiet-title">Quiet hours</h2>
-<p>No call starts in them, in the callee's local time; calls asked for then wait in the queue.</p>
-<form method="post" action="/data-rules/quiet-hours">${csrf}
+<p>No call starts in them, in the callee's local time; calls asked for then wait in the queue. Leave both hours empty to have none.</p>
+<form method="post" action="/data-rules/quiet-hours" class="stack">${csrf}
+  <div class="fields">
   <label for="quiet-start">Quiet from<input id="quiet-start" name="start" type="time" value="${quiet?.start ?? ''}"></label>
   <label for="quiet-end">Quiet until<input id="quiet-end" name="end" type="time" value="${quiet?.end ?? ''}"></label>
+  </div>
   <label for="quiet-zone">Time zone of numbers without one<input id="quiet-zone" name="time_zone" type="text" value="${quiet?.timeZone ?? 'UTC'}"></label>
-  <button type="submit">Save quiet hours</button> <span class="hint">leave the hours empty to have none</span>
+  <button type="submit">Save quiet hours</button>
 </form></section>
 <section class="panel" aria-labelledby="rates-title"><h2 id="rates-title">Dial rates</h2>
 <p>The most calls per second that leave one caller ID or one trunk, single calls and campaigns alike; the others wait in the queue.</p>
@@ -60,7 +61,7 @@ ${
           html`<tr><td data-label="Caller ID or trunk">${rate.scope === 'trunk' ? 'trunk ' : ''}<code>${rate.subject}</code></td><td data-label="Calls per second">${rate.callsPerSecond}</td></tr>`,
       )}</tbody></table></div>`
 }
-<form method="post" action="/data-rules/dial-rates">${csrf}
+<form method="post" action="/data-rules/dial-rates" class="stack">${csrf}
   <label for="rate-scope">Cap on<select id="rate-scope" name="scope"><option value="caller_id">a caller ID</option><option value="trunk">a trunk</option></select></label>
   <label for="rate-subject">Caller ID (E.164) or trunk name<input id="rate-subject" name="subject" type="text" required></label>
   <label for="rate-per-second">Calls per second <span class="hint">empty: no cap</span><input id="rate-per-second" name="calls_per_second" type="number" min="1" max="${callsPerSecondMax}"></label>
@@ -68,9 +69,9 @@ ${
 </form></section>
 <section class="panel" aria-labelledby="erase-title"><h2 id="erase-title">Erase a number</h2>
 <p>Deletes the number's calls with their transcripts, recordings and events, and its campaign contacts. It cannot be undone; an audit entry records it without the number.</p>
-<form method="post" action="/data-rules/erase">${csrf}
+<form method="post" action="/data-rules/erase" class="stack">${csrf}
   <label for="erase-number">Number (E.164)<input id="erase-number" name="number" type="text" required></label>
-  <button type="submit" class="secondary">Erase everything about this number</button>
+  <button type="submit" class="danger">Erase everything about this number</button>
 </form></section>
 <section class="panel" aria-labelledby="audit-title"><h2 id="audit-title">Audit log</h2>
 ${

@@ -1,7 +1,7 @@
 import type { TestResult, TestResultStatus, TestRunReport } from '../../agentTests/testRuns.js';
 import type { RunDiff, TurnSide } from '../../domain/callReplay.js';
 import { type Html, html } from '../html.js';
-import { formatTime } from '../layout.js';
+import { formatTime, idCode } from '../layout.js';
 import { transcriptList } from '../transcript.js';
 
 /**
@@ -43,9 +43,9 @@ function summarySection(report: TestRunReport): Html {
   <dt>Running</dt><dd>${summary.running}</dd>
   <dt>Pass rate</dt><dd>${percent(summary.pass_rate) ?? html`<span class="muted">none ended yet</span>`}</dd>
   <dt>Started</dt><dd>${formatTime(report.created_at)}</dd>
-  ${report.replay_of ? html`<dt>Replays</dt><dd>call <a href="/calls/${report.replay_of}"><code>${report.replay_of}</code></a></dd>` : ''}
+  ${report.replay_of ? html`<dt>Replays</dt><dd>call <a href="/calls/${report.replay_of}">${idCode(report.replay_of)}</a></dd>` : ''}
 </dl>
-<p class="muted">Run <code>${report.id}</code>.</p>
+<p class="muted">Run ${idCode(report.id)}.</p>
 </section>`;
 }
 
@@ -78,7 +78,7 @@ function resultsTable(report: TestRunReport): Html {
   <td data-label="Duration">${result.duration_s === null ? none : `${result.duration_s} s`}</td>
   <td data-label="Slowest reply">${milliseconds(result.max_latency_ms)}</td>
   <td data-label="Reasons">${result.failures.length === 0 ? none : html`<ul class="reasons">${result.failures.map((failure) => html`<li>${failure}</li>`)}</ul>`}</td>
-  <td data-label="Call"><a href="/calls/${result.call_id}"><code>${result.call_id}</code></a></td>
+  <td data-label="Call"><a href="/calls/${result.call_id}">${idCode(result.call_id)}</a></td>
 </tr>`,
   )}</tbody></table></div>
 </section>`;

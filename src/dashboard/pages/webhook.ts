@@ -22,7 +22,7 @@ import {
   viewerOf,
 } from '../context.js';
 import { type Html, html } from '../html.js';
-import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import { csrfField, formatTime, idCode, page, statusBadge } from '../layout.js';
 
 const notices: Record<string, string> = {
   saved: 'Endpoint saved with a new signing secret.',
@@ -91,6 +91,42 @@ ${eventTypesForm(token, endpoint.events)}
 </section>`;
 }
 
+type EventDetail = Awaited<ReturnType<typeof showEvent>>;
+
+/** The last attempt in a few words ("200 in 41 ms"), the earlier ones folded away beneath it. */
+function attemptsCell(event: EventDetail): Html {
+  const last = event.attempt_log.at(-1);
+  if (!last) return html`<span class="muted">no attempt yet</span>`;
+  const summary = html`${event.attempts} attempt${event.attempts === 1 ? '' : 's'}, last ${formatTime(last.attempted_at)}: ${last.status_code ?? 'no answer'} in ${last.latency_ms} ms`;
+  const next = event.next_attempt_at
+    ? html`<br><span class="muted">next ${formatTime(event.next_attempt_at)}</span>`
+    : '';
+  if (event.attempt_log.length === 1 && !last.error) return html`${summary}${next}`;
+  return html`<details><summary>${summary}</summary><ol>${event.attempt_log.map(
+    (attempt) =>
+      html`<li>${formatTime(attempt.attempted_at)}: ${attempt.status_code ?? 'no answer'} in ${attempt.latency_ms} ms${attempt.error ? html` <span class="muted">${attempt.error}</span>` : ''}</li>`,
+  )}</ol></details>${next}`;
+}
+
+/** One row per event: what, for which call or campaign, its state and its attempts, a Resend button. */
+function deliveryLog(token: string, details: EventDetail[]): Html {
+  return html`<div class="table-wrap"><table class="responsive log" data-testid="delivery-log">
+<thead><tr><th scope="col">Event</th><th scope="col">For</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+<tbody>${details.map(
+    (event) => html`<tr>
+  <td data-label="Event" class="log-what"><code class="id">${event.type}</code><br><span class="muted">${idCode(event.event_id)}</span></td>
+  <td data-label="For" class="log-for">${
+    event.campaign_id
+      ? html`campaign <a href="/campaigns/${event.campaign_id}">${idCode(event.campaign_id)}</a>`
+      : html`call <a href="/calls/${event.call_id ?? ''}">${idCode(event.call_id ?? '')}</a>`
+  }</td>
+  <td data-label="State" class="log-state">${statusBadge(event.status)}</td>
+  <td data-label="Attempts" class="log-attempts">${attemptsCell(event)}</td>
+  <td data-label="Action" class="log-action"><form method="post" action="/webhook/events/${event.event_id}/resend" class="inline">${csrfField(token)}<button type="submit" class="secondary" aria-label="Resend ${event.event_id}">Resend</button></form></td>
+</tr>`,
+  )}</tbody></table></div>`;
+}
+
 export function registerWebhookPages(app: FastifyInstance, options: DashboardOptions): void {
   app.get<{ Querystring: { notice?: string; reveal?: string; cursor?: string } }>(
     '/webhook',
@@ -107,32 +143,7 @@ export function registerWebhookPages(app: FastifyInstance, options: DashboardOpt
         events.data.map((event) => showEvent(options.store, accountId, event.event_id)),
       );
       const log = html`<section aria-labelledby="log-title"><h2 id="log-title">Delivery log</h2>
-${
-  details.length === 0
-    ? html`<p>No events yet.</p>`
-    : details.map(
-        (event) => html`<article class="panel" aria-label="Event ${event.event_id}">
-<p><code>${event.event_id}</code> <code>${event.type}</code> ${statusBadge(event.status)} ${
-          event.campaign_id
-            ? html`for campaign <a href="/campaigns/${event.campaign_id}"><code>${event.campaign_id}</code></a>`
-            : html`for call <a href="/calls/${event.call_id ?? ''}"><code>${event.call_id ?? ''}</code></a>`
-        },
-${event.attempts} attempt(s)${event.next_attempt_at ? html`, next ${formatTime(event.next_attempt_at)}` : ''}</p>
-${
-  event.attempt_log.length === 0
-    ? html`<p class="muted">No attempt yet.</p>`
-    : html`<ol>${event.attempt_log.map(
-        (
-          attempt,
-        ) => html`<li>${formatTime(attempt.attempted_at)}: ${attempt.status_code ?? 'no answer'} in ${attempt.latency_ms} ms
-          ${attempt.error ? html`<span class="muted">${attempt.error}</span>` : ''}</li>`,
-      )}</ol>`
-}
-<form method="post" action="/webhook/events/${event.event_id}/resend" class="inline">${csrfField(viewer.session.csrfToken)}
-<button type="submit" class="secondary">Resend</button></form>
-</article>`,
-      )
-}
+${details.length === 0 ? html`<p>No events yet.</p>` : deliveryLog(viewer.session.csrfToken, details)}
 ${events.next_cursor ? html`<p><a href="/webhook?cursor=${events.next_cursor}">Older events</a></p>` : ''}
 </section>`;
       return sendPage(
