@@ -4,6 +4,7 @@ import {
   type CampaignResource,
   campaignOf,
   campaignResource,
+  campaignResources,
   changeCampaign,
   describeContacts,
 } from '../../campaigns/campaignControl.js';
@@ -108,7 +109,7 @@ async function listPage(
   extra: { report?: Html; form?: URLSearchParams } = {},
 ) {
   const campaigns = await options.store.campaigns.list(viewer.account.id, { limit: 50 });
-  const resources = await Promise.all(campaigns.map((campaign) => campaignResource(options.store, campaign)));
+  const resources = await campaignResources(options.store, campaigns);
   return page(
     viewer,
     '/campaigns',
