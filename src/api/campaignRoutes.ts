@@ -3,6 +3,7 @@ import { pageByIdDescending } from '../admin/pagination.js';
 import {
   campaignOf,
   campaignResource,
+  campaignResources,
   changeCampaign,
   describeContacts,
 } from '../campaigns/campaignControl.js';
@@ -318,7 +319,7 @@ export function registerCampaignRoutes(app: FastifyInstance, store: Store, logge
         'campaign',
         { limit, cursor },
         (query) => store.campaigns.list(accountId, query),
-        (campaigns) => Promise.all(campaigns.map((campaign) => campaignResource(store, campaign))),
+        (campaigns) => campaignResources(store, campaigns),
       );
     },
   );

@@ -144,6 +144,28 @@ export async function campaignResource(store: Store, campaign: CampaignRecord): 
   return describeCampaign(campaign, progress, callerIdHealthOf(campaign.callerIds, windows, Date.now()));
 }
 
+/**
+ * A page of campaigns as the API, the CLI and the dashboard list them: the same resources as
+ * `campaignResource`, with every campaign's caller-ID windows read in one query, not one per campaign.
+ */
+export async function campaignResources(
+  store: Store,
+  campaigns: readonly CampaignRecord[],
+): Promise<CampaignResource[]> {
+  const [progresses, windows] = await Promise.all([
+    Promise.all(campaigns.map((campaign) => store.campaigns.progress(campaign.id))),
+    store.callerIdHealth.windowsOfCampaigns(campaigns.map((campaign) => campaign.id)),
+  ]);
+  const nowMs = Date.now();
+  return campaigns.map((campaign, index) =>
+    describeCampaign(
+      campaign,
+      progresses[index] as CampaignProgress,
+      callerIdHealthOf(campaign.callerIds, windows.get(campaign.id) ?? [], nowMs),
+    ),
+  );
+}
+
 export async function campaignOf(
   store: Store,
   accountId: string,

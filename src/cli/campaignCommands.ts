@@ -3,6 +3,7 @@ import { keyForCallsPlacedBy } from '../admin/apiKeys.js';
 import {
   campaignOf,
   campaignResource,
+  campaignResources,
   changeCampaign,
   describeContacts,
 } from '../campaigns/campaignControl.js';
@@ -149,7 +150,7 @@ export const campaigns: Record<string, Verb> = {
     const account = await resolveAccount(context);
     const rows = await context.store.campaigns.list(account.id, { limit });
     print(context, {
-      campaigns: await Promise.all(rows.map((campaign) => campaignResource(context.store, campaign))),
+      campaigns: await campaignResources(context.store, rows),
     });
   },
   async show(context, args) {

@@ -192,7 +192,7 @@ export const commandHelp: Record<string, GroupHelp> = {
     verbs: {
       create: {
         synopsis:
-          '--csv FILE --agent ID --from NUMBER [--from NUMBER…] --window HH:MM-HH:MM --time-zone ZONE [--weekdays 1-5] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3,no_answer=60x2] [--starts-at ISO] [--ends-at ISO] [--name TEXT] [--caller-id-selection round_robin|local_area_code] [--per-hour N] [--per-day N] [--holidays US,FR] [--holiday-dates 2026-12-24,12-31] (CSV column priority: higher first)',
+          '--csv FILE --agent ID --from NUMBER [--from NUMBER…] --window HH:MM-HH:MM --time-zone ZONE [--weekdays 1-5] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3,no_answer=60x2] [--starts-at ISO] [--ends-at ISO] [--name TEXT] [--caller-id-selection round_robin|local_area_code] [--per-hour N] [--per-day N] [--holidays US,FR] [--holiday-dates 2026-12-24,12-31] [--caller-id-health window=20,min=10,share=0.5,rest=240] (CSV column priority: higher first)',
         summary:
           'a campaign from a CSV (header to_number[,first_message,context,time_zone,VARIABLE…]); every row is checked first, one bad row creates nothing',
         example:
@@ -202,7 +202,7 @@ export const commandHelp: Record<string, GroupHelp> = {
       show: { synopsis: 'CAMPAIGN_ID', summary: 'one campaign and its progress' },
       edit: {
         synopsis:
-          'CAMPAIGN_ID [--window HH:MM-HH:MM [--weekdays 1-5]] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3] [--from NUMBER…] [--caller-id-selection round_robin|local_area_code] [--ends-at ISO] [--name TEXT] [--per-hour N|none] [--per-day N|none] [--holidays US,FR|none] [--holiday-dates DATES|none]',
+          'CAMPAIGN_ID [--window HH:MM-HH:MM [--weekdays 1-5]] [--concurrency N] [--per-minute N] [--daily-attempts N] [--retry busy=30x3] [--from NUMBER…] [--caller-id-selection round_robin|local_area_code] [--ends-at ISO] [--name TEXT] [--per-hour N|none] [--per-day N|none] [--holidays US,FR|none] [--holiday-dates DATES|none] [--caller-id-health window=N,min=N,share=X,rest=MINUTES|default]',
         summary:
           'change a running or paused campaign; effective at the next claim, recorded in the audit log',
         example: 'callwright campaigns edit cmp_… --window 10:00-18:00 --per-minute 20',

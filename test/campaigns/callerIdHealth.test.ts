@@ -4,7 +4,7 @@ import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
 import { completedEventBuilder } from '../../src/calls/completedEvents.js';
 import { callerIdRotation, type NumberRested } from '../../src/campaigns/callerIdRotation.js';
-import { campaignResource } from '../../src/campaigns/campaignControl.js';
+import { campaignResource, campaignResources } from '../../src/campaigns/campaignControl.js';
 import { CampaignScheduler } from '../../src/campaigns/campaignScheduler.js';
 import { createCampaign } from '../../src/campaigns/createCampaign.js';
 import { editCampaign } from '../../src/campaigns/editCampaign.js';
@@ -219,6 +219,35 @@ describe.each(storeKinds)('caller-ID health on the %s store', (kind) => {
     const windows = await store.callerIdHealth.windows(campaign.id);
     expect(windows.filter((row) => row.restedUntil !== null)).toHaveLength(2);
   }, 120_000);
+  it('a page of campaigns reads every caller-ID window in one query, with the same output as one by one', async () => {
+    const campaigns = [await newCampaign(), await newCampaign(), await newCampaign({})];
+    const [first, second] = campaigns as [CampaignRecord, CampaignRecord, CampaignRecord];
+    for (let index = 0; index < 6; index += 1) {
+      await finishedAttempt(store, first, pool[0] as string, false);
+      await finishedAttempt(store, first, pool[1] as string, true);
+      await finishedAttempt(store, second, pool[2] as string, index % 3 === 0);
+    }
+    // One rested number, so the rows differ in more than their windows.
+    await callerIdRotation(store, logger, first, Date.now(), async () => {});
+    const oneByOne = await Promise.all(campaigns.map((campaign) => campaignResource(store, campaign)));
+    const perCampaign = store.callerIdHealth.windows;
+    let perCampaignReads = 0;
+    store.callerIdHealth.windows = (campaignId: string) => {
+      perCampaignReads += 1;
+      return perCampaign.call(store.callerIdHealth, campaignId);
+    };
+    try {
+      expect(await campaignResources(store, campaigns)).toEqual(oneByOne);
+    } finally {
+      store.callerIdHealth.windows = perCampaign;
+    }
+    expect(perCampaignReads).toBe(0);
+    expect(oneByOne[0]?.caller_id_status?.[0]?.status).toBe('rested');
+    expect(oneByOne[1]?.caller_id_status?.[2]).toMatchObject({ attempts: 6, answer_rate: 0.3333 });
+    expect(oneByOne[2]?.caller_id_status?.every((row) => row.attempts === 0)).toBe(true);
+    expect(await campaignResources(store, [])).toEqual([]);
+  }, 120_000);
+
   it('the scheduler places no call from a rested number', async () => {
     const contacts = Array.from({ length: 6 }, (_, index) => ({ to_number: `+1555020000${index}` }));
     const campaign = await createCampaign(

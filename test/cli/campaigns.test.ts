@@ -38,7 +38,7 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const create = (csv: string) =>
+const create = (csv: string, extra: string[] = []) =>
   runCli(dataDir, [
     'campaigns',
     'create',
@@ -59,6 +59,7 @@ const create = (csv: string) =>
     'busy=30x3,no_answer=60x2',
     '--per-minute',
     '30',
+    ...extra,
   ]);
 
 describe('campaigns from the command line', () => {
@@ -151,6 +152,44 @@ describe('campaigns from the command line', () => {
     ]);
     expect(await runCliJson(dataDir, ['campaigns', 'figures', id])).toMatchObject({
       overall: { attempts: 0 },
+    });
+    await runCliJson(dataDir, ['campaigns', 'cancel', id]);
+  }, 60_000);
+
+  it('sets caller-ID health at create and edit, checked like the API (issue 37)', async () => {
+    const csv = join(dataDir, 'health.csv');
+    writeFileSync(csv, 'to_number,customer_name\n+12125550120,Di\n');
+    const created = await create(csv, ['--caller-id-health', 'window=10,min=5']);
+    expect(created.code).toBe(0);
+    const campaign = JSON.parse(created.stdout) as { campaign_id: string; caller_id_health: unknown };
+    expect(campaign.caller_id_health).toEqual({
+      window_attempts: 10,
+      min_attempts: 5,
+      min_share_of_pool: 0.5,
+      rest_minutes: 240,
+    });
+    const id = campaign.campaign_id;
+    expect(
+      await runCliJson(dataDir, [
+        'campaigns',
+        'edit',
+        id,
+        '--caller-id-health',
+        'window_attempts=30,share=0.25,rest=45',
+      ]),
+    ).toMatchObject({
+      caller_id_health: { window_attempts: 30, min_attempts: 10, min_share_of_pool: 0.25, rest_minutes: 45 },
+    });
+    const outOfRange = await runCli(dataDir, ['campaigns', 'edit', id, '--caller-id-health', 'share=2']);
+    expect(outOfRange.code).not.toBe(0);
+    expect(outOfRange.stderr).toContain('caller_id_health.min_share_of_pool');
+    const malformed = await runCli(dataDir, ['campaigns', 'edit', id, '--caller-id-health', 'often=3']);
+    expect(malformed.code).not.toBe(0);
+    expect(malformed.stderr).toContain('--caller-id-health takes');
+    expect(
+      await runCliJson(dataDir, ['campaigns', 'edit', id, '--caller-id-health', 'default']),
+    ).toMatchObject({
+      caller_id_health: { window_attempts: 20, min_attempts: 10, min_share_of_pool: 0.5, rest_minutes: 240 },
     });
     await runCliJson(dataDir, ['campaigns', 'cancel', id]);
   }, 60_000);

@@ -130,4 +130,105 @@ describe('Campaigns', () => {
     await expect.poll(() => why.getAttribute('data-waiting-reason')).toBe('paused');
     expect(await why.textContent()).toContain('the campaign is paused');
   }, 60_000);
+
+  it('adds contacts (a number list, a pasted CSV, a file) and removes one, at desktop and phone widths', async () => {
+    const account = (await service.store.accounts.get(accountId))!;
+    const [agent] = await service.store.agents.list(accountId);
+    const key = await keyForCallsPlacedBy(service.store, accountId, 'dashboard test');
+    const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+    // A window hours away: nothing is dialled, every contact waits for it.
+    const campaign = await createCampaign(
+      service.store,
+      { account, apiKeyId: key.id },
+      {
+        name: 'Growing',
+        agent_id: agent!.id,
+        from_number: '+15550009999',
+        calling_window: { start: hhmm(Date.now() + 3 * 3_600_000), end: hhmm(Date.now() + 4 * 3_600_000) },
+        time_zone: 'UTC',
+      },
+      { kind: 'json', contacts: [{ to_number: '+15550100006', variables: { customer_name: 'Ann' } }] },
+    );
+    const numbers = async () =>
+      (await service.store.campaigns.listContacts(campaign.id, { limit: 20 })).map((contact) => ({
+        number: contact.toNumber,
+        state: contact.state,
+      }));
+    // The contact sections fit the viewport: nothing in them reaches past its right edge (the page's
+    // other panels are not this test's business).
+    const noOverflow = () =>
+      page.evaluate(() => {
+        type Box = { getBoundingClientRect(): { right: number } };
+        const window = globalThis as unknown as {
+          innerWidth: number;
+          document: { querySelectorAll(selector: string): Iterable<Box> };
+        };
+        const inside = [
+          ...window.document.querySelectorAll(
+            'section[aria-labelledby="contacts-title"], section[aria-labelledby="contacts-title"] *, section[aria-labelledby="add-contacts-title"], section[aria-labelledby="add-contacts-title"] *',
+          ),
+        ];
+        return (
+          inside.length > 0 &&
+          inside.every((element) => element.getBoundingClientRect().right <= window.innerWidth)
+        );
+      });
+    await page.goto(`${service.url}/campaigns/${campaign.id}`);
+    const box = page.getByLabel(/^Contacts to add/);
+
+    // One number per line: this agent needs customer_name, so each line is refused, numbered as typed.
+    await box.fill('+15550100007\n+15550100008\n');
+    await page.getByRole('button', { name: 'Add the contacts' }).click();
+    const report = page.getByTestId('contacts-report');
+    await expect.poll(() => report.textContent()).toContain('Line 1: variables.customer_name is required');
+    expect(await report.textContent()).toContain('Line 2: variables.customer_name is required');
+    expect(await box.inputValue()).toBe('+15550100007\n+15550100008\n');
+    expect(await numbers()).toHaveLength(1);
+
+    // A pasted CSV with the variable, one row a duplicate: nothing added, its line named.
+    await box.fill('to_number,customer_name\n+15550100007,Bo\n+15550100006,Ann\n');
+    await page.getByRole('button', { name: 'Add the contacts' }).click();
+    await expect.poll(() => report.textContent()).toContain('Line 3: to_number is already in the campaign');
+    await box.fill('to_number,customer_name\n+15550100007,Bo\n');
+    await page.getByRole('button', { name: 'Add the contacts' }).click();
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'contacts-added');
+    // A CSV file read into the form.
+    await page.getByLabel('Read the contacts to add from a CSV file').setInputFiles({
+      name: 'more.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('to_number,customer_name\n+15550100008,Cy\n+15550100009,Di\n'),
+    });
+    await expect.poll(() => box.inputValue()).toContain('+15550100009,Di');
+    await page.getByRole('button', { name: 'Add the contacts' }).click();
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'contacts-added');
+    const table = page.getByTestId('contacts-table');
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(4);
+    // Each new contact says why it waits.
+    const reasons = await table
+      .locator('td[data-label="Why it waits"]')
+      .evaluateAll((cells) => cells.map((cell) => cell.getAttribute('data-waiting-reason')));
+    expect(reasons).toEqual(['window', 'window', 'window', 'window']);
+    expect(await noOverflow()).toBe(true);
+
+    // Removing one at phone width: it ends canceled and loses its button; the others stay.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await noOverflow()).toBe(true);
+    await page.getByRole('button', { name: 'Remove +15550100008' }).click();
+    await page.waitForURL((url) => url.searchParams.get('notice') === 'contact-removed');
+    expect(await numbers()).toEqual([
+      { number: '+15550100006', state: 'pending' },
+      { number: '+15550100007', state: 'pending' },
+      { number: '+15550100008', state: 'canceled' },
+      { number: '+15550100009', state: 'pending' },
+    ]);
+    expect(await page.getByRole('button', { name: 'Remove +15550100008' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Remove / }).count()).toBe(3);
+    expect(await noOverflow()).toBe(true);
+    const entries = await service.store.privacy.listAudit(accountId, { limit: 10 });
+    expect(entries.filter((entry) => entry.subject === campaign.id).map((entry) => entry.action)).toEqual(
+      expect.arrayContaining(['campaign_contacts_added', 'campaign_contacts_removed']),
+    );
+    await page.setViewportSize({ width: 1200, height: 900 });
+  }, 60_000);
 });

@@ -4,13 +4,13 @@ import {
   type CampaignResource,
   campaignOf,
   campaignResource,
+  campaignResources,
   changeCampaign,
   describeContacts,
 } from '../../campaigns/campaignControl.js';
 import { createCampaign } from '../../campaigns/createCampaign.js';
 import { parseCampaignCsv } from '../../domain/campaignCsv.js';
 import type { CampaignRecord } from '../../domain/campaigns.js';
-import { waitingReasonTexts } from '../../domain/campaignWaits.js';
 import { AppError, isAppError, type RowError } from '../../domain/errors.js';
 import { isIdOf } from '../../domain/ids.js';
 import {
@@ -24,6 +24,12 @@ import {
 } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, formatTime, page, statusBadge } from '../layout.js';
+import {
+  addContactsForm,
+  type ContactFormState,
+  contactsTable,
+  registerCampaignContactPages,
+} from './campaignContacts.js';
 import { figuresPanel } from './campaignResults.js';
 
 /** Campaigns started from the dashboard are recorded under this key (made on first use, never usable). */
@@ -114,7 +120,7 @@ async function listPage(
   extra: { report?: Html; form?: URLSearchParams } = {},
 ) {
   const campaigns = await options.store.campaigns.list(viewer.account.id, { limit: 50 });
-  const resources = await Promise.all(campaigns.map((campaign) => campaignResource(options.store, campaign)));
+  const resources = await campaignResources(options.store, campaigns);
   return page(
     viewer,
     '/campaigns',
@@ -125,27 +131,12 @@ async function listPage(
   );
 }
 
-function contactsTable(contacts: Awaited<ReturnType<typeof describeContacts>>): Html {
-  return html`<div class="table-wrap"><table class="responsive" data-testid="contacts-table">
-<thead><tr><th scope="col">#</th><th scope="col">Number</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Last outcome</th><th scope="col">Next attempt</th><th scope="col">Why it waits</th></tr></thead>
-<tbody>${contacts.map((contact) => {
-    const latestCall = contact.calls.at(-1)?.call_id;
-    return html`<tr>
-  <td data-label="#">${contact.position + 1}</td>
-  <td data-label="Number"><code>${contact.to_number}</code>${latestCall ? html` <a href="/calls/${latestCall}">latest call</a>` : ''}</td>
-  <td data-label="State">${statusBadge(contact.state)}</td>
-  <td data-label="Attempts">${contact.attempts}</td>
-  <td data-label="Last outcome">${contact.last_outcome?.replace('_', ' ') ?? html`<span class="muted">—</span>`}</td>
-  <td data-label="Next attempt">${formatTime(contact.next_attempt_at)}</td>
-  <td data-label="Why it waits" data-waiting-reason="${contact.waiting_reason ?? ''}">${contact.waiting_reason ? waitingReasonTexts[contact.waiting_reason] : html`<span class="muted">—</span>`}</td></tr>`;
-  })}</tbody></table></div>`;
-}
-
 async function detailPage(
   options: DashboardOptions,
   viewer: Viewer,
   campaign: CampaignRecord,
   notice?: string,
+  contactForm?: ContactFormState,
 ) {
   const resource = await campaignResource(options.store, campaign);
   const figures = await figuresPanel(options, campaign);
@@ -177,8 +168,9 @@ async function detailPage(
   <dt>Canceled</dt><dd>${progress.canceled}</dd>
 </dl></section>
 ${figures}
-<section class="panel" aria-labelledby="contacts-title"><h2 id="contacts-title">Contacts${campaign.contactCount > contactsShown ? html` <span class="muted">(the first ${contactsShown})</span>` : ''}</h2>${contactsTable(contacts)}</section>
+<section class="panel" aria-labelledby="contacts-title"><h2 id="contacts-title">Contacts${campaign.contactCount > contactsShown ? html` <span class="muted">(the first ${contactsShown})</span>` : ''}</h2>${contactsTable(contacts, campaign, viewer)}</section>
 </div>
+${addContactsForm(campaign, viewer, contactForm)}
 <section class="panel" aria-labelledby="settings-title"><h2 id="settings-title">Settings</h2>
 <dl class="facts">
   <dt>Calling window</dt><dd>${window.start}–${window.end} on ${window.weekdays.map((day) => weekdayNames[day - 1]).join(', ')}, callee's local time</dd>
@@ -285,12 +277,22 @@ export function registerCampaignPages(app: FastifyInstance, options: DashboardOp
         pause: 'Paused: no new calls until you resume.',
         resume: 'Resumed.',
         cancel: 'Canceled: no new calls; queued ones were canceled.',
+        'contacts-added':
+          'Contacts added: they are called within their window, after the ones already waiting.',
+        'contact-removed': 'Contact removed: it will not be called.',
+        'contact-not-removed': 'That contact had already finished: nothing was removed.',
+        'contact-removed-on-call':
+          'Contact removed: its call in progress goes on, and it will not be called again.',
       };
       return sendPage(
         reply,
         await detailPage(options, viewer, campaign, notices[request.query.notice ?? '']),
       );
     },
+  );
+
+  registerCampaignContactPages(app, options, async (reply, viewer, campaign, state) =>
+    sendPage(reply, await detailPage(options, viewer, campaign, undefined, state), 400),
   );
 
   for (const action of ['pause', 'resume', 'cancel'] as const) {

@@ -20,6 +20,24 @@ export class KyselyCallerIdHealth implements CallerIdHealthRepository {
     }));
   }
 
+  async windowsOfCampaigns(campaignIds: readonly string[]): Promise<Map<string, CallerIdWindow[]>> {
+    const byCampaign = new Map<string, CallerIdWindow[]>(campaignIds.map((id) => [id, []]));
+    if (campaignIds.length === 0) return byCampaign;
+    const rows = await this.queries.db
+      .selectFrom('campaign_caller_ids')
+      .select(['campaign_id', 'caller_id', 'recent', 'rested_until'])
+      .where('campaign_id', 'in', [...new Set(campaignIds)])
+      .execute();
+    const { columns } = this.queries.dialect;
+    for (const row of rows)
+      byCampaign.get(row.campaign_id)?.push({
+        callerId: row.caller_id,
+        recent: row.recent,
+        restedUntil: columns.timeOrNull(row.rested_until),
+      });
+    return byCampaign;
+  }
+
   async rest(rest: {
     campaignId: string;
     callerId: string;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { personMaxReplies, sandboxPersonaFor, sandboxPersonas } from './personas.js';
+import { personMaxReplies, sandboxPersonaFor, sandboxPersonas, spamLabelledAfterCalls } from './personas.js';
 import { type Harness, startHarness, toneShare, waitUntil, within } from './testCaller.js';
 
 /**
@@ -94,6 +94,31 @@ describe('sandbox personas over SIP and RTP', () => {
     expect(outcome).toMatchObject({ kind: 'failed', failure: { cause: 'ring_timeout', status: 487 } });
     expect(call.answeredAtMs).toBeNull();
     await waitUntil(() => h.carrier.activeCalls === 0, 1_000, 'the sandbox to drop the call');
+  });
+
+  it('a spam-labelled caller ID (+15550199 + K) is answered K times, then rings out at every callee', async () => {
+    expect(spamLabelledAfterCalls('+155501990002')).toBe(2);
+    expect(spamLabelledAfterCalls('+15550199002')).toBeNull();
+    expect(spamLabelledAfterCalls('+15557654321')).toBeNull();
+    const h = await harness({ answerDelayMs: 50, hangUpAfterMs: 100 });
+    const labelled = '+155501990002';
+    for (const callee of ['+15550100006', '+155501000060001']) {
+      const call = await h.dial(callee, { fromNumber: labelled });
+      await within(call.answered, 3_000, `call from the labelled number to ${callee} answered`);
+      await within(call.outcome, 3_000, 'its BYE');
+    }
+    const third = await h.dial('+155501000060002', { fromNumber: labelled, ringTimeoutMs: 400 });
+    expect(await within(third.outcome, 3_000, 'the ring timeout')).toMatchObject({
+      kind: 'failed',
+      failure: { cause: 'ring_timeout', status: 487 },
+    });
+    expect(third.provisionalStatuses).toContain(180);
+    expect(third.answeredAtMs).toBeNull();
+    // Another caller ID still reaches the persona.
+    const other = await h.dial('+155501000060003', { fromNumber: '+155501990050' });
+    await within(other.answered, 3_000, 'a call from another number answered');
+    await within(other.outcome, 3_000, 'its BYE');
+    await waitUntil(() => h.carrier.activeCalls === 0, 1_000, 'the sandbox to drop the calls');
   });
 
   it('answers then hangs up: BYE about 2 s after the answer (default timing)', async () => {

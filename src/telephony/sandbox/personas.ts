@@ -131,6 +131,22 @@ export function sandboxPersonaFor(number: string): SandboxPersonaName | null {
   return defaultSandboxPersona;
 }
 
+/** Caller IDs `+15550199` + four digits K: numbers a carrier labels as spam after K calls. */
+const spamLabelledPrefix = '+15550199';
+
+/**
+ * How many calls the sandbox's callees answer from `fromNumber` before it is labelled as spam
+ * (null: never labelled). A caller ID `+15550199` followed by four digits K is answered as the
+ * callee's persona for its first K calls; from call K + 1 on, every callee lets it ring out — what
+ * answer rates look like when a carrier starts labelling a number, so caller-ID health
+ * (docs/campaigns.md) can be tried and benched in the sandbox (`npm run bench:callerid`).
+ */
+export function spamLabelledAfterCalls(fromNumber: string): number | null {
+  if (!fromNumber.startsWith(spamLabelledPrefix)) return null;
+  const digits = fromNumber.slice(spamLabelledPrefix.length);
+  return /^\d{4}$/.test(digits) ? Number(digits) : null;
+}
+
 /** Every delay of the personas, in ms; tests pass smaller ones. */
 export interface PersonaTiming {
   /** From 180 Ringing to the 200 OK, for every persona that answers ("one ring"). */

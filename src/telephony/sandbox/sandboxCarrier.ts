@@ -12,7 +12,13 @@ import {
 import type { InviteLog } from './inviteLog.js';
 import type { PersonaMind } from './personaCallee.js';
 import { runPersona } from './personaScripts.js';
-import { type PersonaTiming, resolvePersonaTiming, sandboxPersonaFor } from './personas.js';
+import {
+  type PersonaTiming,
+  resolvePersonaTiming,
+  type SandboxPersonaName,
+  sandboxPersonaFor,
+  spamLabelledAfterCalls,
+} from './personas.js';
 import { createToneVoice, type SandboxVoice } from './sandboxAudio.js';
 import { SandboxCall, sandboxCallIdHeader } from './sandboxCall.js';
 import { handleSandboxTransfers } from './sandboxTransfers.js';
@@ -73,6 +79,8 @@ export class SandboxCarrier {
   /** Call-ID → when it may be forgotten (insertion order is time order). */
   private readonly recentCallIds = new Map<string, number>();
   private closing: Promise<void> | null = null;
+  /** Calls received so far from each spam-labelled caller ID (personas.ts `spamLabelledAfterCalls`). */
+  private readonly callsFromLabelled = new Map<string, number>();
 
   private constructor(options: SandboxCarrierOptions, userAgent: SipUserAgent, timing: PersonaTiming) {
     this.options = options;
@@ -140,15 +148,17 @@ export class SandboxCarrier {
   private receiveInvite(incoming: IncomingCall): void {
     const callId = incoming.callId;
     const toNumber = parseSipUri(incoming.requestUri)?.user ?? '';
-    const persona = sandboxPersonaFor(toNumber);
-    const logger = this.logger.child({ sipCallId: callId, to: maskPhone(toNumber), persona });
     this.forgetOldCallIds();
     if (this.calls.has(callId) || this.recentCallIds.has(callId)) {
       // A copy of an INVITE already handled (new branch, or outliving its transaction): not a call.
-      logger.warn('sandbox received a second INVITE for a known Call-ID: 482');
+      this.logger
+        .child({ sipCallId: callId, to: maskPhone(toNumber) })
+        .warn('sandbox received a second INVITE for a known Call-ID: 482');
       incoming.reject(482);
       return;
     }
+    const persona = this.personaOf(incoming, toNumber);
+    const logger = this.logger.child({ sipCallId: callId, to: maskPhone(toNumber), persona });
     const call = new SandboxCall(incoming, logger, {
       clock: this.options.clock,
       ports: this.options.ports,
@@ -166,6 +176,20 @@ export class SandboxCarrier {
       call.reject(500);
       await call.finish('sandbox error');
     });
+  }
+
+  /**
+   * The destination's persona — unless the call comes from a spam-labelled caller ID past its
+   * answered calls: then every callee lets it ring out (counted per new call, not per INVITE copy).
+   */
+  private personaOf(incoming: IncomingCall, toNumber: string): SandboxPersonaName | null {
+    const persona = sandboxPersonaFor(toNumber);
+    const fromNumber = incoming.from.uri.user ?? '';
+    const answeredCalls = spamLabelledAfterCalls(fromNumber);
+    if (persona === null || answeredCalls === null) return persona;
+    const calls = (this.callsFromLabelled.get(fromNumber) ?? 0) + 1;
+    this.callsFromLabelled.set(fromNumber, calls);
+    return calls > answeredCalls ? 'no_answer' : persona;
   }
 
   private async startCall(

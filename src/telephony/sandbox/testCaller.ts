@@ -148,7 +148,7 @@ export interface Harness {
   readonly logLines: string[];
   dial(
     number: string,
-    options?: { ringTimeoutMs?: number; codecs?: readonly G711Codec[] },
+    options?: { ringTimeoutMs?: number; codecs?: readonly G711Codec[]; fromNumber?: string },
   ): Promise<TestCall>;
   close(): Promise<void>;
 }
@@ -211,7 +211,7 @@ export async function startHarness(
       });
       const sip = caller.invite({
         requestUri: carrier.requestUriFor(number),
-        from: { uri: 'sip:+15557654321@127.0.0.1' },
+        from: { uri: `sip:${dialOptions.fromNumber ?? '+15557654321'}@127.0.0.1` },
         to: { uri: carrier.requestUriFor(number) },
         sdpOffer: createOffer({ address: '127.0.0.1', port: rtp.localPort, codecs }),
         ringTimeoutMs: dialOptions.ringTimeoutMs ?? 5_000,
