@@ -22,6 +22,14 @@ import { isObject, refuse } from './settingsParsing.js';
  * - `decline_digit`: the key (`"2"`) the person who answers a warm transfer presses, during the
  *   brief or within 2 s after it, to decline: the leg is hung up and the agent goes back to the
  *   callee, told so. Absent: no declining, and no wait after the brief.
+ * - `decline_by_voice`: the person who answers a warm transfer may also decline by saying so ("no",
+ *   "I can't take it", "decline"…), before, during or within 2 s after the brief: recognised on the
+ *   target's leg against a small grammar of decline and neutral phrases, so only a clear decline
+ *   phrase declines (src/calls/operatorListener.ts). Needs `warm`.
+ * - `wait_for_operator`: on a warm transfer the agent waits, once the target answers, for the person
+ *   to speak first ("Hello?") and finish before briefing them; after `wait_for_operator_timeout_ms`
+ *   (1000–30000, default 5000) of silence it briefs anyway — a person who picked up without a word
+ *   is still on the line, and a brief nobody hears costs less than dropping a caller who waited.
  */
 
 export const holdAudioKinds = ['tone', 'none'] as const;
@@ -35,6 +43,9 @@ export const transferExtraLimits = {
   digitsMaxChars: 32,
   /** What one `w` in `digits` waits. */
   digitsWaitMs: 500,
+  waitForOperatorMinMs: 1_000,
+  waitForOperatorMaxMs: 30_000,
+  waitForOperatorDefaultMs: 5_000,
 } as const;
 
 export interface TransferExtras {
@@ -45,6 +56,11 @@ export interface TransferExtras {
   summaryHeader: string | null;
   /** Target name → digits to dial after it answers. */
   digits: Record<string, string>;
+  /** The person who answers may decline by voice ("no", "I can't take it"). */
+  declineByVoice: boolean;
+  /** The agent briefs only once the person has spoken, or after `waitForOperatorTimeoutMs`. */
+  waitForOperator: boolean;
+  waitForOperatorTimeoutMs: number;
 }
 
 export const defaultTransferExtras: TransferExtras = {
@@ -52,9 +68,20 @@ export const defaultTransferExtras: TransferExtras = {
   declineDigit: null,
   summaryHeader: null,
   digits: {},
+  declineByVoice: false,
+  waitForOperator: false,
+  waitForOperatorTimeoutMs: transferExtraLimits.waitForOperatorDefaultMs,
 };
 
-export const transferExtraFields = ['hold_audio', 'summary_header', 'digits', 'decline_digit'] as const;
+export const transferExtraFields = [
+  'hold_audio',
+  'summary_header',
+  'digits',
+  'decline_digit',
+  'decline_by_voice',
+  'wait_for_operator',
+  'wait_for_operator_timeout_ms',
+] as const;
 
 /** Checks `hold_audio`, `summary_header` and `digits` of `settings.transfer` (already an object with targets). */
 export function checkTransferExtras(raw: Record<string, unknown>): TransferExtras {
@@ -101,6 +128,40 @@ export function checkTransferExtras(raw: Record<string, unknown>): TransferExtra
     declineDigit: typeof decline === 'string' ? decline : null,
     summaryHeader: typeof header === 'string' ? header : null,
     digits: dialled,
+    ...checkOperatorSettings(raw),
+  };
+}
+
+/** `decline_by_voice`, `wait_for_operator` and its timeout: only a warm transfer briefs a person. */
+function checkOperatorSettings(
+  raw: Record<string, unknown>,
+): Pick<TransferExtras, 'declineByVoice' | 'waitForOperator' | 'waitForOperatorTimeoutMs'> {
+  const {
+    warm,
+    decline_by_voice: byVoice,
+    wait_for_operator: wait,
+    wait_for_operator_timeout_ms: timeoutMs,
+  } = raw;
+  for (const [name, value] of [
+    ['decline_by_voice', byVoice],
+    ['wait_for_operator', wait],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') refuse(`settings.transfer.${name} must be true or false`);
+    if (value && warm !== true)
+      refuse(`settings.transfer.${name} needs warm: true (only a briefed person is listened to)`);
+  }
+  const { waitForOperatorMinMs: min, waitForOperatorMaxMs: max } = transferExtraLimits;
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)
+      refuse(`settings.transfer.wait_for_operator_timeout_ms must be a whole number from ${min} to ${max}`);
+    if (wait !== true) refuse('settings.transfer.wait_for_operator_timeout_ms needs wait_for_operator: true');
+  }
+  return {
+    declineByVoice: byVoice === true,
+    waitForOperator: wait === true,
+    waitForOperatorTimeoutMs:
+      typeof timeoutMs === 'number' ? timeoutMs : transferExtraLimits.waitForOperatorDefaultMs,
   };
 }
 
