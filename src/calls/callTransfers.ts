@@ -18,6 +18,7 @@ import { concatSamples } from '../voice/providers/audio/samples.js';
 import { type SpeechToText, type TextToSpeech, telephoneSampleRateHz } from '../voice/providers/index.js';
 import { type CallRouteOptions, inviteForCall, referToUri } from './callRoute.js';
 import { startHoldAudio } from './holdAudio.js';
+import { holdAudioSamples } from './holdAudioFile.js';
 import { OperatorListener } from './operatorListener.js';
 import { TransferLeg, type TransferLegContext } from './transferLeg.js';
 
@@ -121,7 +122,9 @@ async function dialAndBridge(
   attempt: TransferAttempt,
 ): Promise<TransferResult> {
   const stopHoldAudio =
-    parts.calleeRtp && parts.options.holdAudio === 'tone' ? startHoldAudio(parts.calleeRtp) : () => {};
+    parts.calleeRtp && parts.options.holdAudio !== 'none'
+      ? startHoldAudio(parts.calleeRtp, await holdCycle(parts))
+      : () => {};
   try {
     return await dialBriefAndHandOff(parts, destination, whisper, via, attempt);
   } finally {
@@ -214,6 +217,17 @@ async function dialBriefAndHandOff(
   }
   parts.handOff(leg);
   return { kind: 'transferred', status: 200, via, ...(whisper && via === 'warm' ? { whisper } : {}) };
+}
+
+/** The agent's uploaded hold audio for `hold_audio: "file"`; the tone otherwise, or when none is stored. */
+async function holdCycle(parts: CallTransferParts): Promise<Int16Array | undefined> {
+  if (parts.options.holdAudio !== 'file') return undefined;
+  const stored = await parts.store.holdAudio.get(parts.call.accountId, parts.call.agentId).catch((error) => {
+    parts.logger.warn({ err: error }, 'the hold audio could not be read: playing the tone');
+    return null;
+  });
+  if (!stored) parts.logger.warn('hold_audio is "file" but the agent has none uploaded: playing the tone');
+  return stored ? holdAudioSamples(stored) : undefined;
 }
 
 /** How long after the brief the person may still press the decline key, or start saying no. */

@@ -47,7 +47,7 @@ describe('settings.transfer: hold_audio, summary_header, digits', () => {
   });
 
   it.each([
-    [{ targets, hold_audio: 'music' }, /settings.transfer.hold_audio must be one of tone, none/],
+    [{ targets, hold_audio: 'music' }, /settings.transfer.hold_audio must be one of tone, file, none/],
     [{ targets, summary_header: 'Subject' }, /settings.transfer.summary_header must be an X- header/],
     [{ targets, summary_header: 'X-A\r\nB' }, /settings.transfer.summary_header/],
     [{ targets, digits: { billing: '12' } }, /settings.transfer.digits needs warm: true/],

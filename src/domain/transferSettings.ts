@@ -13,7 +13,8 @@ import { isObject, refuse } from './settingsParsing.js';
  * ```
  *
  * - `hold_audio`: what the callee hears while callwright dials, briefs and bridges the target
- *   (`tone`, the default: a soft beep every two seconds; `none`: silence).
+ *   (`tone`, the default: a soft beep every two seconds; `file`: the agent's uploaded WAV in a loop,
+ *   `PUT /v1/agents/{id}/hold_audio`, the tone while none is uploaded; `none`: silence).
  * - `summary_header`: the SIP header that carries the transfer's summary to the target: an `X-`
  *   header (the text, cleaned) or `User-to-User` (RFC 7433, the UTF-8 bytes hex-encoded). On the
  *   INVITE when callwright dials the target, embedded in the Refer-To URI of a REFER.
@@ -32,7 +33,7 @@ import { isObject, refuse } from './settingsParsing.js';
  *   is still on the line, and a brief nobody hears costs less than dropping a caller who waited.
  */
 
-export const holdAudioKinds = ['tone', 'none'] as const;
+export const holdAudioKinds = ['tone', 'file', 'none'] as const;
 export type HoldAudio = (typeof holdAudioKinds)[number];
 
 export const transferExtraLimits = {
