@@ -31,6 +31,7 @@ import { registerDoNotCallRoutes } from './doNotCall.js';
 import { installErrorHandlers, sendError } from './errors.js';
 import { registerEventRoutes } from './events.js';
 import { registerHealthRoutes } from './health.js';
+import { registerHoldAudioRoutes } from './holdAudioRoutes.js';
 import {
   closeConnectionsWithUnreadBodies,
   httpServerOptions,
@@ -214,6 +215,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         toolAllowPrivate: deps.webhookAllowPrivate === true,
         secretBox: deps.secretBox ?? null,
       });
+      registerHoldAudioRoutes(api, store);
       registerAgentTestRoutes(api, store, { vendorConfigured: deps.vendorConfigured ?? (() => false) });
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,

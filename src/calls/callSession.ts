@@ -409,6 +409,7 @@ export class CallSession {
         calleeRtp: this.rtp,
         tts: voice.tts,
         ttsVoice: voice.ttsVoice,
+        stt: voice.stt,
         logger: this.log,
         onDialled: (leg) => {
           void this.transferLeg?.hangUp();

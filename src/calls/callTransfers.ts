@@ -15,9 +15,11 @@ import type { RtpSession } from '../telephony/rtp/index.js';
 import type { OutgoingCall, TransferResult } from '../telephony/sip/index.js';
 import { resample } from '../voice/providers/audio/resampler.js';
 import { concatSamples } from '../voice/providers/audio/samples.js';
-import { type TextToSpeech, telephoneSampleRateHz } from '../voice/providers/index.js';
+import { type SpeechToText, type TextToSpeech, telephoneSampleRateHz } from '../voice/providers/index.js';
 import { type CallRouteOptions, inviteForCall, referToUri } from './callRoute.js';
 import { startHoldAudio } from './holdAudio.js';
+import { holdAudioSamples } from './holdAudioFile.js';
+import { OperatorListener } from './operatorListener.js';
 import { TransferLeg, type TransferLegContext } from './transferLeg.js';
 
 /** What a call's transfers need from its session. */
@@ -36,6 +38,8 @@ export interface CallTransferParts {
   /** The agent's voice, for the whisper to the person on a warm transfer. */
   tts: TextToSpeech;
   ttsVoice: string | undefined;
+  /** The agent's recogniser, for a person who declines a warm transfer by voice. */
+  stt: SpeechToText;
   logger: Logger;
   /** A leg is being dialled: the session hangs it up (CANCEL) should the call end meanwhile. */
   onDialled: (leg: TransferLeg) => void;
@@ -118,7 +122,9 @@ async function dialAndBridge(
   attempt: TransferAttempt,
 ): Promise<TransferResult> {
   const stopHoldAudio =
-    parts.calleeRtp && parts.options.holdAudio === 'tone' ? startHoldAudio(parts.calleeRtp) : () => {};
+    parts.calleeRtp && parts.options.holdAudio !== 'none'
+      ? startHoldAudio(parts.calleeRtp, await holdCycle(parts))
+      : () => {};
   try {
     return await dialBriefAndHandOff(parts, destination, whisper, via, attempt);
   } finally {
@@ -161,17 +167,45 @@ async function dialBriefAndHandOff(
       reason: answer.reason,
       ...(answer.noAnswer ? { noAnswer: true } : {}),
     };
-  const decline = parts.options.declineDigit ? declineListener(leg.rtp, parts.options.declineDigit) : null;
+  const { declineDigit, declineByVoice, waitForOperator, waitForOperatorTimeoutMs } = parts.options;
+  const decline = declineDigit ? declineListener(leg.rtp, declineDigit) : null;
+  const operator =
+    via === 'warm' && (declineByVoice || waitForOperator)
+      ? new OperatorListener(leg.rtp, declineByVoice ? parts.stt : null, parts.logger)
+      : null;
+  // A spoken decline cuts the brief at once, as the decline key does.
+  operator?.onDecline(() => leg.rtp.clear());
+  const declined = (): string | null =>
+    decline?.declined
+      ? 'the person declined the call'
+      : operator?.declined
+        ? `the person declined the call by voice ("${operator.declined.phrase}")`
+        : null;
   try {
     if (attempt.digits) await dialDigits(leg.rtp, attempt.digits);
-    if (whisper) {
-      const played = await leg.rtp.play(await spoken(parts.tts, parts.ttsVoice, whisper));
-      if (played.interrupted && !decline?.declined) throw new Error('the whisper was cut');
+    if (operator && waitForOperator) {
+      const heard = await operator.firstUtterance(waitForOperatorTimeoutMs);
+      parts.logger.info(
+        { target: attempt.target, heard },
+        heard === 'spoke'
+          ? 'the person spoke first: briefing them'
+          : 'the person said nothing: briefing anyway',
+      );
     }
-    if (decline && (decline.declined || (await decline.within(declineGraceMs)))) {
-      parts.logger.info({ target: attempt.target }, 'the person declined the transfer');
+    if (whisper && !declined()) {
+      const played = await leg.rtp.play(await spoken(parts.tts, parts.ttsVoice, whisper));
+      if (played.interrupted && !declined()) throw new Error('the whisper was cut');
+    }
+    if (!declined() && (decline || (operator && declineByVoice)))
+      await Promise.all([
+        decline?.within(declineGraceMs),
+        declineByVoice ? operator?.settle(declineGraceMs) : null,
+      ]);
+    const reason = declined();
+    if (reason) {
+      parts.logger.info({ target: attempt.target }, reason);
       await leg.hangUp();
-      return { kind: 'failed', status: null, declined: true, reason: 'the person declined the call' };
+      return { kind: 'failed', status: null, declined: true, reason };
     }
   } catch (error) {
     parts.logger.warn({ err: error }, 'the transfer target could not be briefed');
@@ -179,12 +213,24 @@ async function dialBriefAndHandOff(
     return { kind: 'failed', status: null, reason: 'the person could not be briefed' };
   } finally {
     decline?.stop();
+    operator?.stop();
   }
   parts.handOff(leg);
   return { kind: 'transferred', status: 200, via, ...(whisper && via === 'warm' ? { whisper } : {}) };
 }
 
-/** How long after the brief the person may still press the decline key. */
+/** The agent's uploaded hold audio for `hold_audio: "file"`; the tone otherwise, or when none is stored. */
+async function holdCycle(parts: CallTransferParts): Promise<Int16Array | undefined> {
+  if (parts.options.holdAudio !== 'file') return undefined;
+  const stored = await parts.store.holdAudio.get(parts.call.accountId, parts.call.agentId).catch((error) => {
+    parts.logger.warn({ err: error }, 'the hold audio could not be read: playing the tone');
+    return null;
+  });
+  if (!stored) parts.logger.warn('hold_audio is "file" but the agent has none uploaded: playing the tone');
+  return stored ? holdAudioSamples(stored) : undefined;
+}
+
+/** How long after the brief the person may still press the decline key, or start saying no. */
 const declineGraceMs = 2_000;
 
 /**

@@ -14,13 +14,12 @@ export function holdToneCycle(): Int16Array {
 }
 
 /**
- * Plays the hold tone to the callee until the returned function is called (which cuts the cycle
- * being played): what a caller hears while callwright dials, briefs and bridges a transfer target,
- * instead of silence that sounds like a dropped line.
+ * Plays `cycle` (the hold tone, or the agent's own file) to the callee in a loop until the returned
+ * function is called (which cuts the cycle being played): what a caller hears while callwright
+ * dials, briefs and bridges a transfer target, instead of silence that sounds like a dropped line.
  */
-export function startHoldAudio(rtp: RtpSession): () => void {
+export function startHoldAudio(rtp: RtpSession, cycle: Int16Array = holdToneCycle()): () => void {
   let stopped = false;
-  const cycle = holdToneCycle();
   void (async () => {
     while (!stopped) {
       const played = await rtp.play(cycle).catch(() => null);

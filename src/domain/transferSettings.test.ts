@@ -28,8 +28,26 @@ describe('settings.transfer: hold_audio, summary_header, digits', () => {
     });
   });
 
+  it('reads wait_for_operator (5 s by default) and decline_by_voice, both off by default', () => {
+    expect(checkTransferOptions({ targets })).toMatchObject({
+      waitForOperator: false,
+      declineByVoice: false,
+    });
+    expect(
+      checkTransferOptions({ targets, warm: true, wait_for_operator: true, decline_by_voice: true }),
+    ).toMatchObject({ waitForOperator: true, waitForOperatorTimeoutMs: 5_000, declineByVoice: true });
+    expect(
+      checkTransferOptions({
+        targets,
+        warm: true,
+        wait_for_operator: true,
+        wait_for_operator_timeout_ms: 2500,
+      }),
+    ).toMatchObject({ waitForOperatorTimeoutMs: 2_500 });
+  });
+
   it.each([
-    [{ targets, hold_audio: 'music' }, /settings.transfer.hold_audio must be one of tone, none/],
+    [{ targets, hold_audio: 'music' }, /settings.transfer.hold_audio must be one of tone, file, none/],
     [{ targets, summary_header: 'Subject' }, /settings.transfer.summary_header must be an X- header/],
     [{ targets, summary_header: 'X-A\r\nB' }, /settings.transfer.summary_header/],
     [{ targets, digits: { billing: '12' } }, /settings.transfer.digits needs warm: true/],
@@ -38,6 +56,21 @@ describe('settings.transfer: hold_audio, summary_header, digits', () => {
     [{ targets, warm: true, digits: { billing: 'www' } }, /settings.transfer.digits.billing must be/],
     [{ targets, warm: true, decline_digit: '22' }, /settings.transfer.decline_digit must be one key/],
     [{ targets, decline_digit: '2' }, /settings.transfer.decline_digit needs warm: true/],
+    [{ targets, decline_by_voice: true }, /settings.transfer.decline_by_voice needs warm: true/],
+    [{ targets, warm: true, decline_by_voice: 'yes' }, /decline_by_voice must be true or false/],
+    [{ targets, wait_for_operator: true }, /settings.transfer.wait_for_operator needs warm: true/],
+    [
+      { targets, warm: true, wait_for_operator: true, wait_for_operator_timeout_ms: 999 },
+      /wait_for_operator_timeout_ms must be a whole number from 1000 to 30000/,
+    ],
+    [
+      { targets, warm: true, wait_for_operator: true, wait_for_operator_timeout_ms: 30_001 },
+      /wait_for_operator_timeout_ms must be a whole number/,
+    ],
+    [
+      { targets, warm: true, wait_for_operator_timeout_ms: 3000 },
+      /wait_for_operator_timeout_ms needs wait_for_operator: true/,
+    ],
   ])('refuses %j with a message naming the field', (raw, message) => {
     expect(() => checkTransferOptions(raw)).toThrow(message);
   });

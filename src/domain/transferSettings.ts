@@ -13,7 +13,8 @@ import { isObject, refuse } from './settingsParsing.js';
  * ```
  *
  * - `hold_audio`: what the callee hears while callwright dials, briefs and bridges the target
- *   (`tone`, the default: a soft beep every two seconds; `none`: silence).
+ *   (`tone`, the default: a soft beep every two seconds; `file`: the agent's uploaded WAV in a loop,
+ *   `PUT /v1/agents/{id}/hold_audio`, the tone while none is uploaded; `none`: silence).
  * - `summary_header`: the SIP header that carries the transfer's summary to the target: an `X-`
  *   header (the text, cleaned) or `User-to-User` (RFC 7433, the UTF-8 bytes hex-encoded). On the
  *   INVITE when callwright dials the target, embedded in the Refer-To URI of a REFER.
@@ -22,9 +23,17 @@ import { isObject, refuse } from './settingsParsing.js';
  * - `decline_digit`: the key (`"2"`) the person who answers a warm transfer presses, during the
  *   brief or within 2 s after it, to decline: the leg is hung up and the agent goes back to the
  *   callee, told so. Absent: no declining, and no wait after the brief.
+ * - `decline_by_voice`: the person who answers a warm transfer may also decline by saying so ("no",
+ *   "I can't take it", "decline"…), before, during or within 2 s after the brief: recognised on the
+ *   target's leg against a small grammar of decline and neutral phrases, so only a clear decline
+ *   phrase declines (src/calls/operatorListener.ts). Needs `warm`.
+ * - `wait_for_operator`: on a warm transfer the agent waits, once the target answers, for the person
+ *   to speak first ("Hello?") and finish before briefing them; after `wait_for_operator_timeout_ms`
+ *   (1000–30000, default 5000) of silence it briefs anyway — a person who picked up without a word
+ *   is still on the line, and a brief nobody hears costs less than dropping a caller who waited.
  */
 
-export const holdAudioKinds = ['tone', 'none'] as const;
+export const holdAudioKinds = ['tone', 'file', 'none'] as const;
 export type HoldAudio = (typeof holdAudioKinds)[number];
 
 export const transferExtraLimits = {
@@ -35,6 +44,9 @@ export const transferExtraLimits = {
   digitsMaxChars: 32,
   /** What one `w` in `digits` waits. */
   digitsWaitMs: 500,
+  waitForOperatorMinMs: 1_000,
+  waitForOperatorMaxMs: 30_000,
+  waitForOperatorDefaultMs: 5_000,
 } as const;
 
 export interface TransferExtras {
@@ -45,6 +57,11 @@ export interface TransferExtras {
   summaryHeader: string | null;
   /** Target name → digits to dial after it answers. */
   digits: Record<string, string>;
+  /** The person who answers may decline by voice ("no", "I can't take it"). */
+  declineByVoice: boolean;
+  /** The agent briefs only once the person has spoken, or after `waitForOperatorTimeoutMs`. */
+  waitForOperator: boolean;
+  waitForOperatorTimeoutMs: number;
 }
 
 export const defaultTransferExtras: TransferExtras = {
@@ -52,9 +69,20 @@ export const defaultTransferExtras: TransferExtras = {
   declineDigit: null,
   summaryHeader: null,
   digits: {},
+  declineByVoice: false,
+  waitForOperator: false,
+  waitForOperatorTimeoutMs: transferExtraLimits.waitForOperatorDefaultMs,
 };
 
-export const transferExtraFields = ['hold_audio', 'summary_header', 'digits', 'decline_digit'] as const;
+export const transferExtraFields = [
+  'hold_audio',
+  'summary_header',
+  'digits',
+  'decline_digit',
+  'decline_by_voice',
+  'wait_for_operator',
+  'wait_for_operator_timeout_ms',
+] as const;
 
 /** Checks `hold_audio`, `summary_header` and `digits` of `settings.transfer` (already an object with targets). */
 export function checkTransferExtras(raw: Record<string, unknown>): TransferExtras {
@@ -101,6 +129,40 @@ export function checkTransferExtras(raw: Record<string, unknown>): TransferExtra
     declineDigit: typeof decline === 'string' ? decline : null,
     summaryHeader: typeof header === 'string' ? header : null,
     digits: dialled,
+    ...checkOperatorSettings(raw),
+  };
+}
+
+/** `decline_by_voice`, `wait_for_operator` and its timeout: only a warm transfer briefs a person. */
+function checkOperatorSettings(
+  raw: Record<string, unknown>,
+): Pick<TransferExtras, 'declineByVoice' | 'waitForOperator' | 'waitForOperatorTimeoutMs'> {
+  const {
+    warm,
+    decline_by_voice: byVoice,
+    wait_for_operator: wait,
+    wait_for_operator_timeout_ms: timeoutMs,
+  } = raw;
+  for (const [name, value] of [
+    ['decline_by_voice', byVoice],
+    ['wait_for_operator', wait],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') refuse(`settings.transfer.${name} must be true or false`);
+    if (value && warm !== true)
+      refuse(`settings.transfer.${name} needs warm: true (only a briefed person is listened to)`);
+  }
+  const { waitForOperatorMinMs: min, waitForOperatorMaxMs: max } = transferExtraLimits;
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)
+      refuse(`settings.transfer.wait_for_operator_timeout_ms must be a whole number from ${min} to ${max}`);
+    if (wait !== true) refuse('settings.transfer.wait_for_operator_timeout_ms needs wait_for_operator: true');
+  }
+  return {
+    declineByVoice: byVoice === true,
+    waitForOperator: wait === true,
+    waitForOperatorTimeoutMs:
+      typeof timeoutMs === 'number' ? timeoutMs : transferExtraLimits.waitForOperatorDefaultMs,
   };
 }
 

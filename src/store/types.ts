@@ -40,6 +40,7 @@ import type {
   CampaignRulesRepository,
 } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
+import type { HoldAudioRepository } from './holdAudioRepository.js';
 
 export interface CallListQuery {
   status?: CallStatus;
@@ -208,6 +209,8 @@ export interface Store {
   readonly privacy: PrivacyRepository;
   readonly dialRates: DialRateRepository;
   readonly agentTests: AgentTestRepository;
+  /** Agents' uploaded hold audio (settings.transfer.hold_audio "file"). */
+  readonly holdAudio: HoldAudioRepository;
   readonly sandboxInvites: SandboxInviteRepository;
   readonly webhookEndpoints: WebhookEndpointRepository;
   readonly events: EventRepository;
@@ -481,3 +484,4 @@ export type {
   QuietHoursRule,
 } from './dataRulesRepository.js';
 export { dialRateScopes } from './dataRulesRepository.js';
+export type { HoldAudioRepository, StoredHoldAudio } from './holdAudioRepository.js';

@@ -26,6 +26,7 @@ import {
   type TextToSpeech,
   type VoiceActivityDetector,
 } from './providers/index.js';
+import { RealtimeResponses, sayExactly } from './realtimeResponses.js';
 import { runRealtimeTool } from './realtimeTools.js';
 import { TurnTimeline } from './turnTimeline.js';
 
@@ -115,6 +116,8 @@ export class RealtimeConversation {
   private replyTimer: NodeJS.Timeout | null = null;
   /** What the session owes the callee now: a reply's first audio, the rest of it, or nothing. */
   private replyOwed: 'first_audio' | 'rest' | null = null;
+  /** Whether a response is in progress: what callwright asks for itself waits for it. */
+  private readonly responses = new RealtimeResponses();
   private readonly onAudio = (samples: Int16Array) => this.handleCalleeFrame(samples);
   private readonly onOutgoing = (samples: Int16Array) => this.handleAgentFrame(samples);
 
@@ -175,6 +178,7 @@ export class RealtimeConversation {
 
   async finish(): Promise<ConversationResult> {
     this.ended = true;
+    this.responses.done();
     const { rtp } = this.options;
     rtp.off('audio', this.onAudio);
     rtp.off('outgoingAudio', this.onOutgoing);
@@ -270,6 +274,7 @@ export class RealtimeConversation {
         return;
       }
       case 'agent_audio':
+        this.responses.started();
         this.replyStreaming();
         this.play(event.itemId, event.samples);
         return;
@@ -281,9 +286,11 @@ export class RealtimeConversation {
         return;
       }
       case 'tool_call':
+        this.responses.started();
         this.handleToolCall(event.callId, event.name, event.arguments);
         return;
       case 'response_done':
+        this.responses.done();
         this.replyArrived();
         for (const item of this.items) item.text ??= '';
         void this.settleItems();
@@ -305,6 +312,7 @@ export class RealtimeConversation {
 
   /** Asks the session for a reply that must start within the first-audio timeout. */
   private askForReply(instructions?: string): void {
+    this.responses.started();
     this.armReplyTimer();
     this.session?.respond(instructions);
   }
@@ -395,10 +403,19 @@ export class RealtimeConversation {
         logger: options.logger,
         tools: options.tools,
         noteEvent: (event, text) => this.noteEvent(event, text),
-        answer: (id, output, replyExpected) => {
-          // The answer goes back and a reply is asked for: it must bring audio in time.
-          if (replyExpected) this.armReplyTimer();
-          this.session?.sendToolResult(id, output);
+        answer: (id, output, replyExpected, instructions) =>
+          void this.responses.idle().then(() => {
+            if (this.ended) return;
+            // The answer goes back and a reply is asked for: it must bring audio in time.
+            this.responses.started();
+            if (replyExpected) this.armReplyTimer();
+            this.session?.sendToolResult(id, output, instructions);
+          }),
+        say: async (text, stillWanted) => {
+          await this.responses.idle();
+          if (this.ended || !stillWanted()) return;
+          this.askForReply(sayExactly(text));
+          await this.responses.idle();
         },
         played: () => this.settleItems(),
         hangUpAfterPlayback: (ending) => this.hangUpAfterPlayback(ending),
@@ -452,6 +469,7 @@ export class RealtimeConversation {
   private fail(error: ProviderError): void {
     if (this.ended || (this.hangingUp && !this.endingAfterReply)) return;
     this.replyArrived();
+    this.responses.done();
     this.hangingUp = true;
     this.endingAfterReply = null;
     this.options.providerFailures.note('realtime', this.options.provider, error);

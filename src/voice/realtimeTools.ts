@@ -1,3 +1,4 @@
+import type { AgentTool } from '../domain/agentTools.js';
 import type { TranscriptEvent } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { TransferResult } from '../telephony/sip/index.js';
@@ -9,6 +10,7 @@ import {
 } from '../tools/toolCaller.js';
 import { endCallReason } from './brains/types.js';
 import type { AgentEnding } from './conversationResult.js';
+import { sayExactly } from './realtimeResponses.js';
 import { transferFailureReason, transferTranscriptText } from './transferOutcome.js';
 
 /** The tool every speech-to-speech agent has: the model ends the call once it has said goodbye. */
@@ -73,8 +75,16 @@ export interface RealtimeToolHost {
   logger: Logger;
   tools: ToolCaller | null;
   noteEvent(event: TranscriptEvent, text: string): void;
-  /** Answers the call and lets the session reply (within the first-audio timeout). */
-  answer(callId: string, output: string, replyExpected: boolean): void;
+  /**
+   * Answers the call and lets the session reply (within the first-audio timeout), once no response
+   * is in progress; `instructions` shape that reply alone.
+   */
+  answer(callId: string, output: string, replyExpected: boolean, instructions?: string): void;
+  /**
+   * Has the session say `text` (a tool's message) as a reply of its own, once no response is in
+   * progress and if `stillWanted()` then; resolves when that reply is done.
+   */
+  say(text: string, stillWanted: () => boolean): Promise<void>;
   /** Resolves once every reply item the callee should hear has been played. */
   played(): Promise<void>;
   hangUpAfterPlayback(ending: AgentEnding): void;
@@ -132,15 +142,61 @@ export function runRealtimeTool(
   const tool = host.tools?.find(name);
   if (host.tools && tool) {
     host.noteEvent('tool_call', toolCallTranscriptText(name, argumentsJson));
-    void host.tools.call(tool, argumentsJson).then((outcome) => {
-      if (host.hasEnded()) return;
-      host.noteEvent('tool_result', toolResultTranscriptText(outcome));
-      host.answer(callId, toolOutcomeForModel(outcome), true);
-    });
+    void runAgentTool(host, host.tools, tool, callId, argumentsJson);
     return;
   }
   host.logger.warn({ tool: name.slice(0, 64) }, 'the session called a tool the agent does not have');
   host.answer(callId, JSON.stringify({ error: `there is no tool named ${name.slice(0, 64)}` }), true);
+}
+
+/** How soon a tool's answer must come for its start message to be left unsaid (as in the pipeline). */
+const waitingLineGraceMs = 250;
+
+/**
+ * One of the agent's tools, with its `messages` as the pipeline says them (src/voice/brains/llmBrain.ts):
+ * `start` once the answer has not come within a moment, `delayed` at `delayed_after_ms` if it is
+ * still pending — each only while it is — and `failed` as the reply to a failure, the model told
+ * that the callee heard it.
+ */
+async function runAgentTool(
+  host: RealtimeToolHost,
+  tools: ToolCaller,
+  tool: AgentTool,
+  callId: string,
+  argumentsJson: string,
+): Promise<void> {
+  const startedAtMs = Date.now();
+  const outcome = tools.call(tool, argumentsJson);
+  let pending = true;
+  void outcome.finally(() => {
+    pending = false;
+  });
+  const whilePending = () => pending && !host.hasEnded();
+  const answeredWithin = (waitMs: number) =>
+    Promise.race([
+      outcome.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs).unref()),
+    ]);
+  if (tool.sayWhileWaiting && !(await answeredWithin(waitingLineGraceMs)))
+    await host.say(tool.sayWhileWaiting, whilePending);
+  if (tool.filler) {
+    const waitMs = Math.max(0, tool.filler.afterMs - (Date.now() - startedAtMs));
+    if (!(await answeredWithin(waitMs))) await host.say(tool.filler.text, whilePending);
+  }
+  const done = await outcome;
+  if (host.hasEnded()) return;
+  host.noteEvent('tool_result', toolResultTranscriptText(done));
+  const failedSaid = !done.ok && tool.failedMessage !== null ? tool.failedMessage : null;
+  if (failedSaid === null) {
+    host.answer(callId, toolOutcomeForModel(done), true);
+    return;
+  }
+  host.answer(
+    callId,
+    JSON.stringify({ error: (done as { error: string }).error, callee_was_told: failedSaid }),
+    true,
+    sayExactly(failedSaid),
+  );
 }
 
 /** A transfer once the session's words are heard; a failure goes back to the model as the call's answer. */

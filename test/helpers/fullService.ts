@@ -102,6 +102,8 @@ interface TrunkCallOptions {
   variables?: Record<string, string>;
   /** The agent's settings (e.g. `transfer`). */
   settings?: Record<string, unknown>;
+  /** Runs once the agent and the API key exist, before the call is placed (e.g. an upload). */
+  beforeCall?: (made: { agentId: string; key: string }) => Promise<void>;
 }
 
 /**
@@ -143,6 +145,7 @@ export async function placeTrunkCall(
     maxDurationS: options.maxDurationS ?? 20,
     ...(options.settings ? { settings: options.settings } : {}),
   });
+  await options.beforeCall?.({ agentId: agent.id, key });
   const placed = await postCall(service.url, key, {
     agent_id: agent.id,
     from_number: from,

@@ -34,3 +34,27 @@ export function loudFrames(samples: Int16Array): number {
   }
   return frames;
 }
+
+/**
+ * How many loud 20 ms frames (8 kHz) are mostly one tone of `frequencyHz` (over half the frame's
+ * energy, by a Goertzel filter): which of two hold sounds, or a tone and speech, was heard.
+ */
+export function framesOfTone(samples: Int16Array, frequencyHz: number): number {
+  const coefficient = 2 * Math.cos((2 * Math.PI * frequencyHz) / 8000);
+  let frames = 0;
+  for (let at = 0; at + 160 <= samples.length; at += 160) {
+    let energy = 0;
+    let previous = 0;
+    let beforePrevious = 0;
+    for (let i = at; i < at + 160; i++) {
+      const sample = samples[i]!;
+      energy += sample ** 2;
+      const current = sample + coefficient * previous - beforePrevious;
+      beforePrevious = previous;
+      previous = current;
+    }
+    const power = previous ** 2 + beforePrevious ** 2 - coefficient * previous * beforePrevious;
+    if (energy / 160 > 300 ** 2 && power / ((energy * 160) / 2) > 0.5) frames++;
+  }
+  return frames;
+}

@@ -3,8 +3,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeWav } from '../../src/voice/providers/audio/wav.js';
 import { callThroughTrunk, startFullService } from '../helpers/fullService.js';
-import { agentChannel, loudFrames } from '../helpers/recordings.js';
+import { request } from '../helpers/http.js';
+import { agentChannel, framesOfTone, loudFrames } from '../helpers/recordings.js';
 import { expectSippPassed, startSipp, stopAll } from '../sipp/harness.js';
 
 /**
@@ -114,6 +116,60 @@ describe('transfers to a SIPp target over a trunk', () => {
     const afterHold = agent.subarray(Math.ceil((heldFromMs + 200) * 8));
     expect(afterHold.length).toBeGreaterThan(8 * 1_000);
     expect(loudFrames(afterHold)).toBeGreaterThanOrEqual(10);
+  }, 90_000);
+
+  it("plays the agent's uploaded hold audio file in a loop instead of the tone", async () => {
+    // The operator's file: 1.5 s of a steady 1200 Hz tone at 16 kHz (converted to 8 kHz at upload),
+    // unlike the built-in 440 Hz beep.
+    const file = new Int16Array(24_000).map((_, index) =>
+      Math.round(6000 * Math.sin((2 * Math.PI * 1200 * index) / 16_000)),
+    );
+    const { port, run } = await startSipp(
+      'uas_transfer_target.xml',
+      [...['-m', '2', '-timeout', '60s'], ...['-key', 'rtp_port', String(targetMedia.address().port)]],
+      70_000,
+    );
+    const record = await callThroughTrunk(
+      service,
+      { uri: `sip:127.0.0.1:${port}` },
+      {
+        script,
+        maxDurationS: 45,
+        timeoutMs: 60_000,
+        settings: {
+          transfer: {
+            targets: { human: '+14155550188' },
+            warm: true,
+            whisper: 'Caller pressed one, and would like to talk about their order.',
+            hold_audio: 'file',
+          },
+        },
+        beforeCall: async ({ agentId, key }) => {
+          const uploaded = await request(`${service.url}/v1/agents/${agentId}/hold_audio`, {
+            method: 'PUT',
+            headers: { 'X-API-Key': key, 'Content-Type': 'audio/wav' },
+            body: Buffer.from(encodeWav(file, 16_000)),
+          });
+          expect(uploaded.status, uploaded.text).toBe(200);
+        },
+      },
+    );
+    expect(record, JSON.stringify(record.transcript)).toMatchObject({
+      status: 'completed',
+      endReason: 'transferred',
+    });
+    await expectSippPassed(run);
+    // What the callee heard from "Please hold." on: the file's 1200 Hz for well over a cycle of
+    // it (it loops while the target is dialled and briefed), and never the 440 Hz hold beep.
+    const heldFromMs = Math.max(
+      ...record.transcript
+        .filter((entry) => entry.role === 'agent' && !entry.event)
+        .map((entry) => entry.end_ms),
+    );
+    const agent = agentChannel(readFileSync(record.recordingPath as string));
+    const afterHold = agent.subarray(Math.ceil((heldFromMs + 100) * 8));
+    expect(framesOfTone(afterHold, 1200)).toBeGreaterThanOrEqual(100);
+    expect(framesOfTone(afterHold, 440)).toBe(0);
   }, 90_000);
 
   it('embeds the summary in the Refer-To of a cold transfer as RFC 7433 User-to-User', async () => {

@@ -125,6 +125,9 @@ describe('GET /v1/openapi.json', () => {
         'getCallScenario',
         'listAgentTestRuns',
         'runAgentTests',
+        // An agent's hold audio file (issue 35).
+        'deleteAgentHoldAudio',
+        'putAgentHoldAudio',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

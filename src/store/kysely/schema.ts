@@ -79,6 +79,14 @@ export interface AgentsTable {
   updated_at: TimeColumn;
 }
 
+export interface AgentHoldAudioTable {
+  agent_id: string;
+  account_id: string;
+  mulaw: ColumnType<Uint8Array, Uint8Array, Uint8Array>;
+  duration_ms: number;
+  updated_at: TimeColumn;
+}
+
 export interface PhoneNumbersTable {
   account_id: string;
   number: string;
@@ -348,6 +356,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   agents: AgentsTable;
+  agent_hold_audio: AgentHoldAudioTable;
   phone_numbers: PhoneNumbersTable;
   trunks: TrunksTable;
   provider_credentials: ProviderCredentialsTable;

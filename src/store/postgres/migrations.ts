@@ -3,6 +3,7 @@ import { postgresCallerIdHealthMigrations } from './callerIdHealthMigrations.js'
 import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+import { postgresHoldAudioMigrations } from './holdAudioMigrations.js';
 
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
@@ -456,8 +457,9 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
     sql: postgresCampaignCountersSql(),
   },
   ...postgresCampaignSchedulingMigrations,
-  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health).
+  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health), 380 (hold audio).
   ...postgresCampaignResultsMigrations,
   ...postgresCampaignRulesMigrations,
   ...postgresCallerIdHealthMigrations,
+  ...postgresHoldAudioMigrations,
 ];

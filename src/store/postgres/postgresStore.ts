@@ -14,6 +14,7 @@ import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/d
 import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
 import { KyselyDialRates } from '../kysely/dialRates.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
+import { KyselyHoldAudio } from '../kysely/holdAudio.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
@@ -112,6 +113,7 @@ export class PostgresStore implements Store {
   readonly privacy: PostgresPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
+  readonly holdAudio: KyselyHoldAudio;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: PostgresWebhookEndpoints;
   readonly events: PostgresEvents;
@@ -145,6 +147,7 @@ export class PostgresStore implements Store {
     this.privacy = new PostgresPrivacy(queries, pool, queue);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);
+    this.holdAudio = new KyselyHoldAudio(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.webhookEndpoints = new PostgresWebhookEndpoints(pool, queue);
     this.events = new PostgresEvents(pool, queue);

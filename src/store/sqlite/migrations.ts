@@ -3,6 +3,7 @@ import { sqliteCallerIdHealthMigrations } from './callerIdHealthMigrations.js';
 import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+import { sqliteHoldAudioMigrations } from './holdAudioMigrations.js';
 
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
@@ -452,8 +453,9 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
     sql: sqliteCampaignCountersSql(),
   },
   ...sqliteCampaignSchedulingMigrations,
-  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health).
+  // In version order: 371 (results), 372 and 374 (rules), 375 (caller-ID health), 380 (hold audio).
   ...sqliteCampaignResultsMigrations,
   ...sqliteCampaignRulesMigrations,
   ...sqliteCallerIdHealthMigrations,
+  ...sqliteHoldAudioMigrations,
 ];

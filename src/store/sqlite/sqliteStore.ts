@@ -13,6 +13,7 @@ import { KyselyDashboardQueries, KyselySessions, KyselyUsers } from '../kysely/d
 import { type StoreQueries, sqliteQueries } from '../kysely/dialects.js';
 import { KyselyDialRates } from '../kysely/dialRates.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
+import { KyselyHoldAudio } from '../kysely/holdAudio.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
@@ -84,6 +85,7 @@ export class SqliteStore implements Store {
   readonly privacy: KyselyPrivacy;
   readonly dialRates: KyselyDialRates;
   readonly agentTests: KyselyAgentTests;
+  readonly holdAudio: KyselyHoldAudio;
   readonly sandboxInvites: KyselySandboxInvites;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly events: SqliteEvents;
@@ -119,6 +121,7 @@ export class SqliteStore implements Store {
     this.privacy = new KyselyPrivacy(queries);
     this.dialRates = new KyselyDialRates(queries);
     this.agentTests = new KyselyAgentTests(queries);
+    this.holdAudio = new KyselyHoldAudio(queries);
     this.sandboxInvites = new KyselySandboxInvites(queries);
     this.users = new KyselyUsers(queries);
     this.sessions = new KyselySessions(queries);

@@ -285,12 +285,12 @@ class OpenAiRealtimeSession implements SpeechToSpeechSession {
     });
   }
 
-  sendToolResult(callId: string, output: string): void {
+  sendToolResult(callId: string, output: string, instructions?: string): void {
     this.send({
       type: 'conversation.item.create',
       item: { type: 'function_call_output', call_id: callId, output },
     });
-    this.respond();
+    this.respond(instructions);
   }
 
   close(): void {

@@ -53,8 +53,8 @@ export interface SpeechToSpeechSession {
   respond(instructions?: string): void;
   /** The callee heard only `playedMs` of the item's audio: the vendor forgets the rest of it. */
   truncate(itemId: string, playedMs: number): void;
-  /** Answers a tool call; a reply is asked for after it. */
-  sendToolResult(callId: string, output: string): void;
+  /** Answers a tool call; a reply is asked for after it (`instructions` for that reply only). */
+  sendToolResult(callId: string, output: string, instructions?: string): void;
   /** Ends the session; safe to call more than once. */
   close(): void;
 }
