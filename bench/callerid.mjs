@@ -7,16 +7,8 @@
 // and how the calls placed after the rest spread over the pool. BENCH_CONTACTS (150), BENCH_PACE
 // (calls/min, 120), BENCH_CONCURRENCY (10), BENCH_WINDOW / BENCH_MIN_ATTEMPTS / BENCH_MIN_SHARE
 // (caller_id_health; the defaults 20 / 10 / 0.5), DATABASE_URL (PostgreSQL instead of SQLite).
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createAgent } from '../dist/admin/agents.js';
-import { createApiKey } from '../dist/admin/apiKeys.js';
-import { addPhoneNumber } from '../dist/admin/numbers.js';
-import { loadConfig } from '../dist/config.js';
-import { createLogger } from '../dist/logger.js';
-import { startService } from '../dist/server.js';
+import { startCampaignBenchService } from './benchService.mjs';
 
 const contactCount = Number(process.env.BENCH_CONTACTS ?? 150);
 const pace = Number(process.env.BENCH_PACE ?? 120);
@@ -32,37 +24,13 @@ const labelled = `+15550199${String(answeredCalls).padStart(4, '0')}`;
 const pool = ['+15550009991', labelled, '+15550009993'];
 const storeName = process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-callerid-'));
-const schema = `bench_callerid_${process.pid}`;
-const config = loadConfig({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  CALLWRIGHT_DATA_DIR: dataDir,
-  CALLWRIGHT_SIP_BIND: '127.0.0.1',
-  CALLWRIGHT_PUBLIC_IP: '127.0.0.1',
-  CALLWRIGHT_SIP_PORT: '0',
-  CALLWRIGHT_RTP_PORTS: '30000-39998',
-  CALLWRIGHT_RATE_LIMIT: '100000/1s',
-  CALLWRIGHT_RING_TIMEOUT_S: '5',
-  CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true',
-  ...(process.env.DATABASE_URL
-    ? {
-        DATABASE_URL: process.env.DATABASE_URL,
-        CALLWRIGHT_DATABASE_SCHEMA: schema,
-        CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
-      }
-    : {}),
+const bench = await startCampaignBenchService({
+  name: 'callerid',
+  concurrency,
+  callerIds: pool,
+  env: { CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' },
 });
-const service = await startService(config, createLogger('error'));
-const account = await service.store.accounts.create({ name: 'bench', maxLiveCalls: concurrency + 20 });
-const { key } = await createApiKey(service.store, account.id, 'bench');
-const agent = await createAgent(service.store, account.id, {
-  name: 'bench',
-  prompt: 'p',
-  script: { start: 'listening', nodes: { listening: { listen: [{ phrases: [], next: 'listening' }] } } },
-  maxDurationS: 3,
-});
-for (const number of pool) await addPhoneNumber(service.store, account.id, number);
+const { service, key, agent } = bench;
 
 const api = async (path, init = {}) => {
   const response = await fetch(`${service.url}/v1${path}`, {
@@ -189,14 +157,5 @@ console.log(
 );
 console.log(`  campaign: ${calls.length} calls, ${(totalMs / 1000).toFixed(1)} s to complete`);
 
-await service.close();
+await bench.close();
 receiver.close();
-rmSync(dataDir, { recursive: true, force: true });
-if (process.env.DATABASE_URL) {
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
-  await client.end();
-}

@@ -10,18 +10,11 @@
 // zones, the one zone whose window is open listed last, and how soon its first contact is called;
 // then the process's CPU while campaigns of 1,000 and of 100,000 contacts have nothing due.
 // BENCH_ONLY=due runs only that part.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createAgent } from '../dist/admin/agents.js';
-import { createApiKey, keyForCallsPlacedBy } from '../dist/admin/apiKeys.js';
-import { addPhoneNumber } from '../dist/admin/numbers.js';
+import { keyForCallsPlacedBy } from '../dist/admin/apiKeys.js';
 import { createCampaign } from '../dist/campaigns/createCampaign.js';
-import { loadConfig } from '../dist/config.js';
 import { isWindowOpen } from '../dist/domain/callingWindow.js';
 import { parseCampaignCsv } from '../dist/domain/campaignCsv.js';
-import { createLogger } from '../dist/logger.js';
-import { startService } from '../dist/server.js';
+import { startCampaignBenchService } from './benchService.mjs';
 
 const contactCount = Number(process.env.BENCH_CONTACTS ?? 10_000);
 const acceptCount = Number(process.env.BENCH_ACCEPT_CONTACTS ?? 100_000);
@@ -33,36 +26,8 @@ const kinds = [
   { name: 'rings out (5 s)', persona: '+15550100003', share: 0.3 },
 ];
 
-const dataDir = mkdtempSync(join(tmpdir(), 'callwright-bench-campaign-'));
-const schema = `bench_campaign_${process.pid}`;
-const config = loadConfig({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  CALLWRIGHT_DATA_DIR: dataDir,
-  CALLWRIGHT_SIP_BIND: '127.0.0.1',
-  CALLWRIGHT_PUBLIC_IP: '127.0.0.1',
-  CALLWRIGHT_SIP_PORT: '0',
-  CALLWRIGHT_RTP_PORTS: '30000-39998',
-  CALLWRIGHT_RATE_LIMIT: '100000/1s',
-  CALLWRIGHT_RING_TIMEOUT_S: '5',
-  ...(process.env.DATABASE_URL
-    ? {
-        DATABASE_URL: process.env.DATABASE_URL,
-        CALLWRIGHT_DATABASE_SCHEMA: schema,
-        CALLWRIGHT_SECRET_KEY: Buffer.alloc(32, 9).toString('base64'),
-      }
-    : {}),
-});
-const service = await startService(config, createLogger('error'));
-const account = await service.store.accounts.create({ name: 'bench', maxLiveCalls: concurrency + 20 });
-const { key } = await createApiKey(service.store, account.id, 'bench');
-const agent = await createAgent(service.store, account.id, {
-  name: 'bench',
-  prompt: 'p',
-  script: { start: 'listening', nodes: { listening: { listen: [{ phrases: [], next: 'listening' }] } } },
-  maxDurationS: 3,
-});
-await addPhoneNumber(service.store, account.id, '+15550009999');
+const bench = await startCampaignBenchService({ name: 'campaign', concurrency, callerIds: ['+15550009999'] });
+const { service, account, key, agent } = bench;
 
 // ---- Due contacts found in O(due): the first call of a 100k-contact campaign in 8 zones ----
 const dueContactCount = Number(process.env.BENCH_DUE_CONTACTS ?? 100_000);
@@ -182,16 +147,7 @@ async function cpuMsPerSecond(spanMs) {
   );
 }
 if (process.env.BENCH_ONLY === 'due') {
-  await service.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  if (process.env.DATABASE_URL) {
-    const pg = (await import('pg')).default;
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
-    await client.end();
-  }
+  await bench.close();
   process.exit(0);
 }
 
@@ -331,13 +287,4 @@ console.log(
     `CSV ${fromCsv.ms} ms (${(csv.length / 1e6).toFixed(1)} MB), peak RSS +${fromCsv.extraMb.toFixed(0)} MB`,
 );
 
-await service.close();
-rmSync(dataDir, { recursive: true, force: true });
-if (process.env.DATABASE_URL) {
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.query(`DROP SCHEMA IF EXISTS ${schema}_jobs CASCADE`);
-  await client.end();
-}
+await bench.close();
