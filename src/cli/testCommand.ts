@@ -21,6 +21,7 @@ import { isAppError } from '../domain/errors.js';
 import { parseScenario, scenarioLimits } from '../domain/scenarios.js';
 import { type CliOutput, UsageError } from './context.js';
 import { type JunitTestCase, junitXml } from './junit.js';
+import { renderTable, shorten } from './table.js';
 
 /**
  * `callwright test`: runs scenario files against an agent of a running service, over HTTP with the
@@ -298,16 +299,11 @@ export async function runTestCommand(
   }
 }
 
+/** The shared renderer's table (src/cli/table.ts) as text: every line fits 120 columns. */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, index) =>
-    Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, index) => (index === cells.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].map((text) => `${text}\n`).join('');
+  return renderTable(header, rows)
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 const resultWords = { passed: 'PASS', failed: 'FAIL', running: 'RUNNING' } as const;
@@ -332,10 +328,6 @@ function percent(rate: number | null): string {
 
 function latencyText(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '-' : String(ms);
-}
-
-function shorten(text: string, maxChars: number): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
 function formatDiff(diff: ReplayDiff): string {
