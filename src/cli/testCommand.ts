@@ -129,11 +129,36 @@ function readOverrides(value: string): AgentOverrides {
     throw new TestInputError(`--agent-overrides is not JSON: ${(error as Error).message}`);
   }
   if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))
-    throw new TestInputError('--agent-overrides must be a JSON object: {"prompt": …, "settings": {…}}');
-  const unknown = Object.keys(overrides).find((key) => key !== 'prompt' && key !== 'settings');
+    throw new TestInputError(
+      '--agent-overrides must be a JSON object: {"prompt": …, "settings": {…}, "script": {…} or "FILE"}',
+    );
+  const fields = overrides as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !['prompt', 'settings', 'script'].includes(key));
   if (unknown !== undefined)
-    throw new TestInputError(`--agent-overrides: ${unknown.slice(0, 40)} is not a field (prompt, settings)`);
-  return overrides as AgentOverrides;
+    throw new TestInputError(
+      `--agent-overrides: ${unknown.slice(0, 40)} is not a field (prompt, settings, script)`,
+    );
+  // A script as `agents create --script` takes it: a file of JSON (the API receives the object).
+  if (typeof fields.script === 'string') fields.script = readScriptFile(fields.script);
+  return fields as AgentOverrides;
+}
+
+function readScriptFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new TestInputError(
+      `--agent-overrides: cannot read the script file ${path} (${(error as Error).message})`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new TestInputError(
+      `--agent-overrides: the script file ${path} is not JSON: ${(error as Error).message}`,
+    );
+  }
 }
 
 /** The scenario files named: files as given, folders as every `*.json` in them, by name. */
