@@ -11,7 +11,7 @@ import { editCampaign } from '../campaigns/editCampaign.js';
 import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
 import { type ContactState, contactStates, retryableOutcomes } from '../domain/campaigns.js';
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
-import { AppError, isAppError } from '../domain/errors.js';
+import { isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
 import { campaignResultVerbs } from './campaignResultCommands.js';
 import { campaignRuleOptions, campaignRuleSettings } from './campaignRuleOptions.js';

@@ -4,7 +4,7 @@ import { campaignOf, campaignResource } from '../campaigns/campaignControl.js';
 import { campaignFigures, campaignResultChunks } from '../campaigns/campaignResults.js';
 import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
 import { type ResultFormat, resultFormats } from '../domain/campaignResults.js';
-import { AppError, isAppError } from '../domain/errors.js';
+import { isAppError } from '../domain/errors.js';
 import {
   type CommandContext,
   parseOptions,
