@@ -28,7 +28,7 @@ import { queueNames } from './queue/types.js';
 import { makePrivateDirectory, tightenDataDirectory } from './secrets/privateFiles.js';
 import { loadSecretBox, type SecretBox } from './secrets/secretBox.js';
 import { openServiceSecret, sealSecretsAtRest } from './secrets/secretsAtRest.js';
-import { startupBanner } from './startupBanner.js';
+import { setupProgress, startupBanner } from './startupBanner.js';
 import { connectionErrorSummary, isConnectionLoss } from './store/postgres/database.js';
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
@@ -365,13 +365,15 @@ async function startServiceOnce(
       return closing;
     };
     logger.info({ url, role, store: scaleOut ? 'postgres' : 'sqlite' }, 'callwright listening');
-    options.terminal?.(
-      startupBanner({
-        config,
-        role,
-        sipAddress: calls ? `${config.telephony.bindAddress}:${calls.ua.boundPort}` : null,
-      }),
-    );
+    if (options.terminal)
+      options.terminal(
+        startupBanner({
+          config,
+          role,
+          sipAddress: calls ? `${config.telephony.bindAddress}:${calls.ua.boundPort}` : null,
+          progress: await setupProgress(store),
+        }),
+      );
     if (role !== 'worker') {
       const signUpUrl = `${config.publicUrl.replace(/\/$/, '')}/sign-up`;
       await announceSetupToken({ store, logger, signUpUrl, terminal: options.terminal ?? null });

@@ -136,6 +136,8 @@ export async function startTestRun(
   const agent = await store.agents.get(accountId, agentId);
   if (!agent?.active) throw agentNotFound(agentId);
   if (request.overrides) {
+    if (request.overrides.script !== undefined && agent.brain !== 'script')
+      refuse(`agent_overrides.script: agent ${agent.id} is an llm agent; only a script agent runs a script`);
     const tested = agentWithOverrides(agent, request.overrides);
     checkSettingsAndScript(tested.settings, tested.brain, tested.script);
   }

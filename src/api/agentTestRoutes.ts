@@ -151,7 +151,11 @@ const testRunRequestSchema = {
       type: 'object',
       additionalProperties: false,
       description: "What this run's calls alone run with: merged over the agent, which is not changed.",
-      properties: { prompt: { type: 'string', maxLength: 20_000 }, settings: freeObject },
+      properties: {
+        prompt: { type: 'string', maxLength: 20_000 },
+        settings: freeObject,
+        script: { ...freeObject, description: "A script agent's dialog script, instead of its own" },
+      },
     },
   },
 } as const;

@@ -150,6 +150,17 @@ export class CallSession {
     this.endLocally({ kind: 'canceled', answered: this.isAnswered });
   }
 
+  /**
+   * Shutdown: a call in conversation ends after the sentence the agent is speaking (completed /
+   * interrupted); one not yet answered, or without a voice, is left to the grace deadline.
+   */
+  async wrapUp(): Promise<void> {
+    const conversation = this.conversation;
+    if (this.localEnding || !conversation || !('windDown' in conversation)) return;
+    await conversation.windDown();
+    this.endLocally({ kind: 'shutdown' });
+  }
+
   /** Ends the call from our side with the given reason (max duration, agent hang-up, shutdown). */
   endLocally(ending: TelephonyEnding): void {
     this.localEnding ??= ending;

@@ -123,12 +123,20 @@ export class CallDispatcher {
     }
   }
 
-  /** Stops taking calls; hangs up live calls still up after `deadlineMs`, then waits for them to end. */
+  /**
+   * Stops taking calls; a call in conversation ends after the sentence the agent is speaking, any
+   * still up after `deadlineMs` is hung up (failed / interrupted); then waits for them to end.
+   */
   async stop(deadlineMs = 10_000): Promise<void> {
     this.stopped = true;
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = null;
     const live = [...this.sessions.values()];
+    // Each call in conversation ends after the agent's current sentence; the deadline still holds.
+    for (const session of live)
+      void session
+        .wrapUp()
+        .catch((error: unknown) => this.context.logger.warn({ err: error }, 'wrap-up failed'));
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, deadlineMs).unref());
     await Promise.race([Promise.all(live.map((session) => session.done)), deadline]);
     for (const session of this.sessions.values()) session.endLocally({ kind: 'interrupted' });

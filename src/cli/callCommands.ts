@@ -16,6 +16,7 @@ import {
   resolveAccount,
   UsageError,
 } from './context.js';
+import { maxLineChars, wrapText } from './table.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
 
@@ -122,10 +123,15 @@ export const calls: Record<string, Verb> = {
       recording: call.recordingPath,
     });
     context.out.stdout(call.transcript.length === 0 ? '\n(no transcript)\n' : '\ntranscript:\n');
-    for (const line of call.transcript)
+    // `   3.2 s  agent   text`, the text wrapped under itself.
+    const indent = ' '.repeat(18);
+    for (const line of call.transcript) {
+      const [first, ...rest] = wrapText(line.text.replace(/\s+/g, ' '), maxLineChars - indent.length);
       context.out.stdout(
-        `${(line.start_ms / 1000).toFixed(1).padStart(6)} s  ${line.role.padEnd(6)}  ${line.text}\n`,
+        `${(line.start_ms / 1000).toFixed(1).padStart(6)} s  ${line.role.padEnd(6)}  ${first}\n`,
       );
+      for (const more of rest) context.out.stdout(`${indent}${more}\n`);
+    }
   },
   async cancel(context, args) {
     const { positionals } = parseOptions(args, {}, ['call id']);

@@ -12,7 +12,7 @@ import { editCampaign } from '../campaigns/editCampaign.js';
 import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
 import { type ContactState, contactStates, retryableOutcomes } from '../domain/campaigns.js';
 import { waitingReasonTexts } from '../domain/campaignWaits.js';
-import { AppError, isAppError } from '../domain/errors.js';
+import { isAppError } from '../domain/errors.js';
 import { commandLineKeyName } from './callCommands.js';
 import { campaignResultVerbs } from './campaignResultCommands.js';
 import { campaignRuleOptions, campaignRuleSettings } from './campaignRuleOptions.js';
@@ -20,9 +20,11 @@ import {
   type CommandContext,
   parseOptions,
   print,
+  printList,
   requiredOption,
   resolveAccount,
   UsageError,
+  withRows,
 } from './context.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
@@ -58,18 +60,6 @@ function wholeOption(values: Record<string, unknown>, name: string): number | un
   const value = Number(raw);
   if (!Number.isInteger(value)) throw new UsageError(`--${name} must be a whole number`);
   return value;
-}
-
-/** A refused campaign's message with its bad rows, one per line (the first 50). */
-function withRows(error: AppError): AppError {
-  if (!error.rows) return error;
-  const lines = error.rows
-    .slice(0, 50)
-    .map(
-      (row) => `  ${row.line !== undefined ? `line ${row.line}` : `contact ${row.index}`}: ${row.message}`,
-    );
-  const more = error.rows.length > 50 ? [`  … and ${error.rows.length - 50} more`] : [];
-  return new AppError(error.code, `${error.message}\n${[...lines, ...more].join('\n')}`);
 }
 
 /** `campaigns …`: batch calling from a CSV file, and following it. */
@@ -149,8 +139,19 @@ export const campaigns: Record<string, Verb> = {
     if (limit < 1 || limit > 100) throw new UsageError('--limit is 1 to 100');
     const account = await resolveAccount(context);
     const rows = await context.store.campaigns.list(account.id, { limit });
-    print(context, {
-      campaigns: await campaignResources(context.store, rows),
+    const resources = await campaignResources(context.store, rows);
+    printList(context, 'campaigns', resources, (campaign) => {
+      const { pending, calling, retry_wait: retryWait } = campaign.progress;
+      return {
+        campaign_id: campaign.campaign_id,
+        status: campaign.status,
+        contacts: campaign.contact_count,
+        open: pending + calling + retryWait,
+        window: `${campaign.calling_window.start}-${campaign.calling_window.end}`,
+        time_zone: campaign.time_zone,
+        created_at: campaign.created_at,
+        name: campaign.name,
+      };
     });
   },
   async show(context, args) {

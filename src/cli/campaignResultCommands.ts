@@ -4,7 +4,7 @@ import { campaignOf, campaignResource } from '../campaigns/campaignControl.js';
 import { campaignFigures, campaignResultChunks } from '../campaigns/campaignResults.js';
 import { campaignCsvLimits, parseCampaignCsv } from '../domain/campaignCsv.js';
 import { type ResultFormat, resultFormats } from '../domain/campaignResults.js';
-import { AppError, isAppError } from '../domain/errors.js';
+import { isAppError } from '../domain/errors.js';
 import {
   type CommandContext,
   parseOptions,
@@ -12,21 +12,10 @@ import {
   requiredOption,
   resolveAccount,
   UsageError,
+  withRows,
 } from './context.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
-
-/** A refused request's message with its bad rows, one per line (the first 50). */
-function withRows(error: AppError): AppError {
-  if (!error.rows) return error;
-  const lines = error.rows
-    .slice(0, 50)
-    .map(
-      (row) => `  ${row.line !== undefined ? `line ${row.line}` : `contact ${row.index}`}: ${row.message}`,
-    );
-  const more = error.rows.length > 50 ? [`  … and ${error.rows.length - 50} more`] : [];
-  return new AppError(error.code, `${error.message}\n${[...lines, ...more].join('\n')}`);
-}
 
 function readCsvFile(path: string): Buffer {
   try {

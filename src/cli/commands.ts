@@ -21,6 +21,7 @@ import {
   type CommandContext,
   parseOptions,
   print,
+  printList,
   printTable,
   requiredOption,
   resolveAccount,
@@ -249,7 +250,16 @@ const agents: Record<string, Verb> = {
   async list(context, args) {
     parseOptions(args, {});
     const account = await resolveAccount(context);
-    print(context, { agents: (await context.store.agents.list(account.id)).map(describeAgent) });
+    const described = (await context.store.agents.list(account.id)).map(describeAgent);
+    printList(context, 'agents', described, (agent) => ({
+      agent_id: agent.agent_id,
+      name: agent.name,
+      active: agent.active,
+      brain: agent.brain,
+      created_at: agent.created_at,
+      variables: agent.variables.map((variable) => variable.name),
+      prompt: agent.prompt,
+    }));
   },
   async show(context, args) {
     const { positionals } = parseOptions(args, {}, ['agent id']);

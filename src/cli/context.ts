@@ -4,6 +4,7 @@ import type { AccountRecord } from '../domain/records.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
+import { keyValueLines, recordsTable } from './table.js';
 
 /** A usage mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {
@@ -76,7 +77,7 @@ export async function resolveAccount(context: CommandContext): Promise<AccountRe
 
 /**
  * Prints one JSON object with --json. For people: a single list as a table with a header row, other
- * objects as aligned `key  value` lines.
+ * objects as aligned `key  value` lines; every line fits 120 columns (src/cli/table.ts).
  */
 export function print(context: CommandContext, value: Record<string, unknown>): void {
   if (context.json) {
@@ -88,10 +89,7 @@ export function print(context: CommandContext, value: Record<string, unknown>): 
     printTable(context, lists[0] as Record<string, unknown>[]);
     return;
   }
-  const width = Math.max(...Object.keys(value).map((key) => key.length));
-  for (const [key, entry] of Object.entries(value)) {
-    context.out.stdout(`${key.padEnd(width)}  ${formatValue(entry)}\n`);
-  }
+  for (const line of keyValueLines(value)) context.out.stdout(`${line}\n`);
 }
 
 /** Rows as a table: a header row of the column names, then one aligned line per row. */
@@ -100,21 +98,32 @@ export function printTable(context: CommandContext, rows: Record<string, unknown
     context.out.stdout('(none)\n');
     return;
   }
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
-  const cells = rows.map((row) => columns.map((column) => formatValue(row[column])));
-  const widths = columns.map((column, index) =>
-    Math.max(column.length, ...cells.map((line) => (line[index] as string).length)),
-  );
-  const line = (values: string[]) =>
-    values
-      .map((entry, index) => (index === values.length - 1 ? entry : entry.padEnd(widths[index] as number)))
-      .join('  ');
-  context.out.stdout(`${line(columns.map((column) => column.toUpperCase()))}\n`);
-  for (const row of cells) context.out.stdout(`${line(row)}\n`);
+  for (const line of recordsTable(rows)) context.out.stdout(`${line}\n`);
 }
 
-function formatValue(value: unknown): string {
-  if (value === null || value === undefined) return '-';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+/**
+ * A list verb's output: with --json the full records as `{"<name>": [...]}` (and `extra`, e.g. a
+ * page's cursor); for people a table of the short columns `row` picks from each record.
+ */
+export function printList<T>(
+  context: CommandContext,
+  name: string,
+  records: T[],
+  row: (record: T) => Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): void {
+  if (context.json) print(context, { [name]: records, ...extra });
+  else printTable(context, records.map(row));
+}
+
+/** A refused request's message with its bad rows, one per line (the first 50). */
+export function withRows(error: AppError): AppError {
+  if (!error.rows) return error;
+  const lines = error.rows
+    .slice(0, 50)
+    .map(
+      (row) => `  ${row.line !== undefined ? `line ${row.line}` : `contact ${row.index}`}: ${row.message}`,
+    );
+  const more = error.rows.length > 50 ? [`  … and ${error.rows.length - 50} more`] : [];
+  return new AppError(error.code, `${error.message}\n${[...lines, ...more].join('\n')}`);
 }

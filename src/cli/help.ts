@@ -292,7 +292,7 @@ export const commandHelp: Record<string, GroupHelp> = {
           '--junit FILE            also write the results as JUnit XML, for CI',
           '--timeout S             stop waiting after S seconds (default 300): exit 1, the calls still running named',
           '--replay CALL_ID        instead of files: replay a completed call from its recording and show the diff turn by turn',
-          '--agent-overrides JSON|FILE   {"prompt": …, "settings": {…}} for this run only (the agent is not changed)',
+          '--agent-overrides JSON|FILE   {"prompt": …, "settings": {…}, "script": {…} or "FILE"} for this run only (the agent is not changed)',
           '--from NUMBER           a sandbox number of the account to call from (default: its first)',
           '--url URL               the service (default: CALLWRIGHT_URL, else http://127.0.0.1:3000)',
           '--api-key KEY           an API key of the account (default: CALLWRIGHT_API_KEY; prefer the variable)',

@@ -158,7 +158,9 @@ export async function runCli(argv: string[], out: CliOutput): Promise<number> {
       return 2;
     }
     if (error instanceof ConfigError || isAppError(error)) {
-      out.stderr(`callwright: ${oneLine(error.message)}\n`);
+      // One line, or a first line and the refused rows under it (one per line).
+      const [first, ...rows] = error.message.split('\n');
+      out.stderr(`callwright: ${oneLine(first ?? '')}\n${rows.map((row) => `${row.trimEnd()}\n`).join('')}`);
       return 1;
     }
     // A port taken, a data folder that is a file or not ours: say which setting to change.

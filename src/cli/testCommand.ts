@@ -21,6 +21,7 @@ import { isAppError } from '../domain/errors.js';
 import { parseScenario, scenarioLimits } from '../domain/scenarios.js';
 import { type CliOutput, UsageError } from './context.js';
 import { type JunitTestCase, junitXml } from './junit.js';
+import { renderTable, shorten } from './table.js';
 
 /**
  * `callwright test`: runs scenario files against an agent of a running service, over HTTP with the
@@ -128,11 +129,36 @@ function readOverrides(value: string): AgentOverrides {
     throw new TestInputError(`--agent-overrides is not JSON: ${(error as Error).message}`);
   }
   if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))
-    throw new TestInputError('--agent-overrides must be a JSON object: {"prompt": …, "settings": {…}}');
-  const unknown = Object.keys(overrides).find((key) => key !== 'prompt' && key !== 'settings');
+    throw new TestInputError(
+      '--agent-overrides must be a JSON object: {"prompt": …, "settings": {…}, "script": {…} or "FILE"}',
+    );
+  const fields = overrides as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((key) => !['prompt', 'settings', 'script'].includes(key));
   if (unknown !== undefined)
-    throw new TestInputError(`--agent-overrides: ${unknown.slice(0, 40)} is not a field (prompt, settings)`);
-  return overrides as AgentOverrides;
+    throw new TestInputError(
+      `--agent-overrides: ${unknown.slice(0, 40)} is not a field (prompt, settings, script)`,
+    );
+  // A script as `agents create --script` takes it: a file of JSON (the API receives the object).
+  if (typeof fields.script === 'string') fields.script = readScriptFile(fields.script);
+  return fields as AgentOverrides;
+}
+
+function readScriptFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new TestInputError(
+      `--agent-overrides: cannot read the script file ${path} (${(error as Error).message})`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new TestInputError(
+      `--agent-overrides: the script file ${path} is not JSON: ${(error as Error).message}`,
+    );
+  }
 }
 
 /** The scenario files named: files as given, folders as every `*.json` in them, by name. */
@@ -298,16 +324,11 @@ export async function runTestCommand(
   }
 }
 
+/** The shared renderer's table (src/cli/table.ts) as text: every line fits 120 columns. */
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((title, index) =>
-    Math.max(title.length, ...rows.map((row) => row[index]?.length ?? 0)),
-  );
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, index) => (index === cells.length - 1 ? cell : cell.padEnd(widths[index] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)].map((text) => `${text}\n`).join('');
+  return renderTable(header, rows)
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 const resultWords = { passed: 'PASS', failed: 'FAIL', running: 'RUNNING' } as const;
@@ -332,10 +353,6 @@ function percent(rate: number | null): string {
 
 function latencyText(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? '-' : String(ms);
-}
-
-function shorten(text: string, maxChars: number): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
 function formatDiff(diff: ReplayDiff): string {

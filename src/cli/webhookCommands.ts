@@ -10,7 +10,14 @@ import {
   setWebhookEventTypes,
   showEvent,
 } from '../admin/webhooks.js';
-import { type CommandContext, parseOptions, print, resolveAccount, UsageError } from './context.js';
+import {
+  type CommandContext,
+  parseOptions,
+  print,
+  printList,
+  resolveAccount,
+  UsageError,
+} from './context.js';
 
 type Verb = (context: CommandContext, args: string[]) => Promise<void>;
 
@@ -96,8 +103,22 @@ const events: Record<string, Verb> = {
       limit: Number(limitText),
       cursor: typeof values.cursor === 'string' ? values.cursor : undefined,
     });
-    if (context.json) print(context, page);
-    else print(context, { events: page.data });
+    const { data, ...cursor } = page;
+    printList(
+      context,
+      'data',
+      data,
+      (event) => ({
+        event_id: event.event_id,
+        type: event.type,
+        call_id: event.call_id,
+        status: event.status,
+        attempts: event.attempts,
+        created_at: event.created_at,
+      }),
+      cursor,
+    );
+    if (!context.json && page.has_more) context.out.stdout(`(more: --cursor ${page.next_cursor})\n`);
   },
   async show(context, args) {
     const { positionals } = parseOptions(args, {}, ['event id']);

@@ -86,6 +86,8 @@ export interface Scenario {
 export interface AgentOverrides {
   prompt?: string;
   settings?: Record<string, unknown>;
+  /** A script agent's dialog script, instead of its own (docs/agents.md). */
+  script?: Record<string, unknown>;
 }
 
 interface AgentTestRunOptions {

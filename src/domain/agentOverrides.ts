@@ -2,8 +2,9 @@ import type { AgentOverrides, AgentRecord } from './records.js';
 import { isObject, onlyKnownFields, refuse } from './settingsParsing.js';
 
 /**
- * What a test run may change of an agent for its own calls only (docs/testing.md): the prompt and
- * any part of the settings (another end-of-turn wait, barge-in thresholds, vendor). The stored
+ * What a test run may change of an agent for its own calls only (docs/testing.md): the prompt,
+ * any part of the settings (another end-of-turn wait, barge-in thresholds, vendor) and a script
+ * agent's whole dialog script (a fixed branch tried before it is saved). The stored
  * agent is never touched; the dispatcher merges these over it for the run's calls.
  */
 
@@ -29,6 +30,7 @@ export function agentWithOverrides(agent: AgentRecord, overrides: AgentOverrides
     ...(overrides.settings !== undefined
       ? { settings: mergedSettings(agent.settings, overrides.settings) }
       : {}),
+    ...(overrides.script !== undefined ? { script: overrides.script } : {}),
   };
 }
 
@@ -36,7 +38,7 @@ export function agentWithOverrides(agent: AgentRecord, overrides: AgentOverrides
 export function parseAgentOverrides(raw: unknown): AgentOverrides | null {
   if (raw === undefined || raw === null) return null;
   if (!isObject(raw)) refuse('agent_overrides must be an object');
-  onlyKnownFields('agent_overrides', raw, ['prompt', 'settings']);
+  onlyKnownFields('agent_overrides', raw, ['prompt', 'settings', 'script']);
   const overrides: AgentOverrides = {};
   if (raw.prompt !== undefined) {
     if (typeof raw.prompt !== 'string' || raw.prompt.length > 20_000)
@@ -46,6 +48,11 @@ export function parseAgentOverrides(raw: unknown): AgentOverrides | null {
   if (raw.settings !== undefined) {
     if (!isObject(raw.settings)) refuse('agent_overrides.settings must be an object');
     overrides.settings = raw.settings;
+  }
+  if (raw.script !== undefined) {
+    // Its steps are checked with the merged settings (transfer targets) by the caller.
+    if (!isObject(raw.script)) refuse('agent_overrides.script must be a dialog script object');
+    overrides.script = raw.script;
   }
   return overrides;
 }

@@ -2,6 +2,8 @@ import type { AnsweredBy, CallStatus, EndReason } from './callStatus.js';
 
 /** How a call ended, as the telephony layer reports it. */
 export type TelephonyEnding =
+  /** The service shut down: the agent finished its sentence and hung up. */
+  | { kind: 'shutdown' }
   | { kind: 'sip_rejected'; status: number }
   | { kind: 'ring_timeout' }
   | { kind: 'carrier_unresponsive' }
@@ -60,6 +62,9 @@ export function terminalOutcomeOf(ending: TelephonyEnding): TerminalOutcome {
     case 'transferred':
     case 'ivr_loop':
       return { status: 'completed', endReason: ending.kind };
+    case 'shutdown':
+      // A clean end by our side, not a failure; the reason says why it was short.
+      return { status: 'completed', endReason: 'interrupted' };
     case 'internal_error':
     case 'provider_error':
     case 'interrupted':

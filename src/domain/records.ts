@@ -372,4 +372,6 @@ export interface AgentOverrides {
   prompt?: string;
   /** Merged into the agent's settings, object by object. */
   settings?: Record<string, unknown>;
+  /** A script agent's dialog script, replacing the stored one (checked like an agent's). */
+  script?: Record<string, unknown>;
 }

@@ -145,6 +145,10 @@ export class SpeechPrefetch {
  */
 export class AgentSpeaker {
   private hold: { released: Promise<void>; release: () => void } | null = null;
+  /** Set by windDown: a sentence not yet playing never starts; one already playing plays out. */
+  private windingDown = false;
+  /** The sentences queued and not yet played (or cut). */
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(
     private readonly options: {
@@ -174,6 +178,16 @@ export class AgentSpeaker {
     hold?.release();
   }
 
+  /**
+   * The service is shutting down: the sentence being spoken plays to its end, none starts after it.
+   * Resolves once nothing more will be played.
+   */
+  async windDown(): Promise<void> {
+    this.windingDown = true;
+    this.releaseHold();
+    await Promise.all([...this.inFlight]);
+  }
+
   /** Speaks `text` and waits until it has been played (or cut). */
   async say(text: string, signal: AbortSignal, options: QueueOptions = {}): Promise<SpokenLine> {
     return (await this.queue(text, signal, options)).played;
@@ -184,10 +198,22 @@ export class AgentSpeaker {
    * promise of the line as played — written to the transcript then, cut to the words heard. (The
    * promise is wrapped: an async function's result would otherwise wait for it.)
    */
-  async queue(
+  queue(
     text: string,
     signal: AbortSignal,
     options: QueueOptions = {},
+  ): Promise<{ played: Promise<SpokenLine> }> {
+    const queued = this.queueSentence(text, signal, options);
+    const settled: Promise<unknown> = queued.then(({ played }) => played).catch(() => undefined);
+    this.inFlight.add(settled);
+    void settled.then(() => this.inFlight.delete(settled));
+    return queued;
+  }
+
+  private async queueSentence(
+    text: string,
+    signal: AbortSignal,
+    options: QueueOptions,
   ): Promise<{ played: Promise<SpokenLine> }> {
     const { rtp } = this.options;
     const tts = options.tts ?? this.options.tts;
@@ -206,6 +232,8 @@ export class AgentSpeaker {
       // Nothing is playing and the callee is talking: wait to see whether they take the turn.
       while (this.hold && rtp.queuedMs === 0 && !signal.aborted) await this.hold.released;
       if (signal.aborted) return false;
+      // Winding down: what is already playing finishes; a sentence not begun is not begun.
+      if (this.windingDown && startMs === null) return false;
       startMs ??= this.options.nowMs() + rtp.queuedMs;
       plays.push(rtp.play(samples));
       return true;

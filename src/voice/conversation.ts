@@ -212,6 +212,11 @@ export class Conversation {
     this.armSilenceTimer();
   }
 
+  /** Shutdown: the agent finishes the sentence it is speaking and starts no other (AgentSpeaker). */
+  windDown(): Promise<void> {
+    return this.speaker.windDown();
+  }
+
   private greet(): void {
     if (this.greeted || this.ended || this.answering.machine) return;
     if (this.options.voicemail.waitForDecision && !this.answering.decision && !this.decisionWaitOver) return;

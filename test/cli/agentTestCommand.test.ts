@@ -193,6 +193,54 @@ describe('callwright test', () => {
       expectNoKey(result);
   }, 90_000);
 
+  it('--agent-overrides tries a script agent with another script, inline or from a file, as the API does (issue 38)', async () => {
+    // An agent of its own: the first test changes the shared one.
+    const own = await appointmentTestAccount(service, { name: 'script overrides', maxLiveCalls: 4 });
+    const env = { CALLWRIGHT_URL: service.url, CALLWRIGHT_API_KEY: own.key };
+    const nodes = script.nodes as Record<string, { say: string }>;
+    const fixed = {
+      ...script,
+      nodes: {
+        ...nodes,
+        confirmed: {
+          ...nodes.confirmed,
+          say: 'Great, you are confirmed for {{appointment_day}}. See you on {{appointment_day}}. Goodbye!',
+        },
+      },
+    };
+    const fixedPath = join(workDir, 'fixed-script.json');
+    writeFileSync(fixedPath, JSON.stringify(fixed));
+    const seeYou = scenarioFile('see-you-overridden.json', {
+      ...confirms,
+      name: 'says see you',
+      expect: { status: 'completed', says: ['see you on Tuesday'] },
+    });
+    const withOverrides = (overrides: unknown, ...more: string[]) =>
+      callwright(
+        ['test', seeYou, '--agent', own.agentId, '--agent-overrides', JSON.stringify(overrides), ...more],
+        env,
+      );
+    const [fromFile, inline, broken] = await Promise.all([
+      withOverrides({ script: fixedPath }),
+      withOverrides({ script: fixed, prompt: 'Confirm the appointment.' }, '--json'),
+      withOverrides({ script: { ...fixed, start: 'nowhere' } }),
+    ]);
+    expect(fromFile.code, fromFile.stdout + fromFile.stderr).toBe(0);
+    expect(fromFile.stdout).toMatch(/^says see you\s+1\s+PASS\s/m);
+    expect(inline.code, inline.stdout + inline.stderr).toBe(0);
+    expect((JSON.parse(inline.stdout) as AgentTestRun).results[0]).toMatchObject({ status: 'passed' });
+    // Checked like an agent's script before anything is dialled.
+    expect(broken.code).not.toBe(0);
+    expect(broken.stderr).toMatch(/^callwright: .*script/);
+    // The stored agent keeps its own script: without the override the scenario still fails.
+    const client = new CallwrightClient({ apiKey: own.key, baseUrl: service.url });
+    expect((await client.agents.get(own.agentId)).script).toEqual(script);
+    const plain = await callwright(['test', seeYou, '--agent', own.agentId], env);
+    expect(plain.code, plain.stdout + plain.stderr).toBe(1);
+    for (const result of [fromFile, inline, broken, plain])
+      expect(result.stdout + result.stderr).not.toContain(own.key);
+  }, 120_000);
+
   it('usage mistakes exit 2 before anything is sent, and never echo the key', async () => {
     const results = await Promise.all([
       callwright(['test', confirmsPath], { CALLWRIGHT_API_KEY: key }),

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { commandGroups } from '../../src/cli/commands.js';
 import { commandHelp } from '../../src/cli/help.js';
 import { startFakeDeepgram } from '../fakes/deepgramLiveServer.js';
 import { listenOnlyScriptPath } from '../helpers/agentScripts.js';
-import { type CliResult, mainScript, runCli, runCliJson } from '../helpers/cli.js';
+import { runCli, runCliJson, runCliWith } from '../helpers/cli.js';
 
 /**
  * The command line guides (issue 13, item 9): help for every command from one table, the version,
@@ -31,22 +30,7 @@ afterAll(() => {
 const cli = (args: string[], env: Record<string, string> = {}) => runCli(dataDir, args, env);
 const json = (args: string[], env: Record<string, string> = {}) => runCliJson(dataDir, args, env);
 
-/** Runs the CLI with exactly `env` (plus PATH) in `cwd`, `input` on its standard input. */
-function cliWith(
-  options: { cwd?: string; env?: Record<string, string>; input?: string },
-  args: string[],
-): Promise<CliResult> {
-  return new Promise((done) => {
-    const child = execFile(
-      process.execPath,
-      [mainScript, ...args],
-      { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 20_000 },
-      (error, stdout, stderr) =>
-        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    );
-    child.stdin?.end(options.input ?? '');
-  });
-}
+const cliWith = runCliWith;
 
 /** Runs the CLI in `cwd` with CALLWRIGHT_DATA_DIR unset, as a person typing in some folder. */
 const cliIn = (cwd: string, args: string[]) => cliWith({ cwd }, args);

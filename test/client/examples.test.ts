@@ -172,6 +172,76 @@ describe('examples against the full sandbox service', () => {
     expect(outcome?.event_id).toMatch(/^evt_/);
   });
 
+  it('place-call-and-wait.mjs names VARIABLES and, on the README agent, fails in one line without them', async () => {
+    const header = readFileSync(join(examplesDir, 'place-call-and-wait.mjs'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('//'))
+      .join('\n');
+    expect(header).toContain(`VARIABLES='{"customer_name":"Ann"}'`);
+    const fixture = await callFixture(service);
+    // The README's agent: the appointment script, customer_name required.
+    const readmeAgent = await createAgent(service.store, fixture.accountId, {
+      name: 'Appointments',
+      prompt: 'Confirm the appointment.',
+      script: JSON.parse(readFileSync(join(examplesDir, 'agents/appointment-confirmation.json'), 'utf8')),
+      variables: ['customer_name!', 'appointment_day=Tuesday', 'reschedule_to='].map(
+        parseVariableDeclaration,
+      ),
+    });
+    const port = await freePort();
+    const { secret } = await setWebhookEndpoint(
+      service.store,
+      service.secretBox,
+      fixture.accountId,
+      `http://127.0.0.1:${port}/hook`,
+      { allowPrivate: true },
+    );
+    const envFor = (variables: string | null) => ({
+      CALLWRIGHT_URL: service.url,
+      CALLWRIGHT_API_KEY: fixture.key,
+      AGENT_ID: readmeAgent.id,
+      FROM_NUMBER: fixture.from,
+      TO_NUMBER: '+15550100002',
+      WEBHOOK_SECRET: secret,
+      RECEIVER_PORT: String(port),
+      WAIT_TIMEOUT_MS: '20000',
+      ...(variables === null ? {} : { VARIABLES: variables }),
+    });
+    const oneLineFailure = (run: Run, message: RegExp) => {
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/^place-call-and-wait: /);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    };
+    oneLineFailure(
+      await runExample('place-call-and-wait.mjs', [], envFor(null)),
+      /the API refused \(4\d\d [a-z_]+\): .*customer_name/,
+    );
+    oneLineFailure(
+      await runExample('place-call-and-wait.mjs', [], envFor('{customer_name: Ann}')),
+      /VARIABLES is not JSON/,
+    );
+    oneLineFailure(
+      await runExample('place-call-and-wait.mjs', [], {
+        ...envFor(null),
+        CALLWRIGHT_API_KEY: 'cw_live_not_a_key',
+      }),
+      /the API refused \(401 unauthorized\)/,
+    );
+    const { AGENT_ID: _agent, ...withoutAgent } = envFor('{"customer_name":"Ann"}');
+    oneLineFailure(await runExample('place-call-and-wait.mjs', [], withoutAgent), /set AGENT_ID/);
+
+    const run = await runExample('place-call-and-wait.mjs', [], envFor('{"customer_name":"Ann"}'));
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const [queued, outcome] = jsonLines(run.stdout);
+    expect(outcome).toMatchObject({ call_id: queued?.queued, status: 'busy', record_status: 'busy' });
+    const call = await service.store.calls.getById(queued?.queued as string);
+    expect(call?.variables).toMatchObject({ customer_name: 'Ann' });
+  });
+
   it('idempotent-receiver.mjs stores a delivered event once, however often it is sent', async () => {
     const fixture = await callFixture(service);
     const storeDir = mkdtempSync(join(tmpdir(), 'callwright-received-'));

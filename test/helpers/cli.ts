@@ -33,6 +33,23 @@ export function runCli(
   });
 }
 
+/** Runs the CLI with exactly `env` (plus PATH) in `cwd`, `input` on its standard input. */
+export function runCliWith(
+  options: { cwd?: string; env?: Record<string, string>; input?: string },
+  args: string[],
+): Promise<CliResult> {
+  return new Promise((done) => {
+    const child = execFile(
+      process.execPath,
+      [mainScript, ...args],
+      { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env }, timeout: 20_000 },
+      (error, stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(options.input ?? '');
+  });
+}
+
 /** Runs a verb with `--json` and returns its one JSON object, failing the test on any error. */
 export async function runCliJson(
   dataDir: string,
