@@ -167,16 +167,31 @@ function bodyOfForm(form: URLSearchParams): Record<string, unknown> {
   return { ...scheduleBodyOf(form), ...rulesBodyOf(form), caller_ids: form.getAll('caller_ids') };
 }
 
-/** Only the settings the user changed: the submitted form against the campaign's own values. */
+/** The settings as the form showed them, kept in the form so that a change made meanwhile elsewhere is not undone. */
+function shownSettings(form: URLSearchParams, campaign: CampaignRecord): Record<string, unknown> {
+  try {
+    const shown: unknown = JSON.parse(field(form, 'shown'));
+    if (shown && typeof shown === 'object' && !Array.isArray(shown)) return shown as Record<string, unknown>;
+  } catch {
+    // Not sent or not JSON: compare with the campaign as it is.
+  }
+  return bodyOfForm(formOfCampaign(campaign));
+}
+
+/**
+ * Only the settings the user changed: the submitted form against the values it was shown with (a
+ * setting changed meanwhile by the API or another user, and not touched here, stays as it is).
+ * Whatever is sent is checked by the API's own code.
+ */
 export function editBodyOf(form: URLSearchParams, campaign: CampaignRecord): Record<string, unknown> {
   const wanted = bodyOfForm(form);
-  const current = bodyOfForm(formOfCampaign(campaign));
+  const shown = shownSettings(form, campaign);
   const normal = (value: unknown) =>
     JSON.stringify(value, (_key, inner: unknown) =>
       Array.isArray(inner) ? [...inner].map(String).sort() : inner,
     );
   return Object.fromEntries(
-    Object.entries(wanted).filter(([name, value]) => normal(value) !== normal(current[name])),
+    Object.entries(wanted).filter(([name, value]) => normal(value) !== normal(shown[name])),
   );
 }
 
@@ -203,6 +218,7 @@ export async function editSettingsForm(
 ${state ? html`<div class="error" role="alert" data-testid="edit-report"><p><strong>Nothing was changed: ${state.error.message}</strong></p></div>` : ''}
 <form method="post" action="/campaigns/${campaign.id}/edit" class="stack">
   ${csrfField(viewer.session.csrfToken)}
+  <input type="hidden" name="shown" value="${state ? field(state.form, 'shown') : JSON.stringify(bodyOfForm(form))}">
   <p class="hint">Each change holds from the next call placed; calls already on the line go on as they are. The default time zone (${campaign.timeZone}) cannot change.</p>
   ${windowFields(value, form.getAll('weekdays'), 'edit-')}
   ${paceFields(value, 'edit-')}
