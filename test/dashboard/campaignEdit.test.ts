@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 describe('Editing a campaign in the dashboard', () => {
-  it("changes the window, pace, a cap and a holiday; the next claim keeps to them; audited as the user", async () => {
+  it('changes the window, pace, a cap and a holiday; the next claim keeps to them; audited as the user', async () => {
     const campaign = await newCampaign('Live', ['+15550100011', '+15550100012']);
     await page.goto(`${service.url}/campaigns/${campaign.id}`);
     const form = page.locator('section[aria-labelledby="edit-title"]');
@@ -119,8 +119,7 @@ describe('Editing a campaign in the dashboard', () => {
     expect(await page.getByTestId('campaign-holidays').textContent()).toBe(dates);
     // Only the changed fields were sent, and the user is the actor.
     const audit = (await service.store.privacy.listAudit(accountId, { limit: 20 })).filter(
-      (entry) =>
-        entry.subject === campaign.id && entry.action === 'campaign_edit' && entry.actor !== 'cli',
+      (entry) => entry.subject === campaign.id && entry.action === 'campaign_edit' && entry.actor !== 'cli',
     );
     expect(audit).toHaveLength(1);
     expect(audit[0]!.actor).toBe(`user:${userId}`);
@@ -132,7 +131,9 @@ describe('Editing a campaign in the dashboard', () => {
     ]);
     // The window is open, but today is a holiday: no one is dialled.
     await expect.poll(waitingReasons, { timeout: 15_000 }).toEqual(['holiday', 'holiday']);
-    expect((await service.store.campaigns.listContacts(campaign.id, { limit: 5 })).map((c) => c.attempts)).toEqual([0, 0]);
+    expect(
+      (await service.store.campaigns.listContacts(campaign.id, { limit: 5 })).map((c) => c.attempts),
+    ).toEqual([0, 0]);
 
     // No holidays any more: one call is placed, the other waits for the hourly cap.
     await form.getByLabel(/^Other days/).fill('');

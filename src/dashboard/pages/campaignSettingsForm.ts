@@ -29,7 +29,7 @@ const healthFields = [
 /** A form field's value: the submitted one, else the given default. */
 export type FieldValue = (name: string, fallback: string) => string;
 
-export function valueOf(form: URLSearchParams | undefined): FieldValue {
+export function fieldValueOf(form: URLSearchParams | undefined): FieldValue {
   return (name, fallback) => (form ? field(form, name) : fallback);
 }
 
@@ -211,7 +211,7 @@ export async function editSettingsForm(
   if (campaign.status !== 'running' && campaign.status !== 'paused') return html``;
   const numbers = await options.store.numbers.list(viewer.account.id);
   const form = state?.form ?? formOfCampaign(campaign);
-  const value = valueOf(form);
+  const value = fieldValueOf(form);
   const pool = form.getAll('caller_ids');
   const offered = [...new Set([...numbers.map((entry) => entry.number), ...campaign.callerIds])];
   return html`<section class="panel" aria-labelledby="edit-title"><h2 id="edit-title">Edit settings</h2>

@@ -34,13 +34,13 @@ import { figuresPanel } from './campaignResults.js';
 import {
   type EditFormState,
   editSettingsForm,
+  fieldValueOf,
   paceFields,
   registerCampaignEditPage,
   retryFields,
   ruleFields,
   rulesBodyOf,
   scheduleBodyOf,
-  valueOf,
   weekdayNames,
   windowFields,
 } from './campaignSettingsForm.js';
@@ -64,7 +64,7 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
     options.store.agents.list(viewer.account.id),
     options.store.numbers.list(viewer.account.id),
   ]);
-  const value = valueOf(form);
+  const value = fieldValueOf(form);
   const days = form ? form.getAll('weekdays') : ['1', '2', '3', '4', '5'];
   if (agents.length === 0 || numbers.length === 0)
     return html`<p>Add an agent and a phone number first: a campaign calls with one agent from your numbers.</p>`;
