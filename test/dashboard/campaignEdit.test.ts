@@ -159,6 +159,7 @@ describe('Editing a campaign in the dashboard', () => {
     await expect
       .poll(() => report.textContent())
       .toContain('holidays.dates must list at most 366 dates YYYY-MM-DD (one day) or MM-DD (every year)');
+    expect(await page.getByTestId('edit-field').textContent()).toBe('Other days');
     // What was typed is still there to correct.
     expect(await form.getByLabel(/^Other days/).inputValue()).toBe('13-45');
     expect(await form.getByLabel('Calls per minute').inputValue()).toBe('30');
@@ -174,6 +175,7 @@ describe('Editing a campaign in the dashboard', () => {
     await form.getByLabel('+15550009999').uncheck();
     await form.getByRole('button', { name: 'Save the settings' }).click();
     await expect.poll(() => report.textContent()).toContain('caller_ids as a list of 1 to');
+    expect(await page.getByTestId('edit-field').textContent()).toBe('Caller IDs');
     expect((await service.store.campaigns.get(accountId, campaign.id))!.callerIds).toEqual(['+15550009999']);
   }, 60_000);
 

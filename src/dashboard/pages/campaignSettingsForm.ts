@@ -201,6 +201,27 @@ export interface EditFormState {
   error: AppError;
 }
 
+/** The form's label for the API field an error names first (`holidays.dates must …` → Other days). */
+const fieldLabels: [RegExp, string][] = [
+  [/^calling_window/, 'Calling window'],
+  [/^max_concurrency/, 'Calls at once'],
+  [/^calls_per_minute/, 'Calls per minute'],
+  [/^max_calls_per_hour/, 'Calls per hour, at most'],
+  [/^max_calls_per_day/, 'Calls per day, at most'],
+  [/^holidays\.dates/, 'Other days'],
+  [/^holidays/, 'Holidays'],
+  [/^caller_id_health\.window_attempts/, 'Over the last … attempts'],
+  [/^caller_id_health\.min_attempts/, 'Judged after … attempts'],
+  [/^caller_id_health\.min_share_of_pool/, "Rested below this share of the pool's rate"],
+  [/^caller_id_health\.rest_minutes/, 'Rested for … minutes'],
+  [/^retry\.(\w+)/, 'Retries'],
+  [/^from_number|^caller_ids|caller ID/, 'Caller IDs'],
+];
+
+export function fieldLabelOf(message: string): string | undefined {
+  return fieldLabels.find(([pattern]) => pattern.test(message))?.[1];
+}
+
 /** The "Edit settings" form of a running or paused campaign, prefilled with its current values. */
 export async function editSettingsForm(
   options: DashboardOptions,
@@ -215,7 +236,7 @@ export async function editSettingsForm(
   const pool = form.getAll('caller_ids');
   const offered = [...new Set([...numbers.map((entry) => entry.number), ...campaign.callerIds])];
   return html`<section class="panel" aria-labelledby="edit-title"><h2 id="edit-title">Edit settings</h2>
-${state ? html`<div class="error" role="alert" data-testid="edit-report"><p><strong>Nothing was changed: ${state.error.message}</strong></p></div>` : ''}
+${state ? html`<div class="error" role="alert" data-testid="edit-report"><p><strong>Nothing was changed: ${state.error.message}</strong></p>${fieldLabelOf(state.error.message) ? html`<p>See the field <em data-testid="edit-field">${fieldLabelOf(state.error.message)}</em>.</p>` : ''}</div>` : ''}
 <form method="post" action="/campaigns/${campaign.id}/edit" class="stack">
   ${csrfField(viewer.session.csrfToken)}
   <input type="hidden" name="shown" value="${state ? field(state.form, 'shown') : JSON.stringify(bodyOfForm(form))}">
