@@ -45,6 +45,8 @@ legend { font-weight:600; padding:0 .25rem; }
 label.inline { display:inline-flex; flex-wrap:wrap; align-items:center; gap:0 .3rem; font-weight:400; margin:.25rem 1rem 0 0; }
 label.inline > code { white-space:nowrap; overflow-wrap:normal; }
 .fields { display:flex; flex-wrap:wrap; gap:.5rem 1rem; align-items:flex-end; margin-bottom:.5rem; }
+details > summary { cursor:pointer; font-weight:600; }
+details[open] > summary { margin-bottom:.5rem; }
 label.unit-field { display:inline-flex; align-items:center; gap:.35rem; font-weight:400; }
 label.unit-field > input.short { display:inline-block; margin:0; width:5.5rem; }
 .retry-rule { display:flex; flex-wrap:wrap; align-items:center; gap:.25rem 1rem; padding:.3rem 0; border-bottom:1px solid var(--line); }

@@ -31,12 +31,24 @@ import {
   registerCampaignContactPages,
 } from './campaignContacts.js';
 import { figuresPanel } from './campaignResults.js';
+import {
+  type EditFormState,
+  editSettingsForm,
+  fieldValueOf,
+  paceFields,
+  registerCampaignEditPage,
+  retryFields,
+  ruleFields,
+  rulesBodyOf,
+  scheduleBodyOf,
+  weekdayNames,
+  windowFields,
+} from './campaignSettingsForm.js';
 
 /** Campaigns started from the dashboard are recorded under this key (made on first use, never usable). */
 export const dashboardCampaignKeyName = 'Dashboard campaigns';
 const liveRefreshMs = 2_000;
 const contactsShown = 200;
-const weekdayNames = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 
 function finishedCount(progress: CampaignResource['progress']): number {
   return progress.done + progress.expired + progress.do_not_call + progress.canceled;
@@ -52,7 +64,7 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
     options.store.agents.list(viewer.account.id),
     options.store.numbers.list(viewer.account.id),
   ]);
-  const value = (name: string, fallback: string) => (form ? field(form, name) : fallback);
+  const value = fieldValueOf(form);
   const days = form ? form.getAll('weekdays') : ['1', '2', '3', '4', '5'];
   if (agents.length === 0 || numbers.length === 0)
     return html`<p>Add an agent and a phone number first: a campaign calls with one agent from your numbers.</p>`;
@@ -69,31 +81,14 @@ async function createForm(options: DashboardOptions, viewer: Viewer, form?: URLS
     (entry) =>
       html`<option${value('from_number', '') === entry.number ? ' selected' : ''}>${entry.number}</option>`,
   )}</select></label>
-  <fieldset><legend>Calling window, in each callee's local time</legend>
-    <div class="fields">
-    <label for="window-start">From<input id="window-start" name="window_start" type="time" required value="${value('window_start', '09:00')}"></label>
-    <label for="window-end">Until<input id="window-end" name="window_end" type="time" required value="${value('window_end', '17:00')}"></label>
-    </div>
-    ${weekdayNames.map(
-      (name, index) =>
-        html`<label class="inline"><input type="checkbox" name="weekdays" value="${index + 1}"${days.includes(String(index + 1)) ? ' checked' : ''}> ${name}</label>`,
-    )}
-  </fieldset>
+  ${windowFields(value, days, '')}
   <label for="campaign-zone">Time zone of contacts whose own is unknown <span class="hint">IANA name, e.g. America/New_York</span>
     <input id="campaign-zone" name="time_zone" type="text" required value="${value('time_zone', 'America/New_York')}"></label>
-  <div class="fields">
-  <label for="campaign-concurrency">Calls at once<input id="campaign-concurrency" name="max_concurrency" type="number" min="1" max="100" value="${value('max_concurrency', '2')}"></label>
-  <label for="campaign-pace">Calls per minute<input id="campaign-pace" name="calls_per_minute" type="number" min="1" max="600" value="${value('calls_per_minute', '10')}"></label>
-  </div>
-  <fieldset><legend>Retries <span class="hint">empty: no retry of that outcome</span></legend>
-    ${(['busy', 'no_answer', 'voicemail', 'failed'] as const).map(
-      (
-        outcome,
-      ) => html`<div class="retry-rule"><span class="retry-outcome">${outcome.replace('_', ' ')}</span>
-      <label class="unit-field">after<input class="short" name="retry_${outcome}_minutes" type="number" min="1" aria-label="${outcome} retry after minutes" value="${value(`retry_${outcome}_minutes`, '')}">min</label>
-      <label class="unit-field">up to<input class="short" name="retry_${outcome}_attempts" type="number" min="1" max="10" aria-label="${outcome} attempts in all" value="${value(`retry_${outcome}_attempts`, '')}">attempts in all</label></div>`,
-    )}
-  </fieldset>
+  ${paceFields(value, 'campaign-')}
+  ${retryFields(value)}
+  <details${form && (field(form, 'max_calls_per_hour') || field(form, 'max_calls_per_day') || form.getAll('holiday_countries').length > 0 || field(form, 'holiday_dates')) ? ' open' : ''}><summary>More rules: caps, holidays, caller-ID health</summary>
+  <div class="stack">${ruleFields(value, form ? form.getAll('holiday_countries') : [], 'campaign-')}</div>
+  </details>
   <label for="campaign-csv">Contacts (CSV) <span class="hint">header <code>to_number</code>, optional <code>first_message</code>, <code>context</code>, <code>time_zone</code>, and one column per agent variable; every row is checked before anything is dialled</span>
     <input type="file" accept=".csv,text/csv" data-fill-target="campaign-csv" aria-label="Read the contacts from a CSV file">
     <textarea id="campaign-csv" name="csv" rows="10" required>${value('csv', '')}</textarea></label>
@@ -137,6 +132,7 @@ async function detailPage(
   campaign: CampaignRecord,
   notice?: string,
   contactForm?: ContactFormState,
+  editForm?: EditFormState,
 ) {
   const resource = await campaignResource(options.store, campaign);
   const figures = await figuresPanel(options, campaign);
@@ -150,6 +146,7 @@ async function detailPage(
   const action = (verb: 'pause' | 'resume' | 'cancel', label: string) =>
     html`<form method="post" action="/campaigns/${campaign.id}/${verb}" class="inline">${csrfField(viewer.session.csrfToken)}<button type="submit"${verb === 'cancel' ? html` class="danger"` : ''}>${label}</button></form>`;
   const window = campaign.callingWindow;
+  const health = campaign.rules.callerIdHealth;
   return page(
     viewer,
     '/campaigns',
@@ -190,35 +187,23 @@ ${addContactsForm(campaign, viewer, contactForm)}
   }</dd>
   <dt>Campaign caps</dt><dd data-testid="campaign-caps">${campaign.rules.maxCallsPerHour ?? 'no cap'} per hour / ${campaign.rules.maxCallsPerDay ?? 'no cap'} per day</dd>
   <dt>Holidays (callee's date)</dt><dd data-testid="campaign-holidays">${[...campaign.rules.holidays.countries, ...campaign.rules.holidays.dates].join(', ') || 'none'}</dd>
+  <dt>Caller-ID health</dt><dd data-testid="campaign-health">${health.minShareOfPool === 0 ? 'off' : `rested below ${health.minShareOfPool} of the pool's answer rate over the last ${health.windowAttempts} attempts (after ${health.minAttempts}), for ${health.restMinutes} min`}</dd>
   <dt>Ends</dt><dd>${formatTime(campaign.endsAt)}</dd>
-</dl></section>`,
+</dl></section>
+${await editSettingsForm(options, viewer, campaign, editForm)}`,
     notice,
   );
 }
 
 /** The form's settings as the API's campaign body (the CSV is the contacts). */
 function settingsOf(form: URLSearchParams): Record<string, unknown> {
-  const whole = (name: string) => (field(form, name).trim() === '' ? undefined : Number(field(form, name)));
-  const retry: Record<string, unknown> = {};
-  for (const outcome of ['busy', 'no_answer', 'voicemail', 'failed']) {
-    const after = whole(`retry_${outcome}_minutes`);
-    const attempts = whole(`retry_${outcome}_attempts`);
-    if (after !== undefined || attempts !== undefined)
-      retry[outcome] = { after_minutes: after, max_attempts: attempts };
-  }
   return {
     name: field(form, 'name').trim(),
     agent_id: field(form, 'agent_id'),
     from_number: field(form, 'from_number'),
-    calling_window: {
-      start: field(form, 'window_start'),
-      end: field(form, 'window_end'),
-      weekdays: form.getAll('weekdays').map(Number),
-    },
     time_zone: field(form, 'time_zone').trim(),
-    max_concurrency: whole('max_concurrency'),
-    calls_per_minute: whole('calls_per_minute'),
-    retry,
+    ...scheduleBodyOf(form),
+    ...rulesBodyOf(form),
   };
 }
 
@@ -283,6 +268,8 @@ export function registerCampaignPages(app: FastifyInstance, options: DashboardOp
         'contact-not-removed': 'That contact had already finished: nothing was removed.',
         'contact-removed-on-call':
           'Contact removed: its call in progress goes on, and it will not be called again.',
+        'settings-changed': 'Settings changed: they hold from the next call placed.',
+        'settings-unchanged': 'Nothing was changed: the settings were already those.',
       };
       return sendPage(
         reply,
@@ -293,6 +280,10 @@ export function registerCampaignPages(app: FastifyInstance, options: DashboardOp
 
   registerCampaignContactPages(app, options, async (reply, viewer, campaign, state) =>
     sendPage(reply, await detailPage(options, viewer, campaign, undefined, state), 400),
+  );
+
+  registerCampaignEditPage(app, options, async (reply, viewer, campaign, state) =>
+    sendPage(reply, await detailPage(options, viewer, campaign, undefined, undefined, state), 400),
   );
 
   for (const action of ['pause', 'resume', 'cancel'] as const) {
