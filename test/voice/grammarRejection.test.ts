@@ -241,6 +241,30 @@ describe('the free-form second pass when the grammar hears no phrase', () => {
     }
   }, 120_000);
 
+  it('is skipped while another turn waits for the recogniser, which then gets it at once', async () => {
+    const recognizer = await PocketsphinxSpeechToText.start({ processCount: 1, logger });
+    try {
+      const phrases = Object.values(testSet.grammars.greet ?? {}).flat();
+      const kal: Voice = { voice: 'flite:kal', speed: 0 };
+      const samples = await telephoneSpeech('no i have to reschedule', kal);
+      const hearAlone = async () => {
+        const session = await recognizer.startSession({ phrases });
+        session.pushAudio(samples);
+        return session.finish();
+      };
+      expect((await hearAlone()).matchedPhrase).toBeDefined();
+      const session = await recognizer.startSession({ phrases });
+      session.pushAudio(samples);
+      const waiting = recognizer.startSession({ phrases });
+      const heard = await session.finish();
+      expect(heard.matchedPhrase).toBeUndefined();
+      (await waiting).close();
+      expect((await hearAlone()).matchedPhrase).toBeDefined();
+    } finally {
+      await recognizer.close();
+    }
+  }, 120_000);
+
   it('lets ≤ 5% of out-of-grammar answers fill a field, on all four sets', async () => {
     const withSecondPass = await PocketsphinxSpeechToText.start({ processCount: 1, logger });
     try {

@@ -248,7 +248,8 @@ export class PocketsphinxSpeechToText implements SpeechToText {
         phrases,
         {
           minimumSpeechCoverage: grammarMode ? this.#minimumSpeechCoverage : null,
-          secondPass: grammarMode && this.#freeFormSecondPass,
+          // A second pass holds the recognizer ~0.5 s per second of speech: not while another turn waits.
+          secondPass: grammarMode && this.#freeFormSecondPass ? () => this.#pool.waiting() === 0 : null,
         },
         () => this.#pool.release(recognizer),
       );
@@ -339,6 +340,8 @@ class PocketsphinxSession implements SpeechToTextSession {
   readonly #coverageRule: { minimum: number; energyMeter: FrameEnergyMeter } | null;
   /** For the free-form second pass: the model-rate audio sent so far (null: no second pass). */
   #secondPassAudio: { chunks: Int16Array[]; samples: number } | null;
+  /** Whether the second pass may run now. */
+  readonly #secondPassAffordable: () => boolean;
   /** The second pass is decoding: its partials are not the answer's. */
   #inSecondPass = false;
   /**
@@ -367,12 +370,16 @@ class PocketsphinxSession implements SpeechToTextSession {
   constructor(
     channel: Channel,
     phrases: string[],
-    { minimumSpeechCoverage, secondPass }: { minimumSpeechCoverage: number | null; secondPass: boolean },
+    {
+      minimumSpeechCoverage,
+      secondPass,
+    }: { minimumSpeechCoverage: number | null; secondPass: (() => boolean) | null },
     release: () => void,
   ) {
     this.#channel = channel;
     this.#phrases = phrases;
     this.#secondPassAudio = secondPass ? { chunks: [], samples: 0 } : null;
+    this.#secondPassAffordable = secondPass ?? (() => false);
     this.#coverageRule =
       minimumSpeechCoverage === null
         ? null
@@ -457,6 +464,7 @@ class PocketsphinxSession implements SpeechToTextSession {
   async #secondPass(): Promise<FinalTranscript | undefined> {
     const audio = this.#secondPassAudio;
     if (audio === null || audio.samples === 0 || audio.samples > secondPassMaxSamples) return undefined;
+    if (!this.#secondPassAffordable()) return undefined;
     this.#inSecondPass = true;
     await requestReply(this.#channel, { type: 'start', searchId: freeFormSearchId }, 'started');
     for (const samples of audio.chunks) this.#channel.send({ type: 'audio', samples });
