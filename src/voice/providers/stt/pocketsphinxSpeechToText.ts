@@ -23,6 +23,7 @@ import {
   rejectionWords,
   rejectionWordsFor,
   selectUsablePhrases,
+  shareOfPhraseAndFillers,
 } from './phraseGrammar.js';
 import {
   type PocketsphinxEngineData,
@@ -458,8 +459,7 @@ class PocketsphinxSession implements SpeechToTextSession {
 
   /**
    * The grammar heard no phrase: the same audio again, free-form, understood by the phrases it
-   * carries (negation included). Two decoders agreeing is not asked for: the free-form model alone,
-   * read through the phrase rules, let no off-script answer of the corpus through (bench:intents).
+   * carries (negation included), when the phrase and fillers make at least half of its words.
    */
   async #secondPass(): Promise<FinalTranscript | undefined> {
     const audio = this.#secondPassAudio;
@@ -471,7 +471,8 @@ class PocketsphinxSession implements SpeechToTextSession {
     const reply = await requestReply(this.#channel, { type: 'stop', withWords: false }, 'stopped');
     const text = phraseWords(reply.text).join(' ');
     const matchedPhrase = phraseCarried(text, this.#phrases);
-    return matchedPhrase === undefined ? undefined : { text, matchedPhrase };
+    if (matchedPhrase === undefined || shareOfPhraseAndFillers(text, matchedPhrase) < 0.5) return undefined;
+    return { text, matchedPhrase };
   }
 
   #sendAudio(samples: Int16Array): void {
