@@ -10,6 +10,7 @@
  *
  * Settings: INTENT_FILLER_LOGP (comma list, "none" for no fillers), INTENT_REJECTION_LOGP,
  * INTENT_COVERAGE ("none" or 0..1), INTENT_VARIANTS=0 (no variants in the grammar),
+ * INTENT_SECOND_PASS=0 (no free-form second pass when the grammar hears no phrase; on by default),
  * INTENT_VOICES (comma list of voice names to keep), INTENT_SETS (paraphrases,offScript,exact),
  * INTENT_CORPUS (another corpus file of the same shape).
  */
@@ -41,6 +42,7 @@ const fillerSettings = (process.env.INTENT_FILLER_LOGP ?? 'default')
 const rejectionLogp = numberOrNull(process.env.INTENT_REJECTION_LOGP, undefined);
 const coverage = numberOrNull(process.env.INTENT_COVERAGE, undefined);
 const phraseVariants = process.env.INTENT_VARIANTS !== '0';
+const secondPass = process.env.INTENT_SECOND_PASS !== '0';
 const keptVoices = process.env.INTENT_VOICES?.split(',');
 const voices = corpus.voices.filter((voice) => !keptVoices || keptVoices.includes(voice.voice));
 const sets = (process.env.INTENT_SETS ?? 'paraphrases,offScript,exact').split(',');
@@ -93,13 +95,17 @@ async function telephoneSpeech(text, voice) {
   return heard;
 }
 
+/** Per utterance: the time from its first audio to its transcript (the audio arrives at once). */
+const decodeMs = [];
 async function hear(recognizer, utterance, voice) {
   const rule = corpus.rules[utterance.rule];
-  const session = await recognizer.startSession({ phrases: rule.flatMap((option) => option.phrases) });
   const samples = await telephoneSpeech(utterance.text, voice);
+  const session = await recognizer.startSession({ phrases: rule.flatMap((option) => option.phrases) });
+  const started = performance.now();
   for (let offset = 0; offset < samples.length; offset += 160)
     session.pushAudio(samples.subarray(offset, offset + 160));
   const heard = await session.finish();
+  decodeMs.push(performance.now() - started);
   const understood = understandAnswer(rule, heard.text);
   return {
     heard,
@@ -112,7 +118,8 @@ const percent = (count, total) => `${count} / ${total} = ${((100 * count) / tota
 for (const fillerLogp of fillerSettings) {
   const recognizer = await PocketsphinxSpeechToText.start({
     processCount: 1,
-    freeForm: false,
+    freeForm: secondPass,
+    freeFormSecondPass: secondPass,
     logger,
     phraseVariants,
     ...(fillerLogp !== undefined ? { fillerLogp } : {}),
@@ -120,6 +127,7 @@ for (const fillerLogp of fillerSettings) {
     ...(coverage !== undefined ? { minimumSpeechCoverage: coverage } : {}),
   });
   const started = performance.now();
+  decodeMs.length = 0;
   const totals = {};
   const misses = {};
   const perVoice = {};
@@ -149,8 +157,11 @@ for (const fillerLogp of fillerSettings) {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants} (${seconds} s)`,
+    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass} (${seconds} s)`,
   );
+  const sorted = [...decodeMs].sort((a, b) => a - b);
+  const at = (share) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
+  console.log(`decode ms per utterance: p50 ${at(0.5)}, p95 ${at(0.95)}, max ${at(1)}`);
   for (const set of sets) {
     const total = corpus[set].length * voices.length;
     const good = totals[set] ?? 0;

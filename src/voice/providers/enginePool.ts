@@ -130,6 +130,11 @@ export class EnginePool<TEngine extends PooledEngine> {
     };
   }
 
+  /** Callers waiting for an engine (exclusive sharing): work that may be skipped should yield to them. */
+  waiting(): number {
+    return this.#waiters.length;
+  }
+
   /** The running engines' process ids (for operators, and for tests that end one). */
   processIds(): number[] {
     return this.#ready.flatMap((engine) => engine.engineProcess.processId ?? []);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPhraseGrammar, type PhraseGrammar } from './phraseGrammar.js';
+import { buildPhraseGrammar, type PhraseGrammar, shareOfPhraseAndFillers } from './phraseGrammar.js';
 
 /** Whether a word sequence is a path of the grammar from its start to its end state, and its cost. */
 function spell(grammar: PhraseGrammar, text: string): number | null {
@@ -40,5 +40,16 @@ describe('a phrase grammar with words around the phrases', () => {
     const bare = buildPhraseGrammar(['yes', 'no']);
     expect(spell(bare, 'yes')).toBe(0);
     expect(spell(bare, 'oh yes')).toBeNull();
+  });
+});
+
+describe('shareOfPhraseAndFillers', () => {
+  it('counts the phrase’s words (variants folded) and filler words against all of the transcript’s', () => {
+    expect(shareOfPhraseAndFillers('oh yeah', 'yes')).toBe(1);
+    expect(shareOfPhraseAndFillers('no i have to reschedule', 'no i need to reschedule')).toBe(1);
+    expect(shareOfPhraseAndFillers('yeah i can and', 'yes i can')).toBe(0.75);
+    // Off-script answers the language model spelt with a core word among others.
+    expect(shareOfPhraseAndFillers('no and hit her', 'no')).toBe(0.25);
+    expect(shareOfPhraseAndFillers('', 'no')).toBe(0);
   });
 });

@@ -1,3 +1,5 @@
+import { canonicalWords } from '../../../domain/intentMatching.js';
+
 /**
  * Expected phrases as a finite-state grammar for pocketsphinx: the recognizer may only answer with
  * one of the phrases, which is what brings word errors on telephone audio from ~65% down to ~10%.
@@ -199,6 +201,20 @@ export function fillersFor(
 
 /** Every word of the fillers, for the dictionary lookup. */
 export const fillerWords = [...new Set([...wordsBeforeAnswers, ...phrasesAfterAnswers.flatMap(phraseWords)])];
+
+/**
+ * The share (0..1) of a transcript's words, in canonical words (domain/intentMatching.ts), that are
+ * the phrase's own or filler words: how much of it the grammar's shape (fillers, a phrase, fillers)
+ * accounts for. The free-form second pass keeps a phrase only at ≥ 0.5: off-script answers that the
+ * language model spelt with a "yes" or "no" among other words ("no and hit her" for "how did you
+ * get this number") filled a field (bench:intents, issue 36).
+ */
+export function shareOfPhraseAndFillers(text: string, phrase: string): number {
+  const words = canonicalWords(text);
+  if (words.length === 0) return 0;
+  const own = new Set([...canonicalWords(phrase), ...fillerWords.flatMap(canonicalWords)]);
+  return words.filter((word) => own.has(word)).length / words.length;
+}
 
 /** Which expected phrase a hypothesis is, if it is exactly one of them. */
 export function matchPhrase(hypothesis: string, phrases: readonly string[]): string | undefined {

@@ -23,6 +23,7 @@ import {
   rejectionWords,
   rejectionWordsFor,
   selectUsablePhrases,
+  shareOfPhraseAndFillers,
 } from './phraseGrammar.js';
 import {
   type PocketsphinxEngineData,
@@ -65,6 +66,11 @@ const defaultBeforeFillerLogp = -800_000;
  */
 const pieceQuietCutSamples = telephoneSampleRateHz * 6;
 const pieceMaxSamples = telephoneSampleRateHz * 8;
+/**
+ * The second pass (see `freeFormSecondPass`) hears at most this much of an answer, within one piece's
+ * limit; a longer answer keeps the grammar's verdict.
+ */
+const secondPassMaxSamples = modelSampleRateHz * 6;
 
 type Channel = EngineProcess<PocketsphinxRequest, PocketsphinxReply, PocketsphinxEvent>;
 
@@ -102,6 +108,13 @@ export interface PocketsphinxSpeechToTextOptions {
   fillerLogp?: number | null;
   /** Put the common variants of the phrases (yeah, nope, sounds good…) into the grammar. Default true. */
   phraseVariants?: boolean;
+  /**
+   * When the grammar hears no phrase (no hypothesis, the garbage path, or `unclear`), decode the same
+   * audio (up to 6 s) again with the language model and keep its text when it carries a phrase
+   * (domain/intentMatching.ts, negation included): paraphrases understood 47% → see
+   * docs/benchmarks.md, "Intents, not exact phrases". Needs `freeForm`. Default: on when `freeForm`.
+   */
+  freeFormSecondPass?: boolean;
   logger?: Logger;
 }
 
@@ -167,6 +180,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
   readonly #minimumSpeechCoverage: number | null;
   readonly #fillerLogp: number | null;
   readonly #phraseVariants: boolean;
+  readonly #freeFormSecondPass: boolean;
 
   private constructor(
     pool: EnginePool<RecognizerProcess>,
@@ -176,6 +190,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       minimumSpeechCoverage: number | null;
       fillerLogp: number | null;
       phraseVariants: boolean;
+      freeFormSecondPass: boolean;
     },
   ) {
     this.#pool = pool;
@@ -184,6 +199,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     this.#minimumSpeechCoverage = rejection.minimumSpeechCoverage;
     this.#fillerLogp = rejection.fillerLogp;
     this.#phraseVariants = rejection.phraseVariants;
+    this.#freeFormSecondPass = rejection.freeFormSecondPass;
   }
 
   static async start(options: PocketsphinxSpeechToTextOptions = {}): Promise<PocketsphinxSpeechToText> {
@@ -209,11 +225,15 @@ export class PocketsphinxSpeechToText implements SpeechToText {
     if (minimumSpeechCoverage !== null && !(minimumSpeechCoverage >= 0 && minimumSpeechCoverage <= 1)) {
       throw new RangeError('minimumSpeechCoverage must be between 0 and 1');
     }
+    if (options.freeFormSecondPass && !data.loadLanguageModel) {
+      throw new RangeError('freeFormSecondPass needs freeForm (the language model)');
+    }
     return new PocketsphinxSpeechToText(pool, options.logger, {
       logp: options.rejectionLogp === undefined ? defaultRejectionLogp : options.rejectionLogp,
       minimumSpeechCoverage,
       fillerLogp: options.fillerLogp === undefined ? defaultFillerLogp : options.fillerLogp,
       phraseVariants: options.phraseVariants ?? true,
+      freeFormSecondPass: options.freeFormSecondPass ?? data.loadLanguageModel,
     });
   }
 
@@ -223,9 +243,16 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       const { searchId, phrases } = await this.#searchFor(recognizer, options.phrases ?? []);
       // The grammar holds variants and fillers too; an answer is reported by the listed phrase it carries.
       await requestReply(recognizer.engineProcess, { type: 'start', searchId }, 'started');
-      const minimumSpeechCoverage = phrases.length > 0 ? this.#minimumSpeechCoverage : null;
-      const session = new PocketsphinxSession(recognizer.engineProcess, phrases, minimumSpeechCoverage, () =>
-        this.#pool.release(recognizer),
+      const grammarMode = phrases.length > 0;
+      const session = new PocketsphinxSession(
+        recognizer.engineProcess,
+        phrases,
+        {
+          minimumSpeechCoverage: grammarMode ? this.#minimumSpeechCoverage : null,
+          // A second pass holds the recognizer ~0.5 s per second of speech: not while another turn waits.
+          secondPass: grammarMode && this.#freeFormSecondPass ? () => this.#pool.waiting() === 0 : null,
+        },
+        () => this.#pool.release(recognizer),
       );
       options.signal?.addEventListener('abort', () => session.close(), { once: true });
       return session;
@@ -312,6 +339,12 @@ class PocketsphinxSession implements SpeechToTextSession {
    * heard as frame loudness, which the rule compares with the words.
    */
   readonly #coverageRule: { minimum: number; energyMeter: FrameEnergyMeter } | null;
+  /** For the free-form second pass: the model-rate audio sent so far (null: no second pass). */
+  #secondPassAudio: { chunks: Int16Array[]; samples: number } | null;
+  /** Whether the second pass may run now. */
+  readonly #secondPassAffordable: () => boolean;
+  /** The second pass is decoding: its partials are not the answer's. */
+  #inSecondPass = false;
   /**
    * Linear interpolation, deliberately not a clean low-pass resampler: the acoustic model was
    * trained on wideband speech (filterbank up to 6.8 kHz), and the mirror images linear
@@ -338,11 +371,16 @@ class PocketsphinxSession implements SpeechToTextSession {
   constructor(
     channel: Channel,
     phrases: string[],
-    minimumSpeechCoverage: number | null,
+    {
+      minimumSpeechCoverage,
+      secondPass,
+    }: { minimumSpeechCoverage: number | null; secondPass: (() => boolean) | null },
     release: () => void,
   ) {
     this.#channel = channel;
     this.#phrases = phrases;
+    this.#secondPassAudio = secondPass ? { chunks: [], samples: 0 } : null;
+    this.#secondPassAffordable = secondPass ?? (() => false);
     this.#coverageRule =
       minimumSpeechCoverage === null
         ? null
@@ -351,7 +389,7 @@ class PocketsphinxSession implements SpeechToTextSession {
     // Partials arrive after the audio that caused them, possibly once finish() was called. The
     // engine's is the current piece's; the pieces before it come first.
     this.#stopListeningForPartials = channel.onEvent((event) => {
-      if (this.#state === 'done') return;
+      if (this.#state === 'done' || this.#inSecondPass) return;
       const text = joinWords(this.#piecesText, event.text);
       for (const listener of this.#partialListeners) listener({ text });
     });
@@ -397,11 +435,14 @@ class PocketsphinxSession implements SpeechToTextSession {
       await Promise.all(this.#pieces);
       const text = joinWords(this.#piecesText, phraseWords(reply.text).join(' '));
       const matchedPhrase = phraseCarried(text, this.#phrases);
-      if (matchedPhrase === undefined) return { text };
-      if (rule === null) return { text, matchedPhrase };
-      const coverage = speechCoverage(rule.energyMeter.frames(), reply.words);
-      if (coverage < rule.minimum) return { text: '', unclear: true, confidence: coverage };
-      return { text, matchedPhrase, confidence: coverage };
+      let heard: FinalTranscript = { text };
+      if (matchedPhrase !== undefined && rule === null) return { text, matchedPhrase };
+      if (matchedPhrase !== undefined && rule !== null) {
+        const coverage = speechCoverage(rule.energyMeter.frames(), reply.words);
+        if (coverage >= rule.minimum) return { text, matchedPhrase, confidence: coverage };
+        heard = { text: '', unclear: true, confidence: coverage };
+      }
+      return (await this.#secondPass()) ?? heard;
     } finally {
       this.#end();
     }
@@ -416,9 +457,32 @@ class PocketsphinxSession implements SpeechToTextSession {
       .finally(() => this.#end());
   }
 
+  /**
+   * The grammar heard no phrase: the same audio again, free-form, understood by the phrases it
+   * carries (negation included), when the phrase and fillers make at least half of its words.
+   */
+  async #secondPass(): Promise<FinalTranscript | undefined> {
+    const audio = this.#secondPassAudio;
+    if (audio === null || audio.samples === 0 || audio.samples > secondPassMaxSamples) return undefined;
+    if (!this.#secondPassAffordable()) return undefined;
+    this.#inSecondPass = true;
+    await requestReply(this.#channel, { type: 'start', searchId: freeFormSearchId }, 'started');
+    for (const samples of audio.chunks) this.#channel.send({ type: 'audio', samples });
+    const reply = await requestReply(this.#channel, { type: 'stop', withWords: false }, 'stopped');
+    const text = phraseWords(reply.text).join(' ');
+    const matchedPhrase = phraseCarried(text, this.#phrases);
+    if (matchedPhrase === undefined || shareOfPhraseAndFillers(text, matchedPhrase) < 0.5) return undefined;
+    return { text, matchedPhrase };
+  }
+
   #sendAudio(samples: Int16Array): void {
     if (samples.length === 0) return;
     this.#coverageRule?.energyMeter.push(samples);
+    const audio = this.#secondPassAudio;
+    if (audio !== null && audio.samples <= secondPassMaxSamples) {
+      audio.chunks.push(samples);
+      audio.samples += samples.length;
+    }
     this.#channel.send({ type: 'audio', samples });
   }
 
