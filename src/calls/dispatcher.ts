@@ -3,10 +3,12 @@ import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { agentWithOverrides } from '../domain/agentOverrides.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { QueuedCallWait } from '../domain/campaignWaits.js';
+import { AppError } from '../domain/errors.js';
 import type { CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
+import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { queueNames } from '../queue/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
@@ -413,16 +415,52 @@ export class CallDispatcher {
       );
       return { agent: null, testCall: false };
     });
-    void agentOrNull.then(({ agent, testCall }) => {
-      const session = new CallSession(this.context, call, agent, testCall);
-      this.sessions.set(call.id, session);
-      void session.done.finally(() => {
-        this.sessions.delete(call.id);
-        this.context.onCallEnded?.();
-        // Its lease is still renewed by this worker: the heartbeat records the ending later.
-        if (!session.endRecorded) this.unrecordedEndings.add(session);
-        this.wake();
-      });
+    void agentOrNull.then(({ agent, testCall }) => this.adopt(new CallSession(this.context, call, agent, testCall)));
+  }
+
+  /**
+   * Starts a web call whose browser has presented its token: the same at-most-once claim as a
+   * dialled call (queued → dialing under this worker's lease, within the account's live-call cap),
+   * then a session whose media is the browser's WebRTC leg. Over the cap the call ends as canceled
+   * and an AppError rate_limited is thrown (the browser is there now: it is not queued for later).
+   */
+  async startWebCall(callId: string, browser: WebRtcLeg): Promise<CallRecord> {
+    if (this.stopped) throw new AppError('unavailable', 'the call worker is stopping');
+    const nowMs = Date.now();
+    const result = await this.context.store.calls.claimForDialing(callId, {
+      workerId: this.context.workerId,
+      untilIso: new Date(nowMs + this.leaseMs).toISOString(),
+      atIso: new Date(nowMs).toISOString(),
+    });
+    if ('refused' in result) {
+      if (result.refused === 'not_queued') throw new AppError('conflict', 'the web call has already started');
+      await this.context.store.calls.finish(
+        callId,
+        { ...terminalOutcomeOf({ kind: 'canceled', answered: false }), atIso: new Date().toISOString() },
+        this.context.buildEvent,
+      );
+      throw new AppError('rate_limited', 'the account is at its limit of live calls');
+    }
+    const call = result.claimed;
+    const agent = await retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId)).catch(
+      (error: unknown) => {
+        this.context.logger.error({ err: error, callId }, 'could not read the agent of a web call');
+        return null;
+      },
+    );
+    this.adopt(new CallSession(this.context, call, agent, false, browser));
+    return call;
+  }
+
+  private adopt(session: CallSession): void {
+    const { call } = session;
+    this.sessions.set(call.id, session);
+    void session.done.finally(() => {
+      this.sessions.delete(call.id);
+      this.context.onCallEnded?.();
+      // Its lease is still renewed by this worker: the heartbeat records the ending later.
+      if (!session.endRecorded) this.unrecordedEndings.add(session);
+      this.wake();
     });
   }
 

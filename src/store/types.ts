@@ -33,6 +33,7 @@ import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
 import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
+import type { WebCallRepository } from './webCallRepository.js';
 import type {
   CampaignContactEditRepository,
   CampaignRepository,
@@ -203,6 +204,7 @@ export interface Store {
   readonly campaigns: CampaignRepository;
   readonly campaignRules: CampaignRulesRepository;
   readonly callerIdHealth: CallerIdHealthRepository;
+  readonly webCalls: WebCallRepository;
   readonly campaignContactEdits: CampaignContactEditRepository;
   readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;

@@ -3,6 +3,7 @@ import { postgresCallerIdHealthMigrations } from './callerIdHealthMigrations.js'
 import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+import { postgresWebCallMigrations } from './webCallMigrations.js';
 
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
@@ -460,4 +461,6 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   ...postgresCampaignResultsMigrations,
   ...postgresCampaignRulesMigrations,
   ...postgresCallerIdHealthMigrations,
+  // 405 (web calls).
+  ...postgresWebCallMigrations,
 ];

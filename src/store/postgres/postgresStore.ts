@@ -17,6 +17,7 @@ import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
+import { KyselyWebCalls } from '../kysely/webCalls.js';
 import type { Store } from '../types.js';
 import { PostgresCalls } from './calls.js';
 import { assertSchemaName, createPool, migrate, type PgPool, withTransaction } from './database.js';
@@ -107,6 +108,7 @@ export class PostgresStore implements Store {
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
   readonly callerIdHealth: KyselyCallerIdHealth;
+  readonly webCalls: KyselyWebCalls;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
@@ -140,6 +142,7 @@ export class PostgresStore implements Store {
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
     this.callerIdHealth = new KyselyCallerIdHealth(queries);
+    this.webCalls = new KyselyWebCalls(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);

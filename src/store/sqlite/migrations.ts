@@ -3,6 +3,7 @@ import { sqliteCallerIdHealthMigrations } from './callerIdHealthMigrations.js';
 import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js';
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
+import { sqliteWebCallMigrations } from './webCallMigrations.js';
 
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
@@ -456,4 +457,6 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   ...sqliteCampaignResultsMigrations,
   ...sqliteCampaignRulesMigrations,
   ...sqliteCallerIdHealthMigrations,
+  // 405 (web calls).
+  ...sqliteWebCallMigrations,
 ];
