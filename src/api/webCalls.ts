@@ -35,7 +35,7 @@ export function registerWebCallRoutes(api: FastifyInstance, store: Store): void 
       schema: {
         summary: 'Create a web call and its one-use connection token',
         description:
-          "Server side, with the API key: the browser then sends the token with its SDP offer to POST /v1/web-calls/connect. The token is valid once, for 120 s.",
+          'Server side, with the API key: the browser then sends the token with its SDP offer to POST /v1/web-calls/connect. The token is valid once, for 120 s.',
         operationId: 'createWebCall',
         tags: ['calls'],
         response: {
@@ -62,7 +62,8 @@ export function registerWebCallRoutes(api: FastifyInstance, store: Store): void 
       const body = parseWebCallRequest(readJsonBody(request));
       const accountId = caller.account.id;
       const agent = await store.agents.get(accountId, body.agent_id);
-      if (!agent?.active) throw new AppError('not_found', `agent ${body.agent_id} does not exist or is inactive`);
+      if (!agent?.active)
+        throw new AppError('not_found', `agent ${body.agent_id} does not exist or is inactive`);
       const variables = variablesProblem(agent.variables, body.variables);
       if (variables) throw variables;
       const token = newWebCallToken();
@@ -112,8 +113,10 @@ export function registerWebCallConnectRoute(
   starter: WebCallStarter | null,
   options: { logger: Logger; leg?: Omit<WebRtcLegOptions, 'logger'> },
 ): void {
-  app.options('/v1/web-calls/connect', { config: { public: true }, schema: { hide: true } }, async (_request, reply) =>
-    reply.headers(corsHeaders).code(204).send(),
+  app.options(
+    '/v1/web-calls/connect',
+    { config: { public: true }, schema: { hide: true } },
+    async (_request, reply) => reply.headers(corsHeaders).code(204).send(),
   );
   app.post(
     '/v1/web-calls/connect',
@@ -136,7 +139,8 @@ export function registerWebCallConnectRoute(
     async (request, reply) => {
       reply.headers(corsHeaders);
       const body = parseWebCallConnectRequest(readJsonBody(request));
-      if (!starter) throw new AppError('unavailable', 'web calls need a process that runs calls (role all or worker)');
+      if (!starter)
+        throw new AppError('unavailable', 'web calls need a process that runs calls (role all or worker)');
       const used = await store.webCalls.consume(webCallTokenHash(body.token), new Date().toISOString());
       if ('refused' in used) throw refusedToken();
       const log = options.logger.child({ callId: used.callId });

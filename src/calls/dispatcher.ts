@@ -8,8 +8,8 @@ import type { CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
-import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { queueNames } from '../queue/types.js';
+import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
@@ -415,7 +415,9 @@ export class CallDispatcher {
       );
       return { agent: null, testCall: false };
     });
-    void agentOrNull.then(({ agent, testCall }) => this.adopt(new CallSession(this.context, call, agent, testCall)));
+    void agentOrNull.then(({ agent, testCall }) =>
+      this.adopt(new CallSession(this.context, call, agent, testCall)),
+    );
   }
 
   /**

@@ -21,15 +21,21 @@ const knownFields: ReadonlySet<string> = new Set(['agent_id', 'variables', 'meta
 export function parseWebCallRequest(body: unknown): WebCallRequest {
   if (!isPlainObject(body)) throw new AppError('validation_error', 'request body must be a JSON object');
   for (const field of Object.keys(body)) {
-    if (!knownFields.has(field)) throw new AppError('validation_error', `unknown field: ${field.slice(0, 70)}`);
+    if (!knownFields.has(field))
+      throw new AppError('validation_error', `unknown field: ${field.slice(0, 70)}`);
   }
-  const request: WebCallRequest = { agent_id: requiredString(body, 'agent_id', outboundCallLimits.idMaxChars) };
+  const request: WebCallRequest = {
+    agent_id: requiredString(body, 'agent_id', outboundCallLimits.idMaxChars),
+  };
   const variables = parseVariables(body.variables);
   if (variables !== undefined) request.variables = variables;
   if (body.metadata !== undefined) {
     if (!isPlainObject(body.metadata)) throw new AppError('validation_error', 'metadata must be an object');
     if (Buffer.byteLength(JSON.stringify(body.metadata)) > webCallMetadataMaxBytes) {
-      throw new AppError('validation_error', `metadata must be at most ${webCallMetadataMaxBytes} bytes of JSON`);
+      throw new AppError(
+        'validation_error',
+        `metadata must be at most ${webCallMetadataMaxBytes} bytes of JSON`,
+      );
     }
     request.metadata = body.metadata;
   }

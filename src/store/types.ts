@@ -33,7 +33,6 @@ import type { Price } from '../domain/usage.js';
 import type { JobQueue } from '../queue/types.js';
 import type { AgentTestRepository } from './agentTestRepository.js';
 import type { CallerIdHealthRepository } from './callerIdHealthRepository.js';
-import type { WebCallRepository } from './webCallRepository.js';
 import type {
   CampaignContactEditRepository,
   CampaignRepository,
@@ -41,6 +40,7 @@ import type {
   CampaignRulesRepository,
 } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
+import type { WebCallRepository } from './webCallRepository.js';
 
 export interface CallListQuery {
   status?: CallStatus;

@@ -73,6 +73,18 @@ window.webCall = async (apiUrl, token) => {
 };
 </script></body></html>`;
 
+/** What the page puts on `window`. */
+interface PageState {
+  connected: boolean;
+  packetsReceived: number;
+  error: unknown;
+  callId?: string;
+}
+interface PageApi {
+  webCall(apiUrl: string, token: string): Promise<PageState>;
+  callState: PageState;
+}
+
 let service: Awaited<ReturnType<typeof startFullService>>;
 let browser: Browser;
 let pageServer: Server;
@@ -113,8 +125,9 @@ beforeAll(async () => {
   service = await startFullService({ CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const account = await service.store.accounts.create({ name: 'web', maxLiveCalls: 1 });
   key = (await createApiKey(service.store, account.id, 'web')).key;
-  agentId = (await createAgent(service.store, account.id, { name: 'Dental', prompt: 'p', script, maxDurationS: 60 }))
-    .id;
+  agentId = (
+    await createAgent(service.store, account.id, { name: 'Dental', prompt: 'p', script, maxDurationS: 60 })
+  ).id;
   pageServer = createServer((req, res) => {
     if (req.url === '/hooks') {
       let body = '';
@@ -133,7 +146,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
   webhookSecret = (
-    await setWebhookEndpoint(service.store, service.secretBox, account.id, `${pageUrl}/hooks`, { allowPrivate: true })
+    await setWebhookEndpoint(service.store, service.secretBox, account.id, `${pageUrl}/hooks`, {
+      allowPrivate: true,
+    })
   ).secret;
   browser = await launchChromium({
     args: [
@@ -171,19 +186,40 @@ describe('a web call from a browser', () => {
 
     const tab = await (await browser.newContext()).newPage();
     await tab.goto(pageUrl);
-    const state = await tab.evaluate(([url, t]) => (window as any).webCall(url, t), [service.url, token]);
+    const state = await tab.evaluate(
+      ([url, t]) => (window as unknown as PageApi).webCall(url as string, t as string),
+      [service.url, token],
+    );
     expect(state.error).toBeNull();
     expect(state.callId).toBe(callId);
+
+    // The account holds one live call: a second browser is refused while this one talks.
+    const second = (await createWebCall()).body as { token: string; call_id: string };
+    const tab2 = await (await browser.newContext()).newPage();
+    await tab2.goto(pageUrl);
+    const refused = await tab2.evaluate(
+      ([url, t]) => (window as unknown as PageApi).webCall(url as string, t as string),
+      [service.url, second.token],
+    );
+    expect(refused.error).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(await service.store.calls.getById(second.call_id)).toMatchObject({
+      status: 'canceled',
+      channel: 'web',
+    });
+    await tab2.context().close();
 
     const call = await waitForTerminal(service, callId, 60_000);
     const heard = JSON.stringify(call.transcript);
     expect(call, heard).toMatchObject({ status: 'completed', endReason: 'agent_hangup', channel: 'web' });
     // The callee's words, through the browser's microphone, SRTP and the recogniser's phrases.
-    expect(call.transcript.some((line) => line.role === 'callee' && /that works/.test(line.text)), heard).toBe(true);
+    expect(
+      call.transcript.some((line) => line.role === 'callee' && /that works/.test(line.text)),
+      heard,
+    ).toBe(true);
     expect(call.transcript[0]).toMatchObject({ role: 'agent', text: greeting });
     expect(call.extractedData, heard).toMatchObject({ answer: expect.stringContaining('that works') });
     // The browser heard the agent: packets arrived through its SRTP.
-    const received = await tab.evaluate(() => (window as any).callState.packetsReceived as number);
+    const received = await tab.evaluate(() => (window as unknown as PageApi).callState.packetsReceived);
     expect(received).toBeGreaterThan(100);
     // The recording holds the agent's greeting (flite: a few seconds of speech).
     expect(loudFrames(agentChannel(readFileSync(call.recordingPath as string)))).toBeGreaterThan(100);
@@ -192,8 +228,10 @@ describe('a web call from a browser', () => {
     const resource = await request(`${service.url}/v1/calls/${callId}`, { headers: { 'X-API-Key': key } });
     expect(resource.body).toMatchObject({ channel: 'web', status: 'completed' });
 
-    await expect.poll(() => webhooks.length, { timeout: 20_000 }).toBeGreaterThan(0);
-    const event = verifyWebhook(webhookSecret, webhooks[0]!.headers, webhooks[0]!.body) as {
+    const delivery = () => webhooks.find((hook) => hook.body.includes(callId));
+    await expect.poll(delivery, { timeout: 20_000 }).toBeDefined();
+    const hook = delivery() as { headers: Record<string, string>; body: string };
+    const event = verifyWebhook(webhookSecret, hook.headers, hook.body) as {
       type: string;
       data: Record<string, unknown>;
     };
@@ -221,7 +259,9 @@ describe('a web call from a browser', () => {
     const expiring = (await createWebCall()).body as { token: string; call_id: string };
     const hash = webCallTokenHash(expiring.token);
     const later = (ms: number) => new Date(Date.now() + ms).toISOString();
-    expect(await service.store.webCalls.consume(hash, later(webCallTokenTtlMs + 1_000))).toEqual({ refused: 'expired' });
+    expect(await service.store.webCalls.consume(hash, later(webCallTokenTtlMs + 1_000))).toEqual({
+      refused: 'expired',
+    });
     expect(await service.store.webCalls.consume(hash, later(0))).toEqual({
       callId: expiring.call_id,
       accountId: expect.any(String),

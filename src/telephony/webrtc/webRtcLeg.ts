@@ -1,5 +1,11 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { RTCPeerConnection, RTCRtpCodecParameters, type RTCRtpTransceiver, RtpHeader, RtpPacket } from 'werift';
+import {
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  type RTCRtpTransceiver,
+  RtpHeader,
+  RtpPacket,
+} from 'werift';
 import type { Logger } from '../../logger.js';
 import type { RemoteMedia, RtpSession } from '../rtp/index.js';
 
@@ -65,7 +71,9 @@ export class WebRtcLeg {
   static async answer(offerSdp: string, options: WebRtcLegOptions): Promise<WebRtcLeg> {
     const pc = new RTCPeerConnection({
       codecs: {
-        audio: [new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 })],
+        audio: [
+          new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+        ],
       },
       headerExtensions: { audio: [] },
       iceServers: options.iceServers ?? [],
@@ -170,6 +178,8 @@ export class WebRtcLeg {
     this.bridgeSocket?.close();
     this.bridgeSocket = null;
     this.endedAs?.(as);
-    void this.pc.close().catch((error: unknown) => this.log.warn({ err: error }, 'closing the web call failed'));
+    void this.pc
+      .close()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'closing the web call failed'));
   }
 }
