@@ -132,7 +132,7 @@ export function registerWebCallConnectRoute(
             required: ['call_id', 'sdp'],
             properties: { call_id: { type: 'string' }, sdp: { type: 'string' } },
           },
-          ...errorResponses(400, 401, 429, 500),
+          ...errorResponses(400, 401, 409, 429, 500, 503),
         },
       },
     },

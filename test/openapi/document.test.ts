@@ -125,6 +125,9 @@ describe('GET /v1/openapi.json', () => {
         'getCallScenario',
         'listAgentTestRuns',
         'runAgentTests',
+        // Web calls (issue 39).
+        'connectWebCall',
+        'createWebCall',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

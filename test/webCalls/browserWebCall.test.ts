@@ -187,7 +187,7 @@ describe('a web call from a browser', () => {
     const tab = await (await browser.newContext()).newPage();
     await tab.goto(pageUrl);
     const state = await tab.evaluate(
-      ([url, t]) => (window as unknown as PageApi).webCall(url as string, t as string),
+      ([url, t]) => (globalThis as unknown as PageApi).webCall(url as string, t as string),
       [service.url, token],
     );
     expect(state.error).toBeNull();
@@ -198,7 +198,7 @@ describe('a web call from a browser', () => {
     const tab2 = await (await browser.newContext()).newPage();
     await tab2.goto(pageUrl);
     const refused = await tab2.evaluate(
-      ([url, t]) => (window as unknown as PageApi).webCall(url as string, t as string),
+      ([url, t]) => (globalThis as unknown as PageApi).webCall(url as string, t as string),
       [service.url, second.token],
     );
     expect(refused.error).toMatchObject({ error: { code: 'rate_limited' } });
@@ -219,7 +219,7 @@ describe('a web call from a browser', () => {
     expect(call.transcript[0]).toMatchObject({ role: 'agent', text: greeting });
     expect(call.extractedData, heard).toMatchObject({ answer: expect.stringContaining('that works') });
     // The browser heard the agent: packets arrived through its SRTP.
-    const received = await tab.evaluate(() => (window as unknown as PageApi).callState.packetsReceived);
+    const received = await tab.evaluate(() => (globalThis as unknown as PageApi).callState.packetsReceived);
     expect(received).toBeGreaterThan(100);
     // The recording holds the agent's greeting (flite: a few seconds of speech).
     expect(loudFrames(agentChannel(readFileSync(call.recordingPath as string)))).toBeGreaterThan(100);
