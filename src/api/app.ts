@@ -229,7 +229,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
   // Outside the API-key hooks: the browser's one-use token is its credential.
-  registerWebCallConnectRoute(app, store, deps.webCalls ?? null, { logger: deps.logger });
+  registerWebCallConnectRoute(app, store, deps.webCalls ?? null);
   if (deps.dashboard) await app.register(dashboardPlugin, { ...deps, ...deps.dashboard });
   return app;
 }

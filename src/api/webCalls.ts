@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { variablesProblem } from '../domain/agentVariables.js';
 import { AppError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
-import type { CallRecord } from '../domain/records.js';
 import {
   newWebCallToken,
   parseWebCallConnectRequest,
@@ -10,16 +9,15 @@ import {
   webCallTokenHash,
   webCallTokenTtlMs,
 } from '../domain/webCalls.js';
-import type { Logger } from '../logger.js';
 import type { Store } from '../store/types.js';
-import { WebRtcLeg, type WebRtcLegOptions } from '../telephony/webrtc/webRtcLeg.js';
 import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
 /** What starts a web call once its browser is connected: the call workers of this process. */
 export interface WebCallStarter {
-  startWebCall(callId: string, browser: WebRtcLeg): Promise<CallRecord>;
+  /** Claims the call, answers the offer and runs the call; resolves to the SDP answer. */
+  startWebCall(callId: string, offerSdp: string): Promise<{ callId: string; answerSdp: string }>;
 }
 
 const refusedToken = () => new AppError('unauthorized', 'the web call token is unknown, used or expired');
@@ -111,7 +109,6 @@ export function registerWebCallConnectRoute(
   app: FastifyInstance,
   store: Store,
   starter: WebCallStarter | null,
-  options: { logger: Logger; leg?: Omit<WebRtcLegOptions, 'logger'> },
 ): void {
   app.options(
     '/v1/web-calls/connect',
@@ -143,21 +140,8 @@ export function registerWebCallConnectRoute(
         throw new AppError('unavailable', 'web calls need a process that runs calls (role all or worker)');
       const used = await store.webCalls.consume(webCallTokenHash(body.token), new Date().toISOString());
       if ('refused' in used) throw refusedToken();
-      const log = options.logger.child({ callId: used.callId });
-      let leg: WebRtcLeg;
-      try {
-        leg = await WebRtcLeg.answer(body.sdp, { ...options.leg, logger: log });
-      } catch (error) {
-        log.info({ err: error }, 'a web call offer was refused');
-        throw new AppError('validation_error', 'sdp must offer audio with PCMU (payload type 0)');
-      }
-      try {
-        await starter.startWebCall(used.callId, leg);
-      } catch (error) {
-        leg.hangUp();
-        throw error;
-      }
-      return { call_id: used.callId, sdp: leg.answerSdp };
+      const started = await starter.startWebCall(used.callId, body.sdp);
+      return { call_id: started.callId, sdp: started.answerSdp };
     },
   );
 }

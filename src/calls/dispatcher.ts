@@ -9,10 +9,10 @@ import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
-import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
+import { claimAndAnswerWebCall } from './webCallStart.js';
 
 export interface DispatcherOptions {
   queue: JobQueue;
@@ -421,29 +421,14 @@ export class CallDispatcher {
   }
 
   /**
-   * Starts a web call whose browser has presented its token: the same at-most-once claim as a
-   * dialled call (queued → dialing under this worker's lease, within the account's live-call cap),
-   * then a session whose media is the browser's WebRTC leg. Over the cap the call ends as canceled
-   * and an AppError rate_limited is thrown (the browser is there now: it is not queued for later).
+   * Starts a web call whose browser presented its token and offer (webCallStart.ts): claimed like
+   * a dialled call, answered, then run by a session like any other. Resolves to the SDP answer.
    */
-  async startWebCall(callId: string, browser: WebRtcLeg): Promise<CallRecord> {
+  async startWebCall(callId: string, offerSdp: string): Promise<{ callId: string; answerSdp: string }> {
     if (this.stopped) throw new AppError('unavailable', 'the call worker is stopping');
-    const nowMs = Date.now();
-    const result = await this.context.store.calls.claimForDialing(callId, {
-      workerId: this.context.workerId,
-      untilIso: new Date(nowMs + this.leaseMs).toISOString(),
-      atIso: new Date(nowMs).toISOString(),
+    const { call, browser } = await claimAndAnswerWebCall(this.context, callId, offerSdp, {
+      leaseMs: this.leaseMs,
     });
-    if ('refused' in result) {
-      if (result.refused === 'not_queued') throw new AppError('conflict', 'the web call has already started');
-      await this.context.store.calls.finish(
-        callId,
-        { ...terminalOutcomeOf({ kind: 'canceled', answered: false }), atIso: new Date().toISOString() },
-        this.context.buildEvent,
-      );
-      throw new AppError('rate_limited', 'the account is at its limit of live calls');
-    }
-    const call = result.claimed;
     const agent = await retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId)).catch(
       (error: unknown) => {
         this.context.logger.error({ err: error, callId }, 'could not read the agent of a web call');
@@ -451,7 +436,7 @@ export class CallDispatcher {
       },
     );
     this.adopt(new CallSession(this.context, call, agent, false, browser));
-    return call;
+    return { callId, answerSdp: browser.answerSdp };
   }
 
   private adopt(session: CallSession): void {

@@ -247,9 +247,10 @@ describe('a web call from a browser', () => {
         body: JSON.stringify({ token, sdp: 'v=0\r\n' }),
       });
     const created = await createWebCall();
-    const { token } = created.body as { token: string };
-    // The first use consumes it even though its offer is refused; the second is refused.
+    const { token, call_id: callId } = created.body as { token: string; call_id: string };
+    // The first use consumes it even though its offer is refused (its call ends, failed); the second is refused.
     expect((await connect(token)).status).toBe(400);
+    expect(await service.store.calls.getById(callId)).toMatchObject({ status: 'failed', channel: 'web' });
     const again = await connect(token);
     expect(again.status).toBe(401);
     expect(again.body).toMatchObject({ error: { code: 'unauthorized' } });
