@@ -210,7 +210,12 @@ describe('a web call from a browser', () => {
 
     const call = await waitForTerminal(service, callId, 60_000);
     const heard = JSON.stringify(call.transcript);
-    expect(call, heard).toMatchObject({ status: 'completed', endReason: 'agent_hangup', channel: 'web' });
+    expect(call, heard).toMatchObject({
+      status: 'completed',
+      endReason: 'agent_hangup',
+      channel: 'web',
+      answeredBy: 'human',
+    });
     // The callee's words, through the browser's microphone, SRTP and the recogniser's phrases.
     expect(
       call.transcript.some((line) => line.role === 'callee' && /that works/.test(line.text)),
