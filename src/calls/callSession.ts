@@ -178,6 +178,7 @@ export class CallSession {
       ending = this.localEnding ?? { kind: 'internal_error' };
     } finally {
       void this.transferLeg?.hangUp();
+      this.browser?.hangUp();
       this.releaseMedia();
     }
     const outcome = terminalOutcomeOf(ending);

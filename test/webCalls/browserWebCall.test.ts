@@ -46,14 +46,34 @@ window.webCall = async (apiUrl, token) => {
     window.pc = pc;
     const microphone = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true } });
     for (const track of microphone.getTracks()) pc.addTrack(track, microphone);
-    pc.ontrack = (event) => { document.getElementById('agent').srcObject = event.streams[0] || new MediaStream([event.track]); };
-    pc.onconnectionstatechange = () => { if (pc.connectionState === 'connected') state.connected = true; };
+    pc.ontrack = (event) => {
+      const stream = event.streams[0] || new MediaStream([event.track]);
+      document.getElementById('agent').srcObject = stream;
+      // When the agent's first audible sound reaches the page (figures, never asserted on).
+      const context = new AudioContext();
+      const analyser = context.createAnalyser();
+      context.createMediaStreamSource(stream).connect(analyser);
+      const samples = new Float32Array(analyser.fftSize);
+      const listen = () => {
+        analyser.getFloatTimeDomainData(samples);
+        if (samples.some((sample) => Math.abs(sample) > 0.05)) state.firstAudioMs = performance.now() - state.connectStartMs;
+        else requestAnimationFrame(listen);
+      };
+      listen();
+    };
+    pc.onconnectionstatechange = () => {
+      if (pc.connectionState === 'connected' && !state.connected) {
+        state.connected = true;
+        state.connectedMs = performance.now() - state.connectStartMs;
+      }
+    };
     await pc.setLocalDescription(await pc.createOffer());
     // Non-trickle: the offer goes once every candidate is in it.
     await new Promise((resolve) => {
       if (pc.iceGatheringState === 'complete') return resolve();
       pc.onicegatheringstatechange = () => pc.iceGatheringState === 'complete' && resolve();
     });
+    state.connectStartMs = performance.now();
     const response = await fetch(apiUrl + '/v1/web-calls/connect', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -62,6 +82,7 @@ window.webCall = async (apiUrl, token) => {
     const answer = await response.json();
     if (!response.ok) { state.error = answer; return state; }
     state.callId = answer.call_id;
+    state.answerMs = performance.now() - state.connectStartMs;
     await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
     setInterval(async () => {
       for (const report of (await pc.getStats()).values()) {
@@ -79,6 +100,9 @@ interface PageState {
   packetsReceived: number;
   error: unknown;
   callId?: string;
+  answerMs?: number;
+  connectedMs?: number;
+  firstAudioMs?: number;
 }
 interface PageApi {
   webCall(apiUrl: string, token: string): Promise<PageState>;
@@ -224,8 +248,12 @@ describe('a web call from a browser', () => {
     expect(call.transcript[0]).toMatchObject({ role: 'agent', text: greeting });
     expect(call.extractedData, heard).toMatchObject({ answer: expect.stringContaining('that works') });
     // The browser heard the agent: packets arrived through its SRTP.
-    const received = await tab.evaluate(() => (globalThis as unknown as PageApi).callState.packetsReceived);
-    expect(received).toBeGreaterThan(100);
+    const heardInPage = await tab.evaluate(() => (globalThis as unknown as PageApi).callState);
+    expect(heardInPage.packetsReceived).toBeGreaterThan(100);
+    // Figures for docs/benchmarks.md (a loaded machine moves them: printed, not asserted).
+    console.log(
+      `web call figures: answer ${heardInPage.answerMs?.toFixed(0)} ms, connected ${heardInPage.connectedMs?.toFixed(0)} ms, first agent audio ${heardInPage.firstAudioMs?.toFixed(0)} ms after the connect request`,
+    );
     // The recording holds the agent's greeting (flite: a few seconds of speech).
     expect(loudFrames(agentChannel(readFileSync(call.recordingPath as string)))).toBeGreaterThan(100);
     expect(call.metrics).toMatchObject({ media: { codec: 'PCMU' } });
@@ -243,6 +271,25 @@ describe('a web call from a browser', () => {
     expect(event).toMatchObject({ type: 'call.completed', data: { call_id: callId, channel: 'web' } });
     await tab.context().close();
   }, 120_000);
+
+  it('ends as callee_hangup when the browser hangs up', async () => {
+    const { token, call_id: callId } = (await createWebCall()).body as { token: string; call_id: string };
+    const tab = await (await browser.newContext()).newPage();
+    await tab.goto(pageUrl);
+    const state = await tab.evaluate(
+      ([url, t]) => (globalThis as unknown as PageApi).webCall(url as string, t as string),
+      [service.url, token],
+    );
+    expect(state.error).toBeNull();
+    await expect
+      .poll(async () => (await service.store.calls.getById(callId))?.status, { timeout: 20_000 })
+      .toBe('in_progress');
+    await tab.evaluate(() => (globalThis as unknown as { pc: { close(): void } }).pc.close());
+    // The DTLS alert is the hang-up: well within 10 s (ICE consent alone took ~30 s here).
+    const call = await waitForTerminal(service, callId, 10_000);
+    expect(call).toMatchObject({ status: 'completed', endReason: 'callee_hangup', channel: 'web' });
+    await tab.context().close();
+  }, 60_000);
 
   it('refuses a token used twice, an unknown one, and an expired one', async () => {
     const connect = (token: string) =>

@@ -121,6 +121,11 @@ export class WebRtcLeg {
     // The browser's audio, decrypted: forwarded without header extensions (the session reads
     // the fixed header and the payload).
     const receiver = this.transceiver.receiver;
+    // A browser's pc.close() sends a DTLS alert (close_notify): the hang-up, seconds before ICE
+    // consent would fail.
+    receiver.dtlsTransport.onStateChange.subscribe((state) => {
+      if (state === 'closed' || state === 'failed') this.end('remote');
+    });
     receiver.track.onReceiveRtp.subscribe((packet) => {
       if (this.closed) return;
       const header = packet.header;
