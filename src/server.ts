@@ -311,6 +311,7 @@ async function startServiceOnce(
             limiter: limiter,
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
+            webCalls: calls?.dispatcher ?? null,
             ...(startedVoice
               ? {
                   reanalyzeCall: (accountId: string, callId: string) =>

@@ -45,6 +45,7 @@ import { OpenApiCollector } from './openapi.js';
 import { registerPrivacyRoutes } from './privacyRoutes.js';
 import { type RecordingAccess, registerRecordingRoutes, signedRecordingRequest } from './recordings.js';
 import { renderReferencePage } from './referencePage.js';
+import { registerWebCallConnectRoute, registerWebCallRoutes, type WebCallStarter } from './webCalls.js';
 
 export interface AppDependencies {
   store: Store;
@@ -57,6 +58,8 @@ export interface AppDependencies {
   metrics?: { registry: MetricsRegistry; token: string };
   /** The call workers of this process; null in an API-only process. */
   callControl?: CallControl | null;
+  /** Starts web calls whose browser connected (the dispatcher); absent: the connect route answers 503. */
+  webCalls?: WebCallStarter | null;
   /** Runs an ended call's analysis again (POST /v1/calls/{id}/analysis); absent where no voice stack runs. */
   reanalyzeCall?: (accountId: string, callId: string) => Promise<CallRecord>;
   /** The offline speech engines' state for /healthz and /readyz; absent where no calls run. */
@@ -202,6 +205,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         links,
         deps.reanalyzeCall ?? null,
       );
+      registerWebCallRoutes(api, store);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
@@ -226,6 +230,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/v1' },
   );
+  // Outside the API-key hooks: the browser's one-use token is its credential.
+  registerWebCallConnectRoute(app, store, deps.webCalls ?? null);
   if (deps.dashboard) await app.register(dashboardPlugin, { ...deps, ...deps.dashboard });
   return app;
 }

@@ -135,6 +135,11 @@ export const callResourceSchema = {
     agent_id: { type: 'string' },
     to_number: { type: 'string' },
     from_number: { type: 'string' },
+    channel: {
+      type: 'string',
+      enum: ['phone', 'web'],
+      description: 'Extension: how the callee was reached; a web call has empty numbers.',
+    },
     created_at: isoTimestamp,
     first_message: nullableString,
     context: nullableString,

@@ -80,6 +80,11 @@ export const callCompletedEventSchema = {
         agent_id: { type: 'string' },
         from_number: { type: 'string' },
         to_number: { type: 'string' },
+        channel: {
+          type: 'string',
+          enum: ['phone', 'web'],
+          description: 'Extension: phone (SIP) or web (WebRTC).',
+        },
         status: { type: 'string', enum: terminalStatusList },
         end_reason: { type: ['string', 'null'], enum: [...endReasons, null] },
         answered_by: { type: ['string', 'null'], enum: ['human', 'machine', 'unknown', null] },

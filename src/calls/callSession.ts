@@ -14,8 +14,9 @@ import { retryBriefly } from '../net/retryBriefly.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
-import { type MediaClock, type PortAllocator, RtpSession } from '../telephony/rtp/index.js';
+import { type MediaClock, type PortAllocator, type RemoteMedia, RtpSession } from '../telephony/rtp/index.js';
 import type { CallFailure, OutgoingCall, SipUserAgent, TransferResult } from '../telephony/sip/index.js';
+import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
 import { type AgentEnding, Conversation } from '../voice/conversation.js';
@@ -129,6 +130,8 @@ export class CallSession {
     private readonly agent: AgentRecord | null,
     /** An agent-test call: sandbox only, never a trunk (callRoute.ts `sandboxOnly`). */
     private readonly testCall = false,
+    /** A web call (channel 'web'): the browser's WebRTC leg, already answered, instead of an INVITE. */
+    private readonly browser: WebRtcLeg | null = null,
   ) {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
@@ -173,6 +176,7 @@ export class CallSession {
       }
       return;
     }
+    this.browser?.hangUp();
     void this.outgoing?.hangUp().catch((error: unknown) => this.log.warn({ err: error }, 'hang-up failed'));
   }
 
@@ -185,6 +189,7 @@ export class CallSession {
       ending = this.localEnding ?? { kind: 'internal_error' };
     } finally {
       void this.transferLeg?.hangUp();
+      this.browser?.hangUp();
       this.releaseMedia();
     }
     const outcome = terminalOutcomeOf(ending);
@@ -267,7 +272,8 @@ export class CallSession {
       return { kind: 'internal_error' };
     }
     // Checked at the last moment before the INVITE, so a number listed while the call queued counts.
-    const suppressed = await retryBriefly(() => context.store.doNotCall.get(call.accountId, call.toNumber));
+    const suppressed =
+      !this.browser && (await retryBriefly(() => context.store.doNotCall.get(call.accountId, call.toNumber)));
     if (suppressed) {
       this.log.info('the number is on the do-not-call list: the call is not dialled');
       return { kind: 'do_not_call' };
@@ -291,6 +297,7 @@ export class CallSession {
         return { kind: error instanceof ProviderError ? 'provider_error' : 'internal_error' };
       }
     }
+    if (this.browser) return this.placeInBrowser(this.browser);
     // A refusal (AppError) is final; a failed read (a dropped connection) is tried again.
     const invite = await retryBriefly(() => inviteForCall(context.store, call, this.routeOptions()), {
       retryIf: (error) => !isAppError(error),
@@ -359,12 +366,40 @@ export class CallSession {
     this.prefetch.prefetch(greeting);
   }
 
+  /**
+   * A web call: the same RTP session and conversation as a phone call, its packets carried to and
+   * from the browser by the WebRTC leg; the browser connecting is the answer.
+   */
+  private async placeInBrowser(browser: WebRtcLeg): Promise<TelephonyEnding> {
+    const { context } = this;
+    const rtp = await RtpSession.open({
+      logger: this.log,
+      clock: context.clock,
+      ports: context.ports,
+      bindAddress: '127.0.0.1',
+      publicAddress: '127.0.0.1',
+    });
+    this.rtp = rtp;
+    this.prefetchGreeting();
+    const remote = await browser.bridge(rtp);
+    if (this.localEnding) return this.localEnding;
+    if (!remote) return { kind: 'ring_timeout' };
+    this.startMedia(rtp, remote);
+    const by = await browser.ended;
+    return this.localEnding ?? (by === 'remote' ? { kind: 'callee_hangup' } : { kind: 'agent_hangup' });
+  }
+
   private onAnswered(rtp: RtpSession, media: MediaRenegotiation, sdpAnswer: string): void {
     const remote = media.remoteOfAnswer(sdpAnswer);
     if ('refused' in remote) {
       this.endLocally({ kind: 'carrier_error', detail: remote.refused });
       return;
     }
+    this.startMedia(rtp, remote);
+  }
+
+  /** The far end answered with `remote`: media flows, the conversation begins. */
+  private startMedia(rtp: RtpSession, remote: RemoteMedia): void {
     this.answeredBy = 'unknown';
     rtp.start(remote);
     this.recordTransition('in_progress');

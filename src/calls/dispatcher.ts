@@ -3,6 +3,7 @@ import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
 import { agentWithOverrides } from '../domain/agentOverrides.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { QueuedCallWait } from '../domain/campaignWaits.js';
+import { AppError } from '../domain/errors.js';
 import type { CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import { retryBriefly } from '../net/retryBriefly.js';
@@ -11,6 +12,7 @@ import { queueNames } from '../queue/types.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
+import { claimAndAnswerWebCall } from './webCallStart.js';
 
 export interface DispatcherOptions {
   queue: JobQueue;
@@ -421,16 +423,39 @@ export class CallDispatcher {
       );
       return { agent: null, testCall: false };
     });
-    void agentOrNull.then(({ agent, testCall }) => {
-      const session = new CallSession(this.context, call, agent, testCall);
-      this.sessions.set(call.id, session);
-      void session.done.finally(() => {
-        this.sessions.delete(call.id);
-        this.context.onCallEnded?.();
-        // Its lease is still renewed by this worker: the heartbeat records the ending later.
-        if (!session.endRecorded) this.unrecordedEndings.add(session);
-        this.wake();
-      });
+    void agentOrNull.then(({ agent, testCall }) =>
+      this.adopt(new CallSession(this.context, call, agent, testCall)),
+    );
+  }
+
+  /**
+   * Starts a web call whose browser presented its token and offer (webCallStart.ts): claimed like
+   * a dialled call, answered, then run by a session like any other. Resolves to the SDP answer.
+   */
+  async startWebCall(callId: string, offerSdp: string): Promise<{ callId: string; answerSdp: string }> {
+    if (this.stopped) throw new AppError('unavailable', 'the call worker is stopping');
+    const { call, browser } = await claimAndAnswerWebCall(this.context, callId, offerSdp, {
+      leaseMs: this.leaseMs,
+    });
+    const agent = await retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId)).catch(
+      (error: unknown) => {
+        this.context.logger.error({ err: error, callId }, 'could not read the agent of a web call');
+        return null;
+      },
+    );
+    this.adopt(new CallSession(this.context, call, agent, false, browser));
+    return { callId, answerSdp: browser.answerSdp };
+  }
+
+  private adopt(session: CallSession): void {
+    const { call } = session;
+    this.sessions.set(call.id, session);
+    void session.done.finally(() => {
+      this.sessions.delete(call.id);
+      this.context.onCallEnded?.();
+      // Its lease is still renewed by this worker: the heartbeat records the ending later.
+      if (!session.endRecorded) this.unrecordedEndings.add(session);
+      this.wake();
     });
   }
 

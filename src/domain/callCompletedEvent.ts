@@ -27,6 +27,8 @@ export function callCompletedEvent(
       agent_id: call.agentId,
       from_number: call.fromNumber,
       to_number: call.toNumber,
+      // Extension (issue 39): 'phone', or 'web' for a call from a browser (its numbers are empty).
+      channel: call.channel,
       status: call.status,
       end_reason: call.endReason,
       answered_by: call.answeredBy,

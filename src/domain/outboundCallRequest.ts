@@ -51,7 +51,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function requiredString(body: Record<string, unknown>, field: string, maxChars: number): string {
+export function requiredString(body: Record<string, unknown>, field: string, maxChars: number): string {
   const value = body[field];
   if (value === undefined) throw invalid(`${field} is required`);
   if (typeof value !== 'string') throw invalid(`${field} must be a string`);
@@ -68,7 +68,7 @@ function optionalString(body: Record<string, unknown>, field: string, maxChars: 
   return value;
 }
 
-function parseVariables(value: unknown): Record<string, VariableValue> | undefined {
+export function parseVariables(value: unknown): Record<string, VariableValue> | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value)) throw invalid('variables must be an object');
   const names = Object.keys(value);

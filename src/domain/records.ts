@@ -139,10 +139,14 @@ export interface TranscriptEntry {
   event?: TranscriptEvent;
 }
 
+/** How the callee is reached: a phone number over SIP, or a browser over WebRTC (`POST /v1/web-calls`). */
+export type CallChannel = 'phone' | 'web';
+
 export interface CallRecord {
   id: string;
   accountId: string;
   agentId: string;
+  channel: CallChannel;
   apiKeyId: string | null;
   fromNumber: string;
   toNumber: string;

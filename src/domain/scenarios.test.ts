@@ -9,6 +9,7 @@ function call(fields: Partial<CallRecord> = {}): CallRecord {
     id: 'call_1',
     accountId: 'acct_1',
     agentId: 'agt_1',
+    channel: 'phone',
     apiKeyId: 'key_1',
     fromNumber: '+15550009999',
     toNumber: '+15550100001',

@@ -31,6 +31,8 @@ export function toCallResource(call: CallRecord, recordingUrl: string | null = n
   if (call.endedAt) timeline.push({ status: call.status, at: call.endedAt });
   return {
     ...toCreatedCall(call),
+    // Extension (issue 39): 'web' for a call from a browser, whose numbers are empty.
+    channel: call.channel,
     first_message: call.firstMessage,
     context: call.context,
     variables: call.variables,

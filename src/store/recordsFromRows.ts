@@ -160,13 +160,15 @@ export function callFromRow(
     | 'sip_call_id'
     | 'worker_id'
     | 'lease_expires_at'
-  >,
+  > & { readonly channel?: unknown },
   codec: ColumnCodec,
 ): CallRecord {
   return {
     id: text(row.id),
     accountId: text(row.account_id),
     agentId: text(row.agent_id),
+    // Rows from before migration 405, or read without the column, are phone calls.
+    channel: row.channel === 'web' ? 'web' : 'phone',
     apiKeyId: textOrNull(row.api_key_id),
     fromNumber: text(row.from_number),
     toNumber: text(row.to_number),

@@ -41,6 +41,7 @@ import type {
 } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 import type { HoldAudioRepository } from './holdAudioRepository.js';
+import type { WebCallRepository } from './webCallRepository.js';
 
 export interface CallListQuery {
   status?: CallStatus;
@@ -204,6 +205,7 @@ export interface Store {
   readonly campaigns: CampaignRepository;
   readonly campaignRules: CampaignRulesRepository;
   readonly callerIdHealth: CallerIdHealthRepository;
+  readonly webCalls: WebCallRepository;
   readonly campaignContactEdits: CampaignContactEditRepository;
   readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;

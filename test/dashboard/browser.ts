@@ -9,7 +9,7 @@ import type { Store } from '../../src/store/types.js';
  * Debian's chromium, headless; never a downloaded browser. Playwright gives every launch a fresh
  * temporary --user-data-dir of its own (it refuses one in `args`), removed when the browser closes.
  */
-export async function launchChromium(): Promise<Browser> {
+export async function launchChromium(options: { args?: readonly string[] } = {}): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [
@@ -21,6 +21,7 @@ export async function launchChromium(): Promise<Browser> {
       '--no-first-run',
       '--disable-component-update',
       '--disable-sync',
+      ...(options.args ?? []),
     ],
     timeout: 20_000,
   });

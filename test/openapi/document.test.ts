@@ -128,6 +128,9 @@ describe('GET /v1/openapi.json', () => {
         // An agent's hold audio file (issue 35).
         'deleteAgentHoldAudio',
         'putAgentHoldAudio',
+        // Web calls (issue 39).
+        'connectWebCall',
+        'createWebCall',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

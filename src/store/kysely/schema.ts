@@ -300,11 +300,16 @@ export interface SessionsTable {
   last_seen_at: TimeColumn;
 }
 
-/** Calls are written by the hand-written hot path (calls.ts); Kysely only reads them here. */
+/**
+ * Calls are written by the hand-written hot path (calls.ts); Kysely reads them here, and writes
+ * only a web call's first row (webCalls.ts).
+ */
 export interface CallsTable {
   id: string;
   account_id: string;
   agent_id: string;
+  /** 'phone' (the column's default) or 'web'. */
+  channel: ColumnType<string, string | undefined, string>;
   api_key_id: string | null;
   from_number: string;
   to_number: string;
@@ -329,6 +334,18 @@ export interface CallsTable {
   lease_expires_at: NullableTimeColumn;
   /** When the retention rule erased the transcript and recording (the call record stays). */
   transcript_erased_at: NullableTimeColumn;
+  updated_at: TimeColumn;
+}
+
+/** A web call's one-use connection token (its SHA-256 only), expiry and metadata. */
+export interface WebCallsTable {
+  call_id: string;
+  account_id: string;
+  token_hash: string;
+  metadata: NullableJsonColumn;
+  created_at: TimeColumn;
+  expires_at: TimeColumn;
+  used_at: NullableTimeColumn;
 }
 
 /** Events are written with their call and their attempts by hand-written transactions; read here. */
@@ -379,6 +396,7 @@ export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   calls: CallsTable;
+  web_calls: WebCallsTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
 }

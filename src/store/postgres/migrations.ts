@@ -4,6 +4,7 @@ import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.j
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 import { postgresHoldAudioMigrations } from './holdAudioMigrations.js';
+import { postgresWebCallMigrations } from './webCallMigrations.js';
 
 /**
  * PostgreSQL schema, one entry per version, applied by `migrate` (database.ts) under an advisory
@@ -462,4 +463,6 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   ...postgresCampaignRulesMigrations,
   ...postgresCallerIdHealthMigrations,
   ...postgresHoldAudioMigrations,
+  // 405 (web calls).
+  ...postgresWebCallMigrations,
 ];

@@ -18,6 +18,7 @@ import { KyselyHoldAudio } from '../kysely/holdAudio.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
+import { KyselyWebCalls } from '../kysely/webCalls.js';
 import type { Store } from '../types.js';
 import { PostgresCalls } from './calls.js';
 import { assertSchemaName, createPool, migrate, type PgPool, withTransaction } from './database.js';
@@ -108,6 +109,7 @@ export class PostgresStore implements Store {
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
   readonly callerIdHealth: KyselyCallerIdHealth;
+  readonly webCalls: KyselyWebCalls;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
@@ -142,6 +144,7 @@ export class PostgresStore implements Store {
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
     this.callerIdHealth = new KyselyCallerIdHealth(queries);
+    this.webCalls = new KyselyWebCalls(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);

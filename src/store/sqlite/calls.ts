@@ -289,6 +289,7 @@ export class SqliteCalls implements CallRepository {
 function queuedCall(input: NewQueuedCall): CallRecord {
   return {
     ...input,
+    channel: 'phone',
     status: 'queued',
     endReason: null,
     answeredBy: null,

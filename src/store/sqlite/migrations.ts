@@ -4,6 +4,7 @@ import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js'
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 import { sqliteHoldAudioMigrations } from './holdAudioMigrations.js';
+import { sqliteWebCallMigrations } from './webCallMigrations.js';
 
 /**
  * SQLite schema, one entry per version. Entries are append-only: a shipped migration is never
@@ -458,4 +459,6 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   ...sqliteCampaignRulesMigrations,
   ...sqliteCallerIdHealthMigrations,
   ...sqliteHoldAudioMigrations,
+  // 405 (web calls).
+  ...sqliteWebCallMigrations,
 ];

@@ -17,6 +17,7 @@ import { KyselyHoldAudio } from '../kysely/holdAudio.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
+import { KyselyWebCalls } from '../kysely/webCalls.js';
 import type { Store } from '../types.js';
 import { SqliteCalls } from './calls.js';
 import { openSqliteDatabase, type SqliteDatabase } from './database.js';
@@ -80,6 +81,7 @@ export class SqliteStore implements Store {
   readonly campaigns: KyselyCampaigns;
   readonly campaignRules: KyselyCampaignRules;
   readonly callerIdHealth: KyselyCallerIdHealth;
+  readonly webCalls: KyselyWebCalls;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: KyselyPrivacy;
@@ -116,6 +118,7 @@ export class SqliteStore implements Store {
     this.campaigns = new KyselyCampaigns(queries);
     this.campaignRules = new KyselyCampaignRules(queries);
     this.callerIdHealth = new KyselyCallerIdHealth(queries);
+    this.webCalls = new KyselyWebCalls(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new KyselyPrivacy(queries);

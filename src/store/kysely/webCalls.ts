@@ -1,0 +1,71 @@
+import type { CallRecord } from '../../domain/records.js';
+import { callFromRow } from '../recordsFromRows.js';
+import type { NewWebCall, WebCallRepository, WebCallTokenRefusal } from '../webCallRepository.js';
+import type { StoreQueries } from './dialects.js';
+import { jsonText } from './schema.js';
+
+/** Web calls and their one-use tokens, written once for both dialects. */
+export class KyselyWebCalls implements WebCallRepository {
+  constructor(private readonly queries: StoreQueries) {}
+
+  async create(input: NewWebCall): Promise<CallRecord> {
+    const { db } = this.queries;
+    // The call first (the token row refers to it): a failure between the two leaves a queued web
+    // call no token can start, never a token without its call.
+    await db
+      .insertInto('calls')
+      .values({
+        id: input.id,
+        account_id: input.accountId,
+        agent_id: input.agentId,
+        api_key_id: input.apiKeyId,
+        channel: 'web',
+        from_number: '',
+        to_number: '',
+        variables: jsonText(input.variables),
+        transcript: jsonText([]),
+        extracted_data: jsonText({}),
+        status: 'queued',
+        created_at: input.createdAt,
+        updated_at: input.createdAt,
+      })
+      .execute();
+    await db
+      .insertInto('web_calls')
+      .values({
+        call_id: input.id,
+        account_id: input.accountId,
+        token_hash: input.tokenHash,
+        metadata: jsonText(input.metadata),
+        created_at: input.createdAt,
+        expires_at: input.expiresAt,
+      })
+      .execute();
+    const row = await db.selectFrom('calls').selectAll().where('id', '=', input.id).executeTakeFirstOrThrow();
+    return callFromRow(row, this.queries.dialect.columns);
+  }
+
+  async consume(
+    tokenHash: string,
+    nowIso: string,
+  ): Promise<{ callId: string; accountId: string } | { refused: WebCallTokenRefusal }> {
+    const { db } = this.queries;
+    // One statement: of two requests with the same token, exactly one sees used_at still null.
+    const used = await db
+      .updateTable('web_calls')
+      .set({ used_at: nowIso })
+      .where('token_hash', '=', tokenHash)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', nowIso)
+      .returning(['call_id', 'account_id'])
+      .executeTakeFirst();
+    if (used) return { callId: used.call_id, accountId: used.account_id };
+    const row = await db
+      .selectFrom('web_calls')
+      .select(['used_at'])
+      .where('token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    if (!row) return { refused: 'unknown' };
+    return { refused: row.used_at === null ? 'expired' : 'used' };
+  }
+}

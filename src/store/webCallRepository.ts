@@ -1,0 +1,28 @@
+import type { CallRecord } from '../domain/records.js';
+import type { VariableValue } from '../domain/templates.js';
+
+export interface NewWebCall {
+  id: string;
+  accountId: string;
+  agentId: string;
+  apiKeyId: string;
+  variables: Record<string, VariableValue> | null;
+  metadata: Record<string, unknown> | null;
+  tokenHash: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** Why a connection token was refused. */
+export type WebCallTokenRefusal = 'unknown' | 'used' | 'expired';
+
+/** Web calls (issue 39): a call row with `channel` 'web', and its one-use connection token. */
+export interface WebCallRepository {
+  /** Writes the call (queued, no dispatch job: the browser starts it) and its token's hash. */
+  create(input: NewWebCall): Promise<CallRecord>;
+  /** Marks the token used, atomically: only one caller ever gets the call for a token. */
+  consume(
+    tokenHash: string,
+    nowIso: string,
+  ): Promise<{ callId: string; accountId: string } | { refused: WebCallTokenRefusal }>;
+}

@@ -1,0 +1,190 @@
+import { createSocket, type Socket } from 'node:dgram';
+import {
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  type RTCRtpTransceiver,
+  RtpHeader,
+  RtpPacket,
+} from 'werift';
+import type { Logger } from '../../logger.js';
+import type { RemoteMedia, RtpSession } from '../rtp/index.js';
+
+export interface WebRtcLegOptions {
+  logger: Logger;
+  /** STUN/TURN servers for ICE (none: host candidates only, enough on one machine or a LAN). */
+  iceServers?: { urls: string; username?: string; credential?: string }[];
+  /** How long the browser has to complete ICE and DTLS after the answer (default 15 s). */
+  connectTimeoutMs?: number;
+  /** How long a `disconnected` connection may last before the call ends (default 5 s). */
+  disconnectedGraceMs?: number;
+}
+
+/** Why the browser's side of a web call ended. */
+export type WebRtcLegEnd = 'remote' | 'local';
+
+/** RTCP packet types (RFC 3550, 4585: 200–206) in a datagram's second byte. */
+function isRtcp(datagram: Buffer): boolean {
+  const type = datagram[1] ?? 0;
+  return type >= 200 && type <= 206;
+}
+
+/**
+ * The browser's side of a web call: a WebRTC peer connection (werift, pure TypeScript: ICE,
+ * DTLS-SRTP, PCMU) answering the browser's offer without trickle ICE, bridged to an ordinary
+ * RtpSession over loopback UDP. The RtpSession stays the call's media object — clock, jitter
+ * buffer, playout, barge-in clearing, stats — so the conversation runs exactly as on a phone call;
+ * this class only moves decrypted RTP between the two.
+ */
+export class WebRtcLeg {
+  readonly ended: Promise<WebRtcLegEnd>;
+  private endedAs: ((end: WebRtcLegEnd) => void) | null = null;
+  private bridgeSocket: Socket | null = null;
+  private closed = false;
+  private disconnectedTimer: NodeJS.Timeout | null = null;
+  private readonly log: Logger;
+
+  private constructor(
+    private readonly pc: RTCPeerConnection,
+    private readonly transceiver: RTCRtpTransceiver,
+    readonly answerSdp: string,
+    private readonly options: WebRtcLegOptions,
+  ) {
+    this.log = options.logger;
+    this.ended = new Promise((resolve) => {
+      this.endedAs = resolve;
+    });
+    pc.connectionStateChange.subscribe((state) => {
+      if (state === 'closed' || state === 'failed') this.end('remote');
+      if (state === 'disconnected') {
+        this.disconnectedTimer ??= setTimeout(() => this.end('remote'), options.disconnectedGraceMs ?? 5_000);
+      } else if (this.disconnectedTimer) {
+        clearTimeout(this.disconnectedTimer);
+        this.disconnectedTimer = null;
+      }
+    });
+  }
+
+  /**
+   * Answers the browser's SDP offer: audio sendrecv in PCMU, every ICE candidate in the answer
+   * (gathering completes before it is returned, so the browser needs no trickle channel).
+   */
+  static async answer(offerSdp: string, options: WebRtcLegOptions): Promise<WebRtcLeg> {
+    const pc = new RTCPeerConnection({
+      codecs: {
+        audio: [
+          new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+        ],
+      },
+      headerExtensions: { audio: [] },
+      iceServers: options.iceServers ?? [],
+      // Loopback is left out of host candidates by default; a browser on the same machine needs it.
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      iceUseIpv6: false,
+    });
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+      const transceiver = pc.getTransceivers().find((candidate) => candidate.kind === 'audio');
+      if (!transceiver) throw new Error('the offer has no audio');
+      transceiver.setDirection('sendrecv');
+      await pc.setLocalDescription(await pc.createAnswer());
+      const answer = pc.localDescription?.sdp;
+      if (!answer || !/^m=audio [1-9]/m.test(answer)) throw new Error('the offer has no PCMU audio');
+      return new WebRtcLeg(pc, transceiver, answer, options);
+    } catch (error) {
+      await pc.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Waits for the browser to connect (ICE, DTLS), then carries RTP between it and `rtp` on
+   * loopback. Resolves to the media `rtp.start` takes; null when the browser never connected.
+   */
+  async bridge(rtp: RtpSession): Promise<RemoteMedia | null> {
+    if (!(await this.connected())) {
+      this.hangUp();
+      return null;
+    }
+    const socket = createSocket('udp4');
+    this.bridgeSocket = socket;
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(0, '127.0.0.1', () => resolve());
+    });
+    socket.on('error', (error) => this.log.warn({ err: error }, 'web call bridge socket error'));
+    // The agent's audio: plain RTP from the session, re-sent inside the browser's SRTP (werift
+    // rewrites SSRC and sequence for its own stream). RTCP stays on our side: werift has its own.
+    socket.on('message', (datagram) => {
+      if (this.closed || isRtcp(datagram)) return;
+      this.transceiver.sender.sendRtp(datagram).catch(() => undefined);
+    });
+    // The browser's audio, decrypted: forwarded without header extensions (the session reads
+    // the fixed header and the payload).
+    const receiver = this.transceiver.receiver;
+    // A browser's pc.close() sends a DTLS alert (close_notify): the hang-up, seconds before ICE
+    // consent would fail.
+    receiver.dtlsTransport.onStateChange.subscribe((state) => {
+      if (state === 'closed' || state === 'failed') this.end('remote');
+    });
+    receiver.track.onReceiveRtp.subscribe((packet) => {
+      if (this.closed) return;
+      const header = packet.header;
+      const plain = new RtpPacket(
+        new RtpHeader({
+          payloadType: header.payloadType,
+          sequenceNumber: header.sequenceNumber,
+          timestamp: header.timestamp,
+          ssrc: header.ssrc,
+          marker: header.marker,
+        }),
+        packet.payload,
+      ).serialize();
+      socket.send(plain, rtp.localPort, '127.0.0.1');
+    });
+    return {
+      address: '127.0.0.1',
+      port: socket.address().port,
+      codec: 'PCMU',
+      payloadType: 0,
+      telephoneEventPayloadType: null,
+      ptimeMs: 20,
+      direction: 'sendrecv',
+      srtp: null,
+      rtcpMux: true,
+    };
+  }
+
+  /** Ends the browser's side from ours (agent hang-up, max duration, shutdown). */
+  hangUp(): void {
+    this.end('local');
+  }
+
+  private connected(): Promise<boolean> {
+    if (this.pc.connectionState === 'connected') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle(false), this.options.connectTimeoutMs ?? 15_000);
+      const subscription = this.pc.connectionStateChange.subscribe((state) => {
+        if (state === 'connected') settle(true);
+        if (state === 'closed' || state === 'failed') settle(false);
+      });
+      void this.ended.then(() => settle(false));
+      function settle(connected: boolean): void {
+        clearTimeout(timer);
+        subscription.unSubscribe();
+        resolve(connected);
+      }
+    });
+  }
+
+  private end(as: WebRtcLegEnd): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.disconnectedTimer) clearTimeout(this.disconnectedTimer);
+    this.bridgeSocket?.close();
+    this.bridgeSocket = null;
+    this.endedAs?.(as);
+    void this.pc
+      .close()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'closing the web call failed'));
+  }
+}
