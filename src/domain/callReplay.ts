@@ -214,7 +214,14 @@ function sidesOf(call: CallRecord): TurnSide[] {
 function changesOf(before: TurnSide | null, after: TurnSide | null): string[] {
   if (before === null) return ['a turn the first run did not have'];
   if (after === null) return ['a turn the second run did not reach'];
+  // What was said and understood first: a table that cuts the list short keeps the words' changes.
   const changes: string[] = [];
+  if (before.understood !== after.understood && (before.understood !== null || after.understood !== null))
+    changes.push(
+      `understood differently: ${before.understood ?? 'nothing recorded'} → ${after.understood ?? 'nothing recorded'}`,
+    );
+  if (before.agent_text.trim().toLowerCase() !== after.agent_text.trim().toLowerCase())
+    changes.push('the agent says something else');
   if (!before.agent_interrupted && after.agent_interrupted)
     changes.push('the agent now talks over the callee');
   if (before.agent_interrupted && !after.agent_interrupted)
@@ -233,12 +240,6 @@ function changesOf(before: TurnSide | null, after: TurnSide | null): string[] {
   change('answers', before.latency_ms, after.latency_ms, 'later', 'sooner');
   if (after.dead_air_ms > 0 && before.dead_air_ms === 0) changes.push(`${after.dead_air_ms} ms of dead air`);
   if (before.dead_air_ms > 0 && after.dead_air_ms === 0) changes.push('no more dead air');
-  if (before.understood !== after.understood && (before.understood !== null || after.understood !== null))
-    changes.push(
-      `understood differently: ${before.understood ?? 'nothing recorded'} → ${after.understood ?? 'nothing recorded'}`,
-    );
-  if (before.agent_text.trim().toLowerCase() !== after.agent_text.trim().toLowerCase())
-    changes.push('the agent says something else');
   return changes;
 }
 

@@ -127,6 +127,9 @@ describe('callwright behind a NAT (network namespaces, nftables)', () => {
     const agentId = cli([
       ...['agents', 'create', '--name', 'a', '--prompt', 'p', '--account', accountId, '--max-duration', '6'],
       ...['--first-message', 'Hello, this is a line check through a NAT. One, two, three, four, five.'],
+      // SIPp echoes the agent's audio with no echo canceller: the echo must not cut the greeting
+      // short (it is the audio path through the NAT that is measured here, not barge-in).
+      ...['--settings', JSON.stringify({ turn_taking: { interruptions: { enabled: false } } })],
     ]).agent_id as string;
 
     const headers = { 'content-type': 'application/json', 'X-API-Key': key };
