@@ -10,6 +10,7 @@ import { readAhead } from './actionsAhead.js';
 import { heardPart } from './conversationResult.js';
 import { concatSamples } from './providers/audio/samples.js';
 import type { TextToSpeech } from './providers/index.js';
+import { untilAborted } from './untilAborted.js';
 
 /** A sentence of the agent's as the callee heard it. */
 export interface SpokenLine {
@@ -346,23 +347,4 @@ export class AgentSpeaker {
       });
     return { text, said, interrupted };
   }
-}
-
-/** `promise`'s value, or null once `signal` aborts first. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | null> {
-  if (signal.aborted) return Promise.resolve(null);
-  return new Promise<T | null>((resolve, reject) => {
-    const onAbort = () => resolve(null);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }

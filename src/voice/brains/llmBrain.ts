@@ -12,6 +12,7 @@ import {
 } from '../../tools/toolCaller.js';
 import { languageModelAnalysis } from '../callAnalyst.js';
 import type { ChatMessage, OpenAiChatClient, ToolCall, ToolDefinition } from '../providers/index.js';
+import { untilAborted } from '../untilAborted.js';
 import { builtInTools, scheduleCallbackTool, transferTool } from './llmBuiltInTools.js';
 import { SentenceSplitter } from './sentenceSplitter.js';
 import {
@@ -417,10 +418,7 @@ export class LlmBrain implements AgentBrain {
       if (!(await answeredWithin(waitMs)) && !signal.aborted)
         yield { type: 'say', text: tool.filler.text, whilePending };
     }
-    const done = await Promise.race([
-      outcome,
-      new Promise<null>((resolve) => signal.addEventListener('abort', () => resolve(null), { once: true })),
-    ]);
+    const done = await untilAborted(outcome, signal);
     if (done === null) return;
     // messages.failed: said now, and the model is told both the error and that the callee heard it.
     const failedSaid = !done.ok && tool.failedMessage !== null ? tool.failedMessage : null;
