@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { QuietHours } from './campaigns/callingHoursGate.js';
 import { callingWindowOf, callingWindowProblem, isTimeZone } from './domain/callingWindow.js';
 import { parseRatePolicy, type RatePolicy } from './domain/rateLimit.js';
+import { parseWebIceServers, type WebIceServer } from './domain/webCalls.js';
 
 /**
  * The service's configuration. This is the only module that reads the environment; everything
@@ -18,6 +19,10 @@ export interface Config {
   publicUrl: string;
   ratePolicy: RatePolicy;
   authFailurePolicy: RatePolicy;
+  /** Web call connections per client address (POST /v1/web-calls/connect). */
+  webCallConnectPolicy: RatePolicy;
+  /** STUN/TURN servers for web calls (CALLWRIGHT_WEB_ICE_SERVERS, JSON; none: host candidates). */
+  webCallIceServers: WebIceServer[];
   logLevel: LogLevel;
   /** CALLWRIGHT_LOG_FORMAT: `pretty` lines for a person, `json` lines for a collector; `auto`: pretty on a terminal. */
   logFormat: LogFormatSetting;
@@ -193,6 +198,12 @@ function readPort(env: Environment, name: string, fallback: number): number {
     throw new ConfigError(name, `must be a port number from 0 to 65535, got "${raw}"`);
   }
   return Number(raw);
+}
+
+function readWebIceServers(env: Environment): WebIceServer[] {
+  const servers = parseWebIceServers(readValue(env, 'CALLWRIGHT_WEB_ICE_SERVERS') ?? '[]');
+  if (typeof servers === 'string') throw new ConfigError('CALLWRIGHT_WEB_ICE_SERVERS', servers);
+  return servers;
 }
 
 function readRatePolicy(env: Environment, name: string, fallback: string): RatePolicy {
@@ -410,6 +421,8 @@ export function loadConfig(env: Environment = process.env): Config {
     publicUrl: readPublicUrl(env, 'CALLWRIGHT_PUBLIC_URL', `http://localhost:${port}`),
     ratePolicy: readRatePolicy(env, 'CALLWRIGHT_RATE_LIMIT', '100/10s'),
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
+    webCallConnectPolicy: readRatePolicy(env, 'CALLWRIGHT_WEB_CALL_CONNECT_LIMIT', '10/60s'),
+    webCallIceServers: readWebIceServers(env),
     logLevel,
     logFormat: readChoice(env, 'CALLWRIGHT_LOG_FORMAT', logFormatSettings, 'auto'),
     trustProxy: readTrustProxy(env),

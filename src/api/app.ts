@@ -50,7 +50,7 @@ import { registerWebCallConnectRoute, registerWebCallRoutes, type WebCallStarter
 export interface AppDependencies {
   store: Store;
   config: Pick<Config, 'ratePolicy' | 'authFailurePolicy' | 'publicUrl' | 'trustProxy'> &
-    Partial<Pick<Config, 'httpTimeouts'>>;
+    Partial<Pick<Config, 'httpTimeouts' | 'webCallConnectPolicy' | 'webCallIceServers'>>;
   logger: Logger;
   limiter: RateLimiter;
   version: string;
@@ -205,7 +205,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         links,
         deps.reanalyzeCall ?? null,
       );
-      registerWebCallRoutes(api, store);
+      registerWebCallRoutes(api, store, config.webCallIceServers ?? []);
       registerRecordingRoutes(api, store, deps.recordings ?? null);
       registerEventRoutes(api, store, deps.wakeWebhookDelivery ?? (() => {}));
       registerDoNotCallRoutes(api, store);
@@ -231,7 +231,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
   // Outside the API-key hooks: the browser's one-use token is its credential.
-  registerWebCallConnectRoute(app, store, deps.webCalls ?? null);
+  registerWebCallConnectRoute(app, store, {
+    starter: deps.webCalls ?? null,
+    limiter,
+    perAddress: config.webCallConnectPolicy ?? { requests: 10, windowS: 60 },
+    serviceOrigin: new URL(config.publicUrl).origin,
+  });
   if (deps.dashboard) await app.register(dashboardPlugin, { ...deps, ...deps.dashboard });
   return app;
 }

@@ -36,7 +36,8 @@ export interface CallWorker {
  * loopback, and the dispatcher that places queued calls through them.
  */
 export async function startCallWorker(options: {
-  config: Pick<Config, 'telephony' | 'webhookAllowPrivate' | 'voice'>;
+  config: Pick<Config, 'telephony' | 'webhookAllowPrivate' | 'voice'> &
+    Partial<Pick<Config, 'webCallIceServers'>>;
   store: Store;
   queue: JobQueue;
   logger: Logger;
@@ -122,7 +123,11 @@ export async function startCallWorker(options: {
       ...(options.limiter ? { dialRates: new DialRateGate(options.store, options.limiter) } : {}),
       onCallEnded: () => campaigns?.wake(),
     },
-    { queue: options.queue, maxCalls: telephony.workerMaxCalls },
+    {
+      queue: options.queue,
+      maxCalls: telephony.workerMaxCalls,
+      webCallIceServers: options.config.webCallIceServers ?? [],
+    },
   );
   campaigns = new CampaignScheduler({
     store: options.store,

@@ -6,6 +6,7 @@ import type { QueuedCallWait } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
 import type { CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
+import type { WebIceServer } from '../domain/webCalls.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
@@ -24,6 +25,8 @@ export interface DispatcherOptions {
   leaseMs?: number;
   /** How long a capped call waits before the dispatcher looks at it again. */
   cappedRetryMs?: number;
+  /** STUN/TURN servers for web calls' ICE. */
+  webCallIceServers?: WebIceServer[];
 }
 
 export function newWorkerId(): string {
@@ -436,6 +439,7 @@ export class CallDispatcher {
     if (this.stopped) throw new AppError('unavailable', 'the call worker is stopping');
     const { call, browser } = await claimAndAnswerWebCall(this.context, callId, offerSdp, {
       leaseMs: this.leaseMs,
+      leg: { iceServers: this.options.webCallIceServers ?? [] },
     });
     const agent = await retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId)).catch(
       (error: unknown) => {

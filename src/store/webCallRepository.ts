@@ -20,6 +20,12 @@ export type WebCallTokenRefusal = 'unknown' | 'used' | 'expired';
 export interface WebCallRepository {
   /** Writes the call (queued, no dispatch job: the browser starts it) and its token's hash. */
   create(input: NewWebCall): Promise<CallRecord>;
+  /** Whose token this is (before it is used: its origin and agent are checked first), or null. */
+  tokenOwner(tokenHash: string): Promise<{ callId: string; accountId: string; agentId: string } | null>;
+  /** The origins the account allows its browsers to connect from (none until it sets them). */
+  allowedOrigins(accountId: string): Promise<string[]>;
+  /** Replaces the account's allowed origins with `origins` (one write). */
+  setAllowedOrigins(accountId: string, origins: readonly string[], atIso: string): Promise<void>;
   /** Marks the token used, atomically: only one caller ever gets the call for a token. */
   consume(
     tokenHash: string,

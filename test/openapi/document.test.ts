@@ -131,6 +131,9 @@ describe('GET /v1/openapi.json', () => {
         // Web calls (issue 39).
         'connectWebCall',
         'createWebCall',
+        // The origins a web call's page may connect from (issue 39).
+        'getWebCallOrigins',
+        'setWebCallOrigins',
         ...(ids.includes('metrics') ? ['metrics'] : []),
       ].sort(),
     );

@@ -169,6 +169,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+  // The customer's page is another origin than the service's: the account allows it.
+  const allowed = await request(`${service.url}/v1/web-calls/origins`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': key },
+    body: JSON.stringify({ origins: [pageUrl] }),
+  });
+  expect(allowed.status).toBe(200);
   webhookSecret = (
     await setWebhookEndpoint(service.store, service.secretBox, account.id, `${pageUrl}/hooks`, {
       allowPrivate: true,

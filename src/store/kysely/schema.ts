@@ -348,6 +348,13 @@ export interface WebCallsTable {
   used_at: NullableTimeColumn;
 }
 
+/** The origins an account's web calls may connect from (migration 430): the whole list at once. */
+export interface WebCallSettingsTable {
+  account_id: string;
+  origins: JsonColumn;
+  updated_at: TimeColumn;
+}
+
 /** Events are written with their call and their attempts by hand-written transactions; read here. */
 export interface EventsTable {
   id: string;
@@ -397,6 +404,7 @@ export interface Database {
   sessions: SessionsTable;
   calls: CallsTable;
   web_calls: WebCallsTable;
+  web_call_settings: WebCallSettingsTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
 }

@@ -45,6 +45,39 @@ export class KyselyWebCalls implements WebCallRepository {
     return callFromRow(row, this.queries.dialect.columns);
   }
 
+  async tokenOwner(
+    tokenHash: string,
+  ): Promise<{ callId: string; accountId: string; agentId: string } | null> {
+    const row = await this.queries.db
+      .selectFrom('web_calls')
+      .innerJoin('calls', 'calls.id', 'web_calls.call_id')
+      .select(['web_calls.call_id', 'web_calls.account_id', 'calls.agent_id'])
+      .where('web_calls.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    if (!row) return null;
+    return { callId: row.call_id, accountId: row.account_id, agentId: row.agent_id ?? '' };
+  }
+
+  async allowedOrigins(accountId: string): Promise<string[]> {
+    const row = await this.queries.db
+      .selectFrom('web_call_settings')
+      .select('origins')
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
+    const origins = row ? this.queries.dialect.columns.json(row.origins) : null;
+    return Array.isArray(origins) ? origins.filter((origin) => typeof origin === 'string') : [];
+  }
+
+  async setAllowedOrigins(accountId: string, origins: readonly string[], atIso: string): Promise<void> {
+    await this.queries.db
+      .insertInto('web_call_settings')
+      .values({ account_id: accountId, origins: jsonText(origins), updated_at: atIso })
+      .onConflict((conflict) =>
+        conflict.column('account_id').doUpdateSet({ origins: jsonText(origins), updated_at: atIso }),
+      )
+      .execute();
+  }
+
   async consume(
     tokenHash: string,
     nowIso: string,

@@ -19,4 +19,17 @@ export const sqliteWebCallMigrations: readonly { version: number; name: string; 
       );
     `,
   },
+  {
+    version: 430,
+    name: 'web calls: the origins an account allows its browsers to connect from',
+    sql: `
+      -- One row per account that set an allow-list: the whole list as a JSON array (written at
+      -- once, so a reader never sees half of a replacement).
+      CREATE TABLE web_call_settings (
+        account_id TEXT PRIMARY KEY REFERENCES accounts (id),
+        origins TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
