@@ -25,6 +25,13 @@ export interface TrunkSettings {
   assertedIdentity?: boolean;
   /** Send `Privacy: id`: the carrier withholds the caller ID from the callee (RFC 3323). */
   privacy?: boolean;
+  /**
+   * Inbound calls (issue 40): the addresses (IPs or CIDR blocks) the carrier sends INVITEs from.
+   * INVITEs arriving over the trunk's own registration are accepted too; anything else is refused.
+   */
+  inboundSources?: string[];
+  /** Challenge the trunk's INVITEs with digest (its username and password) before answering. */
+  inboundChallenge?: boolean;
   /** Keep a registration (REGISTER with the trunk's credentials) at the trunk; needs a username. */
   register?: boolean;
   /**
