@@ -32,12 +32,21 @@ export interface InboundCallRepository {
   setNumberInbound(
     accountId: string,
     number: string,
-    settings: { inboundAgentId: string | null; inboundFallback: InboundFallback; maxLiveCalls: number | null },
+    settings: {
+      inboundAgentId: string | null;
+      inboundFallback: InboundFallback;
+      maxLiveCalls: number | null;
+    },
   ): Promise<PhoneNumberRecord | null>;
   /** Every account's configuration of a called number (a number may be routed by one account only in practice). */
   numbersCalled(number: string): Promise<PhoneNumberRecord[]>;
   /** The latest outbound call from `ourNumber` to `caller` created at or after `sinceIso`. */
-  latestOutboundTo(accountId: string, ourNumber: string, caller: string, sinceIso: string): Promise<CallRecord | null>;
+  latestOutboundTo(
+    accountId: string,
+    ourNumber: string,
+    caller: string,
+    sinceIso: string,
+  ): Promise<CallRecord | null>;
   /**
    * Writes the call already `dialing` under this worker's lease, in one serialised step that counts
    * the account's live calls (inbound and outbound) against its cap and the number's live calls

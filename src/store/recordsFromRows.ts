@@ -136,7 +136,8 @@ export function phoneNumberFromRow(
     // Rows from before migration 450 have no inbound agent and refuse inbound calls.
     inboundAgentId: typeof row.inbound_agent_id === 'string' ? row.inbound_agent_id : null,
     inboundFallback: row.inbound_fallback === 'voicemail' ? 'voicemail' : 'refuse',
-    maxLiveCalls: row.max_live_calls === null || row.max_live_calls === undefined ? null : Number(row.max_live_calls),
+    maxLiveCalls:
+      row.max_live_calls === null || row.max_live_calls === undefined ? null : Number(row.max_live_calls),
     createdAt: codec.time(row.created_at),
   };
 }

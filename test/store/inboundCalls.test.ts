@@ -52,7 +52,9 @@ describe.each(storeKinds)('inbound calls on %s', (kind) => {
   }
 
   it('existing calls are outbound; an inbound call is written live with its direction and link', async () => {
-    const outbound = await store.calls.createQueued(newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }));
+    const outbound = await store.calls.createQueued(
+      newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }),
+    );
     expect(outbound).toMatchObject({ direction: 'outbound', callbackOf: null });
     const result = await store.inboundCalls.createAnswering(inbound({ callbackOf: outbound?.id ?? null }));
     if (!('created' in result)) throw new Error(`refused: ${result.refused}`);
@@ -67,20 +69,35 @@ describe.each(storeKinds)('inbound calls on %s', (kind) => {
     });
     const inboundOnly = await store.inboundCalls.list(owner.account.id, { direction: 'inbound', limit: 10 });
     expect(inboundOnly.map((call) => call.id)).toEqual([result.created.id]);
-    const outboundOnly = await store.inboundCalls.list(owner.account.id, { direction: 'outbound', limit: 10 });
+    const outboundOnly = await store.inboundCalls.list(owner.account.id, {
+      direction: 'outbound',
+      limit: 10,
+    });
     expect(outboundOnly.map((call) => call.id)).toEqual([outbound?.id]);
   });
 
-  it("finds the latest outbound call to the caller within the window, from that number only", async () => {
+  it('finds the latest outbound call to the caller within the window, from that number only', async () => {
     const sinceIso = new Date(Date.now() - 60_000).toISOString();
-    expect(await store.inboundCalls.latestOutboundTo(owner.account.id, ourNumber, caller, sinceIso)).toBeNull();
+    expect(
+      await store.inboundCalls.latestOutboundTo(owner.account.id, ourNumber, caller, sinceIso),
+    ).toBeNull();
     const old = await store.calls.createQueued(
-      newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller, createdAt: new Date(Date.now() - 120_000).toISOString() }),
+      newQueuedCall(owner.owner, {
+        fromNumber: ourNumber,
+        toNumber: caller,
+        createdAt: new Date(Date.now() - 120_000).toISOString(),
+      }),
     );
     expect(old).not.toBeNull();
-    expect(await store.inboundCalls.latestOutboundTo(owner.account.id, ourNumber, caller, sinceIso)).toBeNull();
-    await store.calls.createQueued(newQueuedCall(owner.owner, { fromNumber: '+15550000009', toNumber: caller }));
-    const recent = await store.calls.createQueued(newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }));
+    expect(
+      await store.inboundCalls.latestOutboundTo(owner.account.id, ourNumber, caller, sinceIso),
+    ).toBeNull();
+    await store.calls.createQueued(
+      newQueuedCall(owner.owner, { fromNumber: '+15550000009', toNumber: caller }),
+    );
+    const recent = await store.calls.createQueued(
+      newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }),
+    );
     const found = await store.inboundCalls.latestOutboundTo(owner.account.id, ourNumber, caller, sinceIso);
     expect(found?.id).toBe(recent?.id);
   });
@@ -91,7 +108,11 @@ describe.each(storeKinds)('inbound calls on %s', (kind) => {
       inboundFallback: 'voicemail',
       maxLiveCalls: 1,
     });
-    expect(number).toMatchObject({ inboundAgentId: owner.agent.id, inboundFallback: 'voicemail', maxLiveCalls: 1 });
+    expect(number).toMatchObject({
+      inboundAgentId: owner.agent.id,
+      inboundFallback: 'voicemail',
+      maxLiveCalls: 1,
+    });
     expect(await store.numbers.get(owner.account.id, ourNumber)).toMatchObject({ maxLiveCalls: 1 });
     expect(await store.inboundCalls.numbersCalled(ourNumber)).toHaveLength(1);
     expect(
@@ -110,8 +131,14 @@ describe.each(storeKinds)('inbound calls on %s', (kind) => {
       maxLiveCalls: 1,
     });
     // An outbound call live on the number fills its cap of one.
-    const outbound = await store.calls.createQueued(newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }));
-    const lease = { workerId: 'wrk_1', untilIso: new Date(Date.now() + 30_000).toISOString(), atIso: new Date().toISOString() };
+    const outbound = await store.calls.createQueued(
+      newQueuedCall(owner.owner, { fromNumber: ourNumber, toNumber: caller }),
+    );
+    const lease = {
+      workerId: 'wrk_1',
+      untilIso: new Date(Date.now() + 30_000).toISOString(),
+      atIso: new Date().toISOString(),
+    };
     expect('claimed' in (await store.calls.claimForDialing(outbound?.id as string, lease))).toBe(true);
     expect(await store.inboundCalls.createAnswering(inbound())).toEqual({ refused: 'number_capped' });
     // Without the number's cap, only the account's (2) applies: of three at once, one gets in.
@@ -126,6 +153,8 @@ describe.each(storeKinds)('inbound calls on %s', (kind) => {
       store.inboundCalls.createAnswering(inbound()),
     ]);
     expect(results.filter((result) => 'created' in result)).toHaveLength(1);
-    expect(results.filter((result) => 'refused' in result && result.refused === 'account_capped')).toHaveLength(2);
+    expect(
+      results.filter((result) => 'refused' in result && result.refused === 'account_capped'),
+    ).toHaveLength(2);
   });
 });

@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import type { CallRecord, InboundFallback, PhoneNumberRecord } from '../../domain/records.js';
-import type { InboundCallListQuery, InboundCallRepository, NewInboundCall } from '../inboundCallRepository.js';
+import type {
+  InboundCallListQuery,
+  InboundCallRepository,
+  NewInboundCall,
+} from '../inboundCallRepository.js';
 import { callFromRow, phoneNumberFromRow } from '../recordsFromRows.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
@@ -12,7 +16,11 @@ export class KyselyInboundCalls implements InboundCallRepository {
   async setNumberInbound(
     accountId: string,
     number: string,
-    settings: { inboundAgentId: string | null; inboundFallback: InboundFallback; maxLiveCalls: number | null },
+    settings: {
+      inboundAgentId: string | null;
+      inboundFallback: InboundFallback;
+      maxLiveCalls: number | null;
+    },
   ): Promise<PhoneNumberRecord | null> {
     const row = await this.queries.db
       .updateTable('phone_numbers')
@@ -29,7 +37,11 @@ export class KyselyInboundCalls implements InboundCallRepository {
   }
 
   async numbersCalled(number: string): Promise<PhoneNumberRecord[]> {
-    const rows = await this.queries.db.selectFrom('phone_numbers').selectAll().where('number', '=', number).execute();
+    const rows = await this.queries.db
+      .selectFrom('phone_numbers')
+      .selectAll()
+      .where('number', '=', number)
+      .execute();
     return rows.map((row) => phoneNumberFromRow(row, this.queries.dialect.columns));
   }
 
@@ -73,9 +85,25 @@ export class KyselyInboundCalls implements InboundCallRepository {
       const inserted = await locked
         .insertInto('calls')
         .columns([
-          'id', 'account_id', 'agent_id', 'api_key_id', 'direction', 'callback_of', 'from_number', 'to_number',
-          'context', 'variables', 'transcript', 'extracted_data', 'status', 'created_at', 'dialing_at',
-          'worker_id', 'lease_expires_at', 'sip_call_id', 'updated_at',
+          'id',
+          'account_id',
+          'agent_id',
+          'api_key_id',
+          'direction',
+          'callback_of',
+          'from_number',
+          'to_number',
+          'context',
+          'variables',
+          'transcript',
+          'extracted_data',
+          'status',
+          'created_at',
+          'dialing_at',
+          'worker_id',
+          'lease_expires_at',
+          'sip_call_id',
+          'updated_at',
         ])
         .expression((eb) =>
           eb
