@@ -1,5 +1,11 @@
 import type { CallStatus } from '../domain/callStatus.js';
-import type { CallDirection, CallRecord, InboundFallback, PhoneNumberRecord } from '../domain/records.js';
+import type {
+  CallDirection,
+  CallRecord,
+  InboundFallback,
+  PhoneNumberRecord,
+  TrunkRecord,
+} from '../domain/records.js';
 import type { VariableValue } from '../domain/templates.js';
 
 /** An inbound call to write, answered at once by this worker (it is live from its first row). */
@@ -55,6 +61,13 @@ export interface InboundCallRepository {
   createAnswering(
     input: NewInboundCall,
   ): Promise<{ created: CallRecord } | { refused: 'account_capped' | 'number_capped' }>;
+  /** Every account's trunks (the inbound rules are built from their settings). */
+  allTrunks(): Promise<TrunkRecord[]>;
+  /**
+   * The campaign contact whose attempt was `callId` called back: it is `done`, answered, and never
+   * retried. False when it was not waiting for a retry (already done, or no campaign call).
+   */
+  markContactAnswered(callId: string, atIso: string): Promise<boolean>;
   /** Calls newest first, filtered by direction and status. */
   list(accountId: string, query: InboundCallListQuery): Promise<CallRecord[]>;
 }

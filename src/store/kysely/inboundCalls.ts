@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import type { CallRecord, InboundFallback, PhoneNumberRecord } from '../../domain/records.js';
+import type { CallRecord, InboundFallback, PhoneNumberRecord, TrunkRecord } from '../../domain/records.js';
 import type {
   InboundCallListQuery,
   InboundCallRepository,
   NewInboundCall,
 } from '../inboundCallRepository.js';
-import { callFromRow, phoneNumberFromRow } from '../recordsFromRows.js';
+import { callFromRow, phoneNumberFromRow, trunkFromRow } from '../recordsFromRows.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
 
@@ -153,6 +153,27 @@ export class KyselyInboundCalls implements InboundCallRepository {
         ? { refused: 'account_capped' }
         : { refused: 'number_capped' };
     });
+  }
+
+  async allTrunks(): Promise<TrunkRecord[]> {
+    const rows = await this.queries.db.selectFrom('trunks').selectAll().execute();
+    return rows.map((row) => trunkFromRow(row, this.queries.dialect.columns));
+  }
+
+  async markContactAnswered(callId: string, atIso: string): Promise<boolean> {
+    const { db } = this.queries;
+    const result = await db
+      .updateTable('campaign_contacts')
+      .set({ state: 'done', last_outcome: 'answered', due_at: null, waiting_reason: null, updated_at: atIso })
+      .where(
+        'id',
+        'in',
+        db.selectFrom('campaign_attempts').select('contact_id').where('call_id', '=', callId),
+      )
+      .where('state', 'in', ['retry_wait', 'pending'])
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async list(accountId: string, query: InboundCallListQuery): Promise<CallRecord[]> {
