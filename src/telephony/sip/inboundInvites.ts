@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { checkInboundSource } from '../../domain/trunkSettings.js';
 import type { Logger } from '../../logger.js';
 import { paramValue } from './grammar.js';
 import type { IncomingCall } from './incomingCall.js';
@@ -22,21 +23,6 @@ export interface InboundScreenOptions {
   /** How many refusals a source may burst before the rate applies. Default 20. */
   readonly refusalBurst?: number;
   readonly nowMs?: () => number;
-}
-
-/** Checks an IP or CIDR block as written by an operator; throws a TypeError naming it otherwise. */
-export function checkInboundSource(entry: string): { address: string; prefix: number | null } {
-  const [address = '', prefixText, extra] = entry.trim().split('/');
-  const family = isIP(address);
-  const prefix = prefixText === undefined ? null : Number(prefixText);
-  const maxPrefix = family === 6 ? 128 : 32;
-  if (
-    family === 0 ||
-    extra !== undefined ||
-    (prefix !== null && (!Number.isInteger(prefix) || prefix < 0 || prefix > maxPrefix))
-  )
-    throw new TypeError(`"${entry.slice(0, 60)}" is not an IP address or CIDR block`);
-  return { address, prefix };
 }
 
 interface Bucket {
