@@ -154,7 +154,9 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(srtpPolicies.includes(record.srtp as SrtpPolicy) ? { srtp: record.srtp as SrtpPolicy } : {}),
     ...(typeof record.publicAddress === 'string' ? { publicAddress: record.publicAddress } : {}),
     ...(Array.isArray(record.inboundSources)
-      ? { inboundSources: record.inboundSources.filter((entry): entry is string => typeof entry === 'string') }
+      ? {
+          inboundSources: record.inboundSources.filter((entry): entry is string => typeof entry === 'string'),
+        }
       : {}),
     ...(record.inboundChallenge === true ? { inboundChallenge: true } : {}),
   };
