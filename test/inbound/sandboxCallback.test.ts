@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
 import { createApiKey } from '../../src/admin/apiKeys.js';
 import { addPhoneNumber } from '../../src/admin/numbers.js';
+import { callingWindowOf } from '../../src/domain/callingWindow.js';
 import type { CallRecord } from '../../src/domain/records.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { postCall } from '../helpers/http.js';
+import { jsonApi, postCall } from '../helpers/http.js';
+import { eventually } from '../webhooks/harness.js';
 
 /**
  * The sandbox caller persona (issue 40), everything offline: a sandbox callee who missed a call
@@ -21,7 +23,7 @@ let accountId: string;
 let agentId: string;
 
 beforeAll(async () => {
-  service = await startFullService();
+  service = await startFullService({}, { campaignScheduler: { tickMs: 100, claimGraceMs: 1_000 } });
   const account = await service.store.accounts.create({ name: 'callbacks', maxLiveCalls: 5 });
   accountId = account.id;
   key = (await createApiKey(service.store, account.id, 'callbacks')).key;
@@ -83,6 +85,49 @@ describe('a sandbox callee rings back', () => {
     expect(inbound.context).toContain('calling back');
     const greeting = inbound.transcript.find((line) => line.role === 'agent');
     expect(greeting?.text).toContain('Hi Ann');
+  }, 90_000);
+
+  it('marks the campaign contact who rings back answered, and never retries it', async () => {
+    const api = jsonApi(
+      () => service.url,
+      () => key,
+    );
+    // The no-answer persona under an extension of its own (personas.ts).
+    const contactNumber = `${missedCallee}7`;
+    const created = await api('/campaigns', {
+      method: 'POST',
+      body: {
+        agent_id: agentId,
+        from_number: ourNumber,
+        calling_window: callingWindowOf({ start: '00:00', end: '23:59' }),
+        time_zone: 'UTC',
+        retry: { no_answer: { after_minutes: 60, max_attempts: 3 } },
+        contacts: [{ to_number: contactNumber, variables: { customer_name: 'Bea' } }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const campaignId = (created.body as { campaign_id: string }).campaign_id;
+    const contact = async () =>
+      (
+        (await api(`/campaigns/${campaignId}/contacts`)).body as {
+          data: { state: string; attempts: number }[];
+        }
+      ).data[0];
+    await eventually(
+      async () => ((await contact())?.state === 'retry_wait' ? true : undefined),
+      30_000,
+      'a retry wait',
+    );
+    const worker = service.calls;
+    if (!worker) throw new Error('no call worker');
+    const result = await worker.sandbox.callService({
+      from: contactNumber,
+      to: ourNumber,
+      target: { host: '127.0.0.1', port: worker.ua.boundPort },
+      talkMs: 2_000,
+    });
+    expect(result.answered).toBe(true);
+    expect(await contact()).toMatchObject({ state: 'done', attempts: 1 });
   }, 90_000);
 
   it('refuses a call to a number without an inbound agent from someone never called (480)', async () => {
