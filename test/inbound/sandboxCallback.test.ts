@@ -69,7 +69,7 @@ describe('a sandbox callee rings back', () => {
 
     let inbound: CallRecord | undefined;
     const deadline = Date.now() + 20_000;
-    while (!inbound || inbound.status !== 'completed') {
+    while (inbound?.status !== 'completed') {
       if (Date.now() > deadline) throw new Error(`inbound call still ${inbound?.status}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
       [inbound] = await service.store.inboundCalls.list(accountId, { direction: 'inbound', limit: 1 });
@@ -82,8 +82,8 @@ describe('a sandbox callee rings back', () => {
       toNumber: ourNumber,
       variables: { customer_name: 'Ann' },
     });
-    expect(inbound.context).toContain('calling back');
-    const greeting = inbound.transcript.find((line) => line.role === 'agent');
+    expect(inbound?.context).toContain('calling back');
+    const greeting = inbound?.transcript.find((line) => line.role === 'agent');
     expect(greeting?.text).toContain('Hi Ann');
   }, 90_000);
 
