@@ -247,6 +247,7 @@ export function describeTrunk(trunk: TrunkRecord) {
     register: trunk.settings.register === true,
     srtp: trunkSrtpOf(trunk),
     public_address: trunk.settings.publicAddress ?? null,
+    inbound_sources: trunk.settings.inboundSources ?? [],
     registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };
