@@ -182,6 +182,7 @@ export async function addTrunk(
     ...(input.assertedIdentity ? { assertedIdentity: true } : {}),
     ...(input.privacy ? { privacy: true } : {}),
     ...(input.register ? { register: true } : {}),
+    ...(input.inboundChallenge ? { inboundChallenge: true } : {}),
     ...(input.inboundSources === undefined
       ? {}
       : { inboundSources: checkInboundSources(input.inboundSources) }),
@@ -189,6 +190,11 @@ export async function addTrunk(
     ...(input.srtp === undefined ? {} : { srtp: checkSrtpPolicy(input.srtp) }),
     ...(input.publicAddress === undefined ? {} : { publicAddress: checkPublicAddress(input.publicAddress) }),
   };
+  if (settings.inboundChallenge && input.username === undefined)
+    throw new AppError(
+      'validation_error',
+      'a trunk that challenges inbound calls needs --username and --password',
+    );
   if (settings.register && input.username === undefined)
     throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
   checkTrunkSettings(settings, uri);
@@ -248,6 +254,7 @@ export function describeTrunk(trunk: TrunkRecord) {
     srtp: trunkSrtpOf(trunk),
     public_address: trunk.settings.publicAddress ?? null,
     inbound_sources: trunk.settings.inboundSources ?? [],
+    inbound_challenge: trunk.settings.inboundChallenge === true,
     registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };

@@ -151,6 +151,7 @@ export async function startCallWorker(options: {
     runner: dispatcher,
     screen: inboundScreen,
     callbackWindowMs: telephony.callbackWindowMs,
+    secretBox: options.secretBox,
     sandboxSource: sandboxAddress
       ? { host: sandboxAddress[1] as string, port: Number(sandboxAddress[2]) }
       : null,

@@ -5,11 +5,13 @@ import { isE164, maskPhone } from '../domain/phone.js';
 import type { AgentRecord, CallRecord, PhoneNumberRecord, TrunkRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import { retryBriefly } from '../net/retryBriefly.js';
+import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
 import type { InboundScreen, InboundSourceRule } from '../telephony/sip/inboundInvites.js';
 import type { IncomingCall } from '../telephony/sip/index.js';
 import { socketHost } from '../telephony/sip/transport.js';
 import { callbackBrief } from './callbackContext.js';
+import { InboundChallenge } from './inboundChallenge.js';
 
 /** What inbound calls need of the dispatcher that runs them. */
 export interface InboundCallRunner {
@@ -32,6 +34,8 @@ export interface InboundCallsOptions {
   ruleSyncMs?: number;
   /** Seconds a caller refused at capacity is told to wait (Retry-After). Default 30. */
   retryAfterS?: number;
+  /** Opens trunk passwords, for trunks that challenge their inbound INVITEs. */
+  secretBox: SecretBox;
 }
 
 /** The E.164 number in a SIP URI's user part (`sip:+15551234567@host`, or without the +). */
@@ -77,9 +81,12 @@ async function ruleOfTrunk(trunk: TrunkRecord): Promise<InboundSourceRule> {
 export class InboundCalls {
   private timer: NodeJS.Timeout | null = null;
   private readonly log: Logger;
+  private trunks = new Map<string, TrunkRecord>();
+  private readonly challenge: InboundChallenge;
 
   constructor(private readonly options: InboundCallsOptions) {
     this.log = options.logger.child({ component: 'inbound' });
+    this.challenge = new InboundChallenge(options.secretBox);
   }
 
   async start(): Promise<void> {
@@ -97,6 +104,7 @@ export class InboundCalls {
   async syncRules(): Promise<void> {
     try {
       const trunks = await this.options.store.inboundCalls.allTrunks();
+      this.trunks = new Map(trunks.map((trunk) => [trunk.id, trunk]));
       this.options.screen.setRules(await Promise.all(trunks.map(ruleOfTrunk)));
     } catch (error) {
       this.log.warn({ err: error }, 'could not read the trunks for the inbound rules; the last ones stay');
@@ -132,6 +140,8 @@ export class InboundCalls {
       incoming.reject(404);
       return;
     }
+    const trunk = this.trunks.get(number.route);
+    if (trunk && !this.challenge.admit(incoming, trunk)) return;
     const caller = numberOfUser(incoming.from.uri.user);
     const log = this.log.child({
       to: maskPhone(number.number),

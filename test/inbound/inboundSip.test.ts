@@ -69,14 +69,18 @@ function sipPort(): number {
 }
 
 /** SIPp as the carrier: one inbound call from `carrierAddress` to our number. */
-async function carrierCall(): Promise<{ code: number | null; output: string }> {
+async function carrierCall(
+  options: { from?: string; to?: string; scenario?: string; extra?: string[] } = {},
+): Promise<{ code: number | null; output: string }> {
+  const from = options.from ?? carrierAddress;
   const port = await freeUdpPort();
   const mediaPort = await freeEvenUdpPort();
   const child = spawn(
     'sipp',
     [
-      ...['-sf', scenario, '-s', ourNumber, `127.0.0.1:${sipPort()}`],
-      ...['-i', carrierAddress, '-p', String(port), '-mi', carrierAddress, '-mp', String(mediaPort)],
+      ...['-sf', options.scenario ?? scenario, '-s', options.to ?? ourNumber, `127.0.0.1:${sipPort()}`],
+      ...['-i', from, '-p', String(port), '-mi', from, '-mp', String(mediaPort)],
+      ...(options.extra ?? []),
       ...['-m', '1', '-timeout', '20s', '-timeout_error', '-nostdin', '-rtp_echo'],
     ],
     { cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
@@ -140,6 +144,56 @@ describe('inbound calls from a trunk', () => {
     const call = await latestInbound();
     expect(call.callbackOf).toBe(earlierId);
     expect(call.context).toContain('calling back');
+  }, 60_000);
+
+  it("challenges a trunk's INVITEs with digest when it asks to, and answers the right credentials only", async () => {
+    const secretBox = loadSecretBox({ configuredKeyBase64: null, dataDir: service.dataDir });
+    const secureNumber = '+15550008888';
+    await addTrunk(
+      service.store,
+      secretBox,
+      accountId,
+      {
+        name: 'secure',
+        uri: 'sip:127.0.0.4:5099',
+        username: 'carrier-user',
+        password: 'carrier-secret-40',
+        inboundSources: ['127.0.0.4'],
+        inboundChallenge: true,
+      },
+      { allowPrivate: true },
+    );
+    await addPhoneNumber(service.store, accountId, secureNumber, 'secure');
+    await service.store.inboundCalls.setNumberInbound(accountId, secureNumber, {
+      inboundAgentId: agentId,
+      inboundFallback: 'refuse',
+      maxLiveCalls: null,
+    });
+    await service.calls?.inbound.syncRules();
+    const digest = new URL('./uac_inbound_digest.xml', import.meta.url).pathname;
+    const wrong = await carrierCall({
+      from: '127.0.0.4',
+      to: secureNumber,
+      scenario: digest,
+      extra: ['-au', 'carrier-user', '-ap', 'not-the-secret', '-timeout', '6s'],
+    });
+    // The INVITE with the wrong answer is challenged again (401), which this scenario does not expect.
+    expect(wrong.code).not.toBe(0);
+    // Without the challenge answered nothing was written.
+    expect(
+      (await service.store.inboundCalls.list(accountId, { direction: 'inbound', limit: 10 })).filter(
+        (call) => call.toNumber === secureNumber,
+      ),
+    ).toEqual([]);
+    const right = await carrierCall({
+      from: '127.0.0.4',
+      to: secureNumber,
+      scenario: digest,
+      extra: ['-au', 'carrier-user', '-ap', 'carrier-secret-40'],
+    });
+    expect(right.code, right.output).toBe(0);
+    const call = await latestInbound();
+    expect(call).toMatchObject({ toNumber: secureNumber, status: 'completed', direction: 'inbound' });
   }, 60_000);
 
   it('refuses an INVITE from an address no trunk lists: 403, no dialog, no call, counted', async () => {
