@@ -129,6 +129,13 @@ describe('inbound calls from a trunk', () => {
     expect(call.recordingPath).not.toBeNull();
   }, 60_000);
 
+  it('answers over TCP as over UDP', async () => {
+    const run = await carrierCall({ extra: ['-t', 't1'] });
+    expect(run.code, run.output).toBe(0);
+    const call = await latestInbound();
+    expect(call).toMatchObject({ direction: 'inbound', status: 'completed', endReason: 'callee_hangup' });
+  }, 60_000);
+
   it('links a callback to the outbound call that reached the caller from that number', async () => {
     const placed = await postCall(service.url, key, {
       agent_id: agentId,
