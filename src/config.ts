@@ -130,6 +130,8 @@ export interface TelephonyConfig {
   rtpPortMin: number;
   rtpPortMax: number;
   ringTimeoutMs: number;
+  /** CALLWRIGHT_CALLBACK_WINDOW_DAYS: an inbound call within it of an outbound call to the caller is its callback (issue 40). */
+  callbackWindowMs: number;
   /** Live calls one worker process holds at most. */
   workerMaxCalls: number;
   /** On SIGTERM, how long live calls may go on before they are hung up. */
@@ -458,6 +460,7 @@ export function loadConfig(env: Environment = process.env): Config {
       sipPort: readPort(env, 'CALLWRIGHT_SIP_PORT', 5060),
       ...readRtpPorts(env),
       ringTimeoutMs: readInteger(env, 'CALLWRIGHT_RING_TIMEOUT_S', 30, 5, 300) * 1000,
+      callbackWindowMs: readInteger(env, 'CALLWRIGHT_CALLBACK_WINDOW_DAYS', 14, 0, 365) * 86_400_000,
       workerMaxCalls: readInteger(env, 'CALLWRIGHT_WORKER_MAX_CALLS', 200, 1, 5000),
       shutdownGraceMs: readInteger(env, 'CALLWRIGHT_SHUTDOWN_GRACE_S', 10, 0, 3600) * 1000,
       trunkAllowPrivate: readBoolean(env, 'CALLWRIGHT_TRUNK_ALLOW_PRIVATE', false),

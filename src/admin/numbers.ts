@@ -34,5 +34,12 @@ export async function removePhoneNumber(store: Store, accountId: string, number:
 }
 
 export function describePhoneNumber(record: PhoneNumberRecord) {
-  return { number: record.number, route: record.route, created_at: record.createdAt };
+  return {
+    number: record.number,
+    route: record.route,
+    inbound_agent_id: record.inboundAgentId,
+    inbound_fallback: record.inboundFallback,
+    max_live_calls: record.maxLiveCalls,
+    created_at: record.createdAt,
+  };
 }

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { AppError } from '../domain/errors.js';
 import type { TrunkRecord } from '../domain/records.js';
 import {
+  checkInboundSource,
   checkTrunkSettings,
   parseTrunkUri,
   type SrtpPolicy,
@@ -111,6 +112,19 @@ function checkPublicAddress(value: string): string {
   return address;
 }
 
+/** A trunk's inbound allow-list (issue 40): IPs and CIDR blocks, at most 100. */
+function checkInboundSources(entries: readonly string[]): string[] {
+  if (entries.length > 100) throw new AppError('validation_error', 'at most 100 inbound sources');
+  return entries.map((entry) => {
+    try {
+      checkInboundSource(entry);
+      return entry.trim();
+    } catch (error) {
+      throw new AppError('validation_error', error instanceof Error ? error.message : 'bad inbound source');
+    }
+  });
+}
+
 function checkSrtpPolicy(value: string): SrtpPolicy {
   const policy = srtpPolicies.find((p) => p === value);
   if (!policy) throw new AppError('validation_error', 'srtp must be off, optional or required');
@@ -168,10 +182,19 @@ export async function addTrunk(
     ...(input.assertedIdentity ? { assertedIdentity: true } : {}),
     ...(input.privacy ? { privacy: true } : {}),
     ...(input.register ? { register: true } : {}),
+    ...(input.inboundChallenge ? { inboundChallenge: true } : {}),
+    ...(input.inboundSources === undefined
+      ? {}
+      : { inboundSources: checkInboundSources(input.inboundSources) }),
     ...(input.outboundProxy === undefined ? {} : { outboundProxy: input.outboundProxy }),
     ...(input.srtp === undefined ? {} : { srtp: checkSrtpPolicy(input.srtp) }),
     ...(input.publicAddress === undefined ? {} : { publicAddress: checkPublicAddress(input.publicAddress) }),
   };
+  if (settings.inboundChallenge && input.username === undefined)
+    throw new AppError(
+      'validation_error',
+      'a trunk that challenges inbound calls needs --username and --password',
+    );
   if (settings.register && input.username === undefined)
     throw new AppError('validation_error', 'a trunk that registers needs --username and --password');
   checkTrunkSettings(settings, uri);
@@ -230,6 +253,8 @@ export function describeTrunk(trunk: TrunkRecord) {
     register: trunk.settings.register === true,
     srtp: trunkSrtpOf(trunk),
     public_address: trunk.settings.publicAddress ?? null,
+    inbound_sources: trunk.settings.inboundSources ?? [],
+    inbound_challenge: trunk.settings.inboundChallenge === true,
     registration: registrationOf(trunk),
     created_at: trunk.createdAt,
   };

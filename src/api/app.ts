@@ -38,6 +38,7 @@ import {
   newRequestId,
   trustProxyOption,
 } from './httpConnections.js';
+import { registerInboundNumberRoutes } from './inboundNumberRoutes.js';
 import { maxBodyBytes } from './jsonBody.js';
 import { registerMetricsRoute } from './metrics.js';
 import { registerNumberAndWebhookRoutes } from './numberAndWebhookRoutes.js';
@@ -224,6 +225,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerNumberAndWebhookRoutes(api, store, deps.secretBox ?? null, {
         webhookAllowPrivate: deps.webhookAllowPrivate === true,
       });
+      registerInboundNumberRoutes(api, store);
       registerCredentialRoutes(api, store, deps.secretBox ?? null, {
         allowPrivate: deps.providerAllowPrivate === true,
       });

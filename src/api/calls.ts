@@ -6,7 +6,7 @@ import { type CallStatus, isTerminal } from '../domain/callStatus.js';
 import { AppError } from '../domain/errors.js';
 import { isIdOf } from '../domain/ids.js';
 import { parseOutboundCallRequest } from '../domain/outboundCallRequest.js';
-import type { CallRecord } from '../domain/records.js';
+import type { CallDirection, CallRecord } from '../domain/records.js';
 import { toCallResource, toCreatedCall } from '../presentation/callResource.js';
 import type { Store } from '../store/types.js';
 import { authOf } from './auth.js';
@@ -91,7 +91,9 @@ export function registerCallRoutes(
     },
   );
 
-  app.get<{ Querystring: { limit: number; status?: CallStatus; cursor?: string } }>(
+  app.get<{
+    Querystring: { limit: number; status?: CallStatus; direction?: CallDirection; cursor?: string };
+  }>(
     '/calls',
     {
       schema: {
@@ -104,11 +106,18 @@ export function registerCallRoutes(
     },
     async (request) => {
       const caller = authOf(request);
-      const { limit, status, cursor } = request.query;
+      const { limit, status, direction, cursor } = request.query;
       return pageByIdDescending(
         'call',
         { limit, cursor },
-        (query) => store.calls.list(caller.account.id, { ...query, ...(status ? { status } : {}) }),
+        (query) =>
+          direction
+            ? store.inboundCalls.list(caller.account.id, {
+                ...query,
+                direction,
+                ...(status ? { status } : {}),
+              })
+            : store.calls.list(caller.account.id, { ...query, ...(status ? { status } : {}) }),
         (calls) => calls.map(resourceOf),
       );
     },

@@ -17,7 +17,7 @@ import { authOf } from './auth.js';
 import { readJsonBody } from './jsonBody.js';
 import { errorResponses } from './schemas.js';
 
-const numberSchema = {
+export const numberSchema = {
   type: 'object',
   required: ['number', 'route', 'created_at'],
   properties: {
@@ -26,6 +26,12 @@ const numberSchema = {
       type: 'string',
       description: '`sandbox`, or the id of the SIP trunk the number leaves through.',
     },
+    inbound_agent_id: {
+      type: ['string', 'null'],
+      description: 'The agent that answers calls to the number (issue 40); null: `inbound_fallback` applies.',
+    },
+    inbound_fallback: { type: 'string', enum: ['refuse', 'voicemail'] },
+    max_live_calls: { type: ['integer', 'null'], description: 'Live calls on the number, both directions.' },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;

@@ -140,6 +140,16 @@ export const callResourceSchema = {
       enum: ['phone', 'web'],
       description: 'Extension: how the callee was reached; a web call has empty numbers.',
     },
+    direction: {
+      type: 'string',
+      enum: ['outbound', 'inbound'],
+      description: "Extension: `inbound` when the caller rang one of the account's numbers (`to_number`).",
+    },
+    callback_of: {
+      type: ['string', 'null'],
+      description:
+        "Extension: for an inbound call from the callee of a recent outbound call, that call's id.",
+    },
     created_at: isoTimestamp,
     first_message: nullableString,
     context: nullableString,
@@ -219,7 +229,11 @@ export const callListSchema = { title: 'CallList', ...pageSchema(callResourceSch
 
 export const callListQuerySchema = {
   ...pageQuerySchema,
-  properties: { ...pageQuerySchema.properties, status: { type: 'string', enum: [...callStatuses] } },
+  properties: {
+    ...pageQuerySchema.properties,
+    status: { type: 'string', enum: [...callStatuses] },
+    direction: { type: 'string', enum: ['outbound', 'inbound'] },
+  },
 } as const;
 
 export const callIdParamsSchema = {

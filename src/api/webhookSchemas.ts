@@ -85,6 +85,15 @@ export const callCompletedEventSchema = {
           enum: ['phone', 'web'],
           description: 'Extension: phone (SIP) or web (WebRTC).',
         },
+        direction: {
+          type: 'string',
+          enum: ['outbound', 'inbound'],
+          description: 'Extension (issue 40): inbound when the caller rang one of the account numbers.',
+        },
+        callback_of: {
+          type: ['string', 'null'],
+          description: 'Extension (issue 40): the earlier outbound call an inbound callback returns.',
+        },
         status: { type: 'string', enum: terminalStatusList },
         end_reason: { type: ['string', 'null'], enum: [...endReasons, null] },
         answered_by: { type: ['string', 'null'], enum: ['human', 'machine', 'unknown', null] },

@@ -15,7 +15,13 @@ import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
 import { type MediaClock, type PortAllocator, type RemoteMedia, RtpSession } from '../telephony/rtp/index.js';
-import type { CallFailure, OutgoingCall, SipUserAgent, TransferResult } from '../telephony/sip/index.js';
+import type {
+  CallFailure,
+  IncomingCall,
+  OutgoingCall,
+  SipUserAgent,
+  TransferResult,
+} from '../telephony/sip/index.js';
 import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
@@ -132,6 +138,8 @@ export class CallSession {
     private readonly testCall = false,
     /** A web call (channel 'web'): the browser's WebRTC leg, already answered, instead of an INVITE. */
     private readonly browser: WebRtcLeg | null = null,
+    /** An inbound call (issue 40): the caller's INVITE, already screened and ringing, to answer. */
+    private readonly inbound: IncomingCall | null = null,
   ) {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
@@ -177,6 +185,7 @@ export class CallSession {
       return;
     }
     this.browser?.hangUp();
+    void this.inbound?.hangUp().catch((error: unknown) => this.log.warn({ err: error }, 'hang-up failed'));
     void this.outgoing?.hangUp().catch((error: unknown) => this.log.warn({ err: error }, 'hang-up failed'));
   }
 
@@ -273,7 +282,9 @@ export class CallSession {
     }
     // Checked at the last moment before the INVITE, so a number listed while the call queued counts.
     const suppressed =
-      !this.browser && (await retryBriefly(() => context.store.doNotCall.get(call.accountId, call.toNumber)));
+      !this.browser &&
+      !this.inbound &&
+      (await retryBriefly(() => context.store.doNotCall.get(call.accountId, call.toNumber)));
     if (suppressed) {
       this.log.info('the number is on the do-not-call list: the call is not dialled');
       return { kind: 'do_not_call' };
@@ -298,6 +309,7 @@ export class CallSession {
       }
     }
     if (this.browser) return this.placeInBrowser(this.browser);
+    if (this.inbound) return this.answerInbound(this.inbound);
     // A refusal (AppError) is final; a failed read (a dropped connection) is tried again.
     const invite = await retryBriefly(() => inviteForCall(context.store, call, this.routeOptions()), {
       retryIf: (error) => !isAppError(error),
@@ -386,6 +398,45 @@ export class CallSession {
     if (!remote) return { kind: 'ring_timeout' };
     this.startMedia(rtp, remote);
     const by = await browser.ended;
+    return this.localEnding ?? (by === 'remote' ? { kind: 'callee_hangup' } : { kind: 'agent_hangup' });
+  }
+
+  /**
+   * An inbound call: our SDP answer to the caller's offer (SRTP when it offers keys), the 200 OK,
+   * and once it is acknowledged the same conversation as an outbound call.
+   */
+  private async answerInbound(incoming: IncomingCall): Promise<TelephonyEnding> {
+    const { context } = this;
+    const ended = new Promise<'remote' | 'local'>((resolve) => incoming.on('ended', ({ by }) => resolve(by)));
+    const rtp = await RtpSession.open({
+      logger: this.log,
+      clock: context.clock,
+      ports: context.ports,
+      bindAddress: context.mediaBindAddress,
+      publicAddress: context.mediaPublicAddress,
+    });
+    this.rtp = rtp;
+    const media = new MediaRenegotiation(
+      rtp,
+      rtp.publicAddress,
+      { inviteOptions: {}, srtp: 'optional' },
+      this.log,
+    );
+    const answer = incoming.sdpOffer === null ? null : media.answer(incoming.sdpOffer);
+    if (answer === null || 'status' in answer || !media.remote) {
+      incoming.reject(488);
+      return { kind: 'carrier_error', detail: answer && 'reason' in answer ? answer.reason : 'no SDP offer' };
+    }
+    // The caller hanging up before the answer (CANCEL) is a call nobody answered.
+    const unanswered = (): TelephonyEnding | null =>
+      this.localEnding ?? (incoming.state === 'canceled' ? { kind: 'canceled', answered: false } : null);
+    const remote = media.remote;
+    if (unanswered()) return unanswered() as TelephonyEnding;
+    this.prefetchGreeting();
+    if (!(await incoming.answer(answer.sdp)))
+      return unanswered() ?? { kind: 'carrier_error', detail: 'no ACK' };
+    this.startMedia(rtp, remote);
+    const by = await ended;
     return this.localEnding ?? (by === 'remote' ? { kind: 'callee_hangup' } : { kind: 'agent_hangup' });
   }
 

@@ -14,15 +14,19 @@ import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
 import { MediaClock, PortAllocator } from '../telephony/rtp/index.js';
 import { SandboxCarrier } from '../telephony/sandbox/index.js';
+import { InboundScreen } from '../telephony/sip/inboundInvites.js';
 import { SipUserAgent } from '../telephony/sip/index.js';
 import { createSpeakingSandboxVoice } from '../voice/sandboxPersonVoice.js';
 import type { VoiceStack } from '../voice/voiceStack.js';
 import { DialRateGate } from './dialRateGate.js';
 import { CallDispatcher, newWorkerId } from './dispatcher.js';
+import { InboundCalls } from './inboundCalls.js';
 import { TrunkRegistrations } from './trunkRegistrations.js';
 
 export interface CallWorker {
   dispatcher: CallDispatcher;
+  /** Inbound calls and callbacks (issue 40). */
+  inbound: InboundCalls;
   sandbox: SandboxCarrier;
   ua: SipUserAgent;
   workerId: string;
@@ -143,6 +147,24 @@ export async function startCallWorker(options: {
     logger: options.logger.child({ component: 'retention' }),
   });
   retention.start();
+  // Inbound calls (issue 40): INVITEs from the trunks' addresses (and the sandbox caller) are answered.
+  const inboundScreen = new InboundScreen({ logger: options.logger.child({ component: 'sip' }) });
+  const inbound = new InboundCalls({
+    store: options.store,
+    logger,
+    workerId,
+    runner: dispatcher,
+    screen: inboundScreen,
+    callbackWindowMs: telephony.callbackWindowMs,
+    secretBox: options.secretBox,
+    sandboxSource: sandboxAddress
+      ? { host: sandboxAddress[1] as string, port: Number(sandboxAddress[2]) }
+      : null,
+    ...(options.registrationSyncMs === undefined ? {} : { ruleSyncMs: options.registrationSyncMs }),
+  });
+  await inbound.start();
+  ua.onInvite((incoming) => inbound.receive(incoming));
+  options.metrics?.addInboundScreen(inboundScreen);
   const registrations = new TrunkRegistrations({
     store: options.store,
     ua,
@@ -160,12 +182,14 @@ export async function startCallWorker(options: {
   );
   return {
     dispatcher,
+    inbound,
     sandbox,
     ua,
     workerId,
     campaigns,
     async close(deadlineMs = 10_000) {
       retention.stop();
+      inbound.stop();
       await registrations.stop();
       await campaigns.stop();
       await dispatcher.stop(deadlineMs);

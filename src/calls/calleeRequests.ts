@@ -8,7 +8,8 @@ import type { Store } from '../store/types.js';
  */
 export async function addCalleeToDoNotCall(store: Pick<Store, 'doNotCall'>, call: CallRecord): Promise<void> {
   const entry = {
-    number: call.toNumber,
+    // On an inbound call the person on the line is the caller (issue 40).
+    number: call.direction === 'inbound' ? call.fromNumber : call.toNumber,
     reason: 'the callee asked not to be called',
     source: 'callee_request' as const,
   };

@@ -4,12 +4,13 @@ import { agentWithOverrides } from '../domain/agentOverrides.js';
 import { type TelephonyEnding, terminalOutcomeOf } from '../domain/callOutcome.js';
 import type { QueuedCallWait } from '../domain/campaignWaits.js';
 import { AppError } from '../domain/errors.js';
-import type { CallRecord } from '../domain/records.js';
+import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import type { WebIceServer } from '../domain/webCalls.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
+import type { IncomingCall } from '../telephony/sip/index.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
 import { cancelThroughStore } from './remoteCallControl.js';
@@ -449,6 +450,23 @@ export class CallDispatcher {
     );
     this.adopt(new CallSession(this.context, call, agent, false, browser));
     return { callId, answerSdp: browser.answerSdp };
+  }
+
+  /**
+   * Whether this worker takes another call now (an inbound INVITE is refused with 503 otherwise).
+   */
+  get hasRoom(): boolean {
+    return !this.stopped && this.sessions.size < this.options.maxCalls;
+  }
+
+  /** How long a lease this worker's calls hold (an inbound call is written with one). */
+  get callLeaseMs(): number {
+    return this.leaseMs;
+  }
+
+  /** Runs an inbound call (inboundCalls.ts) written live under this worker's lease: answered, then a call like any other. */
+  runInbound(call: CallRecord, agent: AgentRecord, incoming: IncomingCall): void {
+    this.adopt(new CallSession(this.context, call, agent, false, null, incoming));
   }
 
   private adopt(session: CallSession): void {

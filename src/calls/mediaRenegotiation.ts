@@ -46,6 +46,11 @@ export class MediaRenegotiation {
     this.cryptoLines = route.srtp === 'off' ? [] : createCryptoLines();
   }
 
+  /** The far end's media as last agreed (an answer to our offer, or our answer to its offer). */
+  get remote(): RemoteMedia | null {
+    return this.current;
+  }
+
   /** Reads the far end's answer to our first offer; `refused` says why it cannot be used. */
   remoteOfAnswer(sdpAnswer: string): RemoteMedia | { refused: string } {
     let remote: RemoteMedia;

@@ -343,6 +343,8 @@ const trunks: Record<string, Verb> = {
       'outbound-proxy': { type: 'string' },
       srtp: { type: 'string' },
       'public-address': { type: 'string' },
+      'inbound-sources': { type: 'string' },
+      'inbound-challenge': { type: 'boolean' },
     });
     const account = await resolveAccount(context);
     const caFile = typeof values['tls-ca'] === 'string' ? values['tls-ca'] : undefined;
@@ -371,6 +373,11 @@ const trunks: Record<string, Verb> = {
         ...(typeof values['outbound-proxy'] === 'string' ? { outboundProxy: values['outbound-proxy'] } : {}),
         ...(typeof values.srtp === 'string' ? { srtp: values.srtp } : {}),
         ...(typeof values['public-address'] === 'string' ? { publicAddress: values['public-address'] } : {}),
+        ...(values['inbound-challenge'] === true ? { inboundChallenge: true } : {}),
+        // Issue 40: the carrier's addresses its inbound INVITEs come from, comma-separated.
+        ...(typeof values['inbound-sources'] === 'string'
+          ? { inboundSources: values['inbound-sources'].split(',').map((entry) => entry.trim()) }
+          : {}),
       },
       { allowPrivate: context.trunkAllowPrivate === true },
     );

@@ -29,6 +29,9 @@ export function callCompletedEvent(
       to_number: call.toNumber,
       // Extension (issue 39): 'phone', or 'web' for a call from a browser (its numbers are empty).
       channel: call.channel,
+      // Extension (issue 40): 'inbound' when the caller rang one of our numbers; the earlier call it returns.
+      direction: call.direction,
+      callback_of: call.callbackOf,
       status: call.status,
       end_reason: call.endReason,
       answered_by: call.answeredBy,

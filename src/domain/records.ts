@@ -101,8 +101,16 @@ export interface PhoneNumberRecord {
   number: string;
   /** `sandbox`, or the id of a SIP trunk. */
   route: string;
+  /** The agent that answers calls to the number (issue 40); null: `inboundFallback` applies. */
+  inboundAgentId: string | null;
+  /** What a call to the number gets without an inbound agent. */
+  inboundFallback: InboundFallback;
+  /** Live calls on the number, inbound and outbound together; null: only the account's cap. */
+  maxLiveCalls: number | null;
   createdAt: string;
 }
+
+export type InboundFallback = 'refuse' | 'voicemail';
 
 /** Where a do-not-call entry came from. */
 export const doNotCallSources = ['api', 'dashboard', 'cli', 'callee_request'] as const;
@@ -141,12 +149,17 @@ export interface TranscriptEntry {
 
 /** How the callee is reached: a phone number over SIP, or a browser over WebRTC (`POST /v1/web-calls`). */
 export type CallChannel = 'phone' | 'web';
+/** Who placed the call: we did (outbound), or someone called one of our numbers (inbound, issue 40). */
+export type CallDirection = 'outbound' | 'inbound';
 
 export interface CallRecord {
   id: string;
   accountId: string;
   agentId: string;
   channel: CallChannel;
+  direction: CallDirection;
+  /** An inbound call from the callee of a recent outbound call from that number: that call's id. */
+  callbackOf: string | null;
   apiKeyId: string | null;
   fromNumber: string;
   toNumber: string;

@@ -10,6 +10,8 @@ function call(fields: Partial<CallRecord> = {}): CallRecord {
     accountId: 'acct_1',
     agentId: 'agt_1',
     channel: 'phone',
+    direction: 'outbound',
+    callbackOf: null,
     apiKeyId: 'key_1',
     fromNumber: '+15550009999',
     toNumber: '+15550100001',

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { AppError } from './errors.js';
 
 /** How a trunk's SIP travels: a datagram, a clear stream, or a stream under TLS. */
@@ -25,6 +26,13 @@ export interface TrunkSettings {
   assertedIdentity?: boolean;
   /** Send `Privacy: id`: the carrier withholds the caller ID from the callee (RFC 3323). */
   privacy?: boolean;
+  /**
+   * Inbound calls (issue 40): the addresses (IPs or CIDR blocks) the carrier sends INVITEs from.
+   * INVITEs arriving over the trunk's own registration are accepted too; anything else is refused.
+   */
+  inboundSources?: string[];
+  /** Challenge the trunk's INVITEs with digest (its username and password) before answering. */
+  inboundChallenge?: boolean;
   /** Keep a registration (REGISTER with the trunk's credentials) at the trunk; needs a username. */
   register?: boolean;
   /**
@@ -145,5 +153,26 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
     ...(typeof record.outboundProxy === 'string' ? { outboundProxy: record.outboundProxy } : {}),
     ...(srtpPolicies.includes(record.srtp as SrtpPolicy) ? { srtp: record.srtp as SrtpPolicy } : {}),
     ...(typeof record.publicAddress === 'string' ? { publicAddress: record.publicAddress } : {}),
+    ...(Array.isArray(record.inboundSources)
+      ? {
+          inboundSources: record.inboundSources.filter((entry): entry is string => typeof entry === 'string'),
+        }
+      : {}),
+    ...(record.inboundChallenge === true ? { inboundChallenge: true } : {}),
   };
+}
+
+/** Checks an IP or CIDR block as written by an operator; throws a TypeError naming it otherwise. */
+export function checkInboundSource(entry: string): { address: string; prefix: number | null } {
+  const [address = '', prefixText, extra] = entry.trim().split('/');
+  const family = isIP(address);
+  const prefix = prefixText === undefined ? null : Number(prefixText);
+  const maxPrefix = family === 6 ? 128 : 32;
+  if (
+    family === 0 ||
+    extra !== undefined ||
+    (prefix !== null && (!Number.isInteger(prefix) || prefix < 0 || prefix > maxPrefix))
+  )
+    throw new TypeError(`"${entry.slice(0, 60)}" is not an IP address or CIDR block`);
+  return { address, prefix };
 }

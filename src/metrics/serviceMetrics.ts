@@ -21,9 +21,22 @@ export class ServiceMetrics implements CallMetrics {
   readonly registry = new MetricsRegistry();
   private readonly dispatch: Histogram;
   private readonly response: Histogram;
+  private readonly inboundScreens: { refusalCounts(): Readonly<Record<string, number>> }[] = [];
   private readonly liveCallSources: (() => { workerId: string; live: number })[] = [];
 
   constructor(store: Store, queue: JobQueue) {
+    this.registry.gauge({
+      name: 'callwright_sip_inbound_refused_total',
+      help: 'Out-of-dialog INVITEs refused without a dialog: from an address no trunk lists (403), or dropped over the rate.',
+      type: 'counter',
+      read: async () => {
+        const totals: Record<string, number> = { unknown_source: 0, rate_limited: 0 };
+        for (const screen of this.inboundScreens)
+          for (const [reason, value] of Object.entries(screen.refusalCounts()))
+            totals[reason] = (totals[reason] ?? 0) + value;
+        return Object.entries(totals).map(([reason, value]) => ({ labels: { reason }, value }));
+      },
+    });
     this.registry.gauge({
       name: 'callwright_calls',
       help: 'Calls in the database by status.',
@@ -87,6 +100,11 @@ export class ServiceMetrics implements CallMetrics {
   /** Registers a call worker whose live calls are reported. */
   addWorker(source: () => { workerId: string; live: number }): void {
     this.liveCallSources.push(source);
+  }
+
+  /** Counts the INVITEs refused before any call existed (issue 40), by this worker's screen. */
+  addInboundScreen(screen: { refusalCounts(): Readonly<Record<string, number>> }): void {
+    this.inboundScreens.push(screen);
   }
 
   /** Registers the voice stack whose offline engines and detectors are reported. */

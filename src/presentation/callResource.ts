@@ -33,6 +33,9 @@ export function toCallResource(call: CallRecord, recordingUrl: string | null = n
     ...toCreatedCall(call),
     // Extension (issue 39): 'web' for a call from a browser, whose numbers are empty.
     channel: call.channel,
+    // Extension (issue 40): 'inbound' when someone called one of our numbers (to_number is ours).
+    direction: call.direction,
+    callback_of: call.callbackOf,
     first_message: call.firstMessage,
     context: call.context,
     variables: call.variables,

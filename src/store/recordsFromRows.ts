@@ -122,13 +122,22 @@ export function agentFromRow(
 }
 
 export function phoneNumberFromRow(
-  row: Columns<'account_id' | 'number' | 'route' | 'created_at'>,
+  row: Columns<'account_id' | 'number' | 'route' | 'created_at'> & {
+    readonly inbound_agent_id?: unknown;
+    readonly inbound_fallback?: unknown;
+    readonly max_live_calls?: unknown;
+  },
   codec: ColumnCodec,
 ): PhoneNumberRecord {
   return {
     accountId: text(row.account_id),
     number: text(row.number),
     route: text(row.route),
+    // Rows from before migration 450 have no inbound agent and refuse inbound calls.
+    inboundAgentId: typeof row.inbound_agent_id === 'string' ? row.inbound_agent_id : null,
+    inboundFallback: row.inbound_fallback === 'voicemail' ? 'voicemail' : 'refuse',
+    maxLiveCalls:
+      row.max_live_calls === null || row.max_live_calls === undefined ? null : Number(row.max_live_calls),
     createdAt: codec.time(row.created_at),
   };
 }
@@ -160,7 +169,7 @@ export function callFromRow(
     | 'sip_call_id'
     | 'worker_id'
     | 'lease_expires_at'
-  > & { readonly channel?: unknown },
+  > & { readonly channel?: unknown; readonly direction?: unknown; readonly callback_of?: unknown },
   codec: ColumnCodec,
 ): CallRecord {
   return {
@@ -169,6 +178,9 @@ export function callFromRow(
     agentId: text(row.agent_id),
     // Rows from before migration 405, or read without the column, are phone calls.
     channel: row.channel === 'web' ? 'web' : 'phone',
+    // Rows from before migration 450, or read without the column, are outbound calls.
+    direction: row.direction === 'inbound' ? 'inbound' : 'outbound',
+    callbackOf: typeof row.callback_of === 'string' ? row.callback_of : null,
     apiKeyId: textOrNull(row.api_key_id),
     fromNumber: text(row.from_number),
     toNumber: text(row.to_number),

@@ -41,6 +41,7 @@ import type {
 } from './campaignRepository.js';
 import type { DialRateRepository, PrivacyRepository } from './dataRulesRepository.js';
 import type { HoldAudioRepository } from './holdAudioRepository.js';
+import type { InboundCallRepository } from './inboundCallRepository.js';
 import type { WebCallRepository } from './webCallRepository.js';
 
 export interface CallListQuery {
@@ -206,6 +207,8 @@ export interface Store {
   readonly campaignRules: CampaignRulesRepository;
   readonly callerIdHealth: CallerIdHealthRepository;
   readonly webCalls: WebCallRepository;
+  /** Inbound calls (issue 40): numbers' inbound agents, callbacks, the inbound claim. */
+  readonly inboundCalls: InboundCallRepository;
   readonly campaignContactEdits: CampaignContactEditRepository;
   readonly campaignResults: CampaignResultRepository;
   readonly privacy: PrivacyRepository;

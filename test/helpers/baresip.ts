@@ -94,3 +94,70 @@ export async function startBaresipCallee(options: BaresipCalleeOptions): Promise
     },
   };
 }
+
+/**
+ * baresip as a caller (issue 40): dials `target` once it is ready (its `menu` module's `/dial`),
+ * plays `say` once answered and records what it hears, like the callee above.
+ */
+export async function startBaresipCaller(options: {
+  sipPort: number;
+  user: string;
+  target: string;
+  say: Int16Array;
+  lifetimeMs?: number;
+}): Promise<RunningBaresip> {
+  const directory = mkdtempSync(join(tmpdir(), 'callwright-baresip-caller-'));
+  writeFileSync(join(directory, 'say.wav'), encodeWav(options.say, 8000));
+  writeFileSync(
+    join(directory, 'config'),
+    [
+      'poll_method epoll',
+      `sip_listen 127.0.0.1:${options.sipPort}`,
+      'net_interface 127.0.0.1',
+      `audio_source aufile,${join(directory, 'say.wav')}`,
+      'audio_player aubridge,caller',
+      'audio_alert aubridge,alert',
+      'audio_srate 8000',
+      'audio_channels 1',
+      'module_path /usr/lib/baresip/modules',
+      'module g711.so',
+      'module aufile.so',
+      'module aubridge.so',
+      'module sndfile.so',
+      'module_app account.so',
+      'module_app menu.so',
+      `snd_path ${directory}`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(directory, 'accounts'),
+    `<sip:${options.user}@127.0.0.1>;regint=0;audio_codecs=PCMU,PCMA\n`,
+  );
+  const child = spawn('baresip', ['-f', directory, '-e', `/dial ${options.target}`], {
+    cwd: directory,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-8_000);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.lifetimeMs ?? 60_000);
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return {
+    heard() {
+      const decoded = readdirSync(directory).find((name) => name.endsWith('-dec.wav'));
+      return decoded ? wavSamples(readFileSync(join(directory, decoded))) : new Int16Array(0);
+    },
+    output: () => output,
+    async stop() {
+      clearTimeout(killer);
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}

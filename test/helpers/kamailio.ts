@@ -19,6 +19,11 @@ export interface KamailioOptions {
   /** The digest user and password the proxy expects. */
   readonly username: string;
   readonly password: string;
+  /**
+   * Issue 40: an INVITE to an address of record someone registered (the service's number) goes to
+   * the registered contact, without a challenge (a caller such as baresip reaching the service).
+   */
+  readonly routeToRegistered?: boolean;
   /** How long the proxy may run before it is killed. Default 60 s. */
   readonly lifetimeMs?: number;
 }
@@ -94,6 +99,7 @@ request_route {
     exit;
   }
   if (is_method("CANCEL")) { if (t_check_trans()) { route(RELAY); } exit; }
+  ${options.routeToRegistered ? 'if (is_method("INVITE") && lookup("location")) { record_route(); route(RELAY); }' : ''}
   if (is_method("INVITE")) {
     if (!pv_proxy_authenticate("$fd", "${options.password}", "0") || $au != "${options.username}") {
       proxy_challenge("$fd", "1");

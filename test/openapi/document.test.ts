@@ -94,6 +94,8 @@ describe('GET /v1/openapi.json', () => {
         'removeDoNotCall',
         'removeNumber',
         'rotateWebhookSecret',
+        // Inbound calls (issue 40).
+        'setNumberInbound',
         'setWebhook',
         'setWebhookEvents',
         'updateAgent',

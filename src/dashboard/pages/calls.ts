@@ -38,7 +38,7 @@ function callsTable(calls: CallRecord[], agentNames: Map<string, string>): Html 
   <td data-label="Status">${statusBadge(call.status)}</td>
   <td data-label="How it ended">${isTerminal(call.status) ? plainOutcome(call.status, call.endReason) : html`<span class="muted">${plainOutcome(call.status, null)}</span>`}</td>
   <td data-label="Agent">${agentNames.get(call.agentId) ?? idCode(call.agentId)}</td>
-  <td data-label="To">${call.toNumber}</td>
+  <td data-label="To">${call.direction === 'inbound' ? html`<span class="badge" data-testid="inbound">inbound</span> from ${call.fromNumber || 'a withheld number'}` : call.toNumber}</td>
   <td data-label="Duration">${formatDuration(toCallResource(call).duration_seconds) ?? html`<span class="muted">—</span>`}</td>
   <td data-label="Created">${formatTime(call.createdAt)}</td>
 </tr>`,
@@ -172,6 +172,13 @@ ${facts([
   ['Answered by', answeredByText(call.answeredBy, call.metrics)],
   ['Call ID', idCode(call.id)],
   ['Agent', agent ? html`<a href="/agents/${agent.id}">${agent.name}</a>` : call.agentId],
+  ['Direction', call.direction === 'inbound' ? 'Inbound: the caller rang this number' : 'Outbound'],
+  [
+    'Calling back',
+    call.callbackOf
+      ? html`<a href="/calls/${call.callbackOf}" data-testid="callback-of">${idCode(call.callbackOf)}</a>`
+      : null,
+  ],
   ['To', call.toNumber],
   ['From', call.fromNumber],
   ['Duration', formatDuration(resource.duration_seconds)],
@@ -357,6 +364,7 @@ ${callsTable(calls, agentNames)}
 
 /** The page's heading: whom the call was to (the id, one long word, is in the summary). */
 function callTitle(call: CallRecord): string {
+  if (call.direction === 'inbound') return `Call from ${call.fromNumber || 'a withheld number'}`;
   return `Call to ${call.toNumber}`;
 }
 

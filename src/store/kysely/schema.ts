@@ -91,6 +91,9 @@ export interface PhoneNumbersTable {
   account_id: string;
   number: string;
   route: string;
+  inbound_agent_id: ColumnType<string | null, string | null | undefined, string | null>;
+  inbound_fallback: ColumnType<string, string | undefined, string>;
+  max_live_calls: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: TimeColumn;
 }
 
@@ -310,6 +313,9 @@ export interface CallsTable {
   agent_id: string;
   /** 'phone' (the column's default) or 'web'. */
   channel: ColumnType<string, string | undefined, string>;
+  /** 'outbound' (the column's default) or 'inbound' (issue 40). */
+  direction: ColumnType<string, string | undefined, string>;
+  callback_of: ColumnType<string | null, string | null | undefined, string | null>;
   api_key_id: string | null;
   from_number: string;
   to_number: string;

@@ -4,6 +4,7 @@ import { postgresCampaignResultsMigrations } from './campaignResultsMigrations.j
 import { postgresCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { postgresCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 import { postgresHoldAudioMigrations } from './holdAudioMigrations.js';
+import { postgresInboundCallMigrations } from './inboundCallMigrations.js';
 import { postgresWebCallMigrations } from './webCallMigrations.js';
 
 /**
@@ -465,4 +466,6 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
   ...postgresHoldAudioMigrations,
   // 405 (web calls).
   ...postgresWebCallMigrations,
+  // 450 (inbound calls).
+  ...postgresInboundCallMigrations,
 ];

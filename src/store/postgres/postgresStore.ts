@@ -15,6 +15,7 @@ import { postgresQueries, type StoreQueries } from '../kysely/dialects.js';
 import { KyselyDialRates } from '../kysely/dialRates.js';
 import { KyselyDoNotCall } from '../kysely/doNotCall.js';
 import { KyselyHoldAudio } from '../kysely/holdAudio.js';
+import { KyselyInboundCalls } from '../kysely/inboundCalls.js';
 import { KyselyPrices } from '../kysely/prices.js';
 import { KyselyPrivacy } from '../kysely/privacy.js';
 import { KyselyPhoneNumbers, KyselySandboxInvites, KyselyTrunks } from '../kysely/telephony.js';
@@ -110,6 +111,7 @@ export class PostgresStore implements Store {
   readonly campaignRules: KyselyCampaignRules;
   readonly callerIdHealth: KyselyCallerIdHealth;
   readonly webCalls: KyselyWebCalls;
+  readonly inboundCalls: KyselyInboundCalls;
   readonly campaignContactEdits: KyselyCampaignContactEdits;
   readonly campaignResults: KyselyCampaignResults;
   readonly privacy: PostgresPrivacy;
@@ -145,6 +147,7 @@ export class PostgresStore implements Store {
     this.campaignRules = new KyselyCampaignRules(queries);
     this.callerIdHealth = new KyselyCallerIdHealth(queries);
     this.webCalls = new KyselyWebCalls(queries);
+    this.inboundCalls = new KyselyInboundCalls(queries);
     this.campaignContactEdits = new KyselyCampaignContactEdits(queries);
     this.campaignResults = new KyselyCampaignResults(queries);
     this.privacy = new PostgresPrivacy(queries, pool, queue);

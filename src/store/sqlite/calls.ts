@@ -290,6 +290,8 @@ function queuedCall(input: NewQueuedCall): CallRecord {
   return {
     ...input,
     channel: 'phone',
+    direction: 'outbound',
+    callbackOf: null,
     status: 'queued',
     endReason: null,
     answeredBy: null,

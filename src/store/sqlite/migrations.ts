@@ -4,6 +4,7 @@ import { sqliteCampaignResultsMigrations } from './campaignResultsMigrations.js'
 import { sqliteCampaignRulesMigrations } from './campaignRulesMigrations.js';
 import { sqliteCampaignSchedulingMigrations } from './campaignSchedulingMigrations.js';
 import { sqliteHoldAudioMigrations } from './holdAudioMigrations.js';
+import { sqliteInboundCallMigrations } from './inboundCallMigrations.js';
 import { sqliteWebCallMigrations } from './webCallMigrations.js';
 
 /**
@@ -461,4 +462,6 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
   ...sqliteHoldAudioMigrations,
   // 405 (web calls).
   ...sqliteWebCallMigrations,
+  // 450 (inbound calls).
+  ...sqliteInboundCallMigrations,
 ];

@@ -21,6 +21,7 @@ import {
 } from './personas.js';
 import { createToneVoice, type SandboxVoice } from './sandboxAudio.js';
 import { SandboxCall, sandboxCallIdHeader } from './sandboxCall.js';
+import { placeSandboxCall, type SandboxCallRequest, type SandboxCallResult } from './sandboxCaller.js';
 import { handleSandboxTransfers } from './sandboxTransfers.js';
 import { type CalleeScript, runScriptedCallee } from './scriptedCallee.js';
 
@@ -112,6 +113,19 @@ export class SandboxCarrier {
   /** The Request-URI that reaches `number` (an E.164 number) at the sandbox. */
   requestUriFor(number: string): string {
     return this.sipUri.replace(/^sip:/, `sip:${number}@`);
+  }
+
+  /** A sandbox person calls one of the service's numbers (sandboxCaller.ts; issue 40). */
+  callService(request: SandboxCallRequest): Promise<SandboxCallResult> {
+    return placeSandboxCall(
+      {
+        userAgent: this.userAgent,
+        clock: this.options.clock,
+        ports: this.options.ports,
+        logger: this.logger,
+      },
+      request,
+    );
   }
 
   /** Calls received and not yet over (ringing or answered). */

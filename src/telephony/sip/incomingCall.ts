@@ -68,6 +68,11 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     transaction.onAckTimeout = () => this.ackTimedOut();
   }
 
+  /** Where the INVITE came from (address, port, transport). */
+  get source(): NetworkTarget {
+    return this.transaction.source;
+  }
+
   get state(): IncomingCallState {
     return this.currentState;
   }
@@ -139,6 +144,16 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     if (this.currentState !== 'offered' && this.currentState !== 'ringing') return;
     this.currentState = 'rejected';
     this.respond(status, options);
+  }
+
+  /**
+   * Forgets the INVITE without any response (a flood from a refused source): its transaction
+   * ends now, so retransmissions are new requests that are screened (and dropped) again.
+   */
+  drop(): void {
+    if (this.currentState !== 'offered') return;
+    this.currentState = 'rejected';
+    this.transaction.terminate();
   }
 
   /** BYE once answered (after the ACK); 480 before an answer. Resolves when the call is over. */
