@@ -1,8 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { CallRecord } from '../../src/domain/records.js';
+import { createLogger } from '../../src/logger.js';
+import { recordCallTrace } from '../../src/telemetry/callTrace.js';
+import { startTracing } from '../../src/telemetry/tracing.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
+import { LogCapture } from '../helpers/service.js';
 
 /**
  * A sandbox call's whole trace, as an OTLP/HTTP receiver gets it: a real HTTP endpoint on
@@ -87,3 +92,53 @@ it('exports a sandbox call as one trace: call span with dispatch, INVITE, ringin
   expect(sent).not.toContain(key);
   expect(sent).not.toContain(key.slice(-12));
 }, 60_000);
+
+it('puts each turn under the call, with its waterfall stages (end of turn, STT final, LLM first token, TTS first audio, first audible packet) under the turn', async () => {
+  const tracing = await startTracing(
+    { otlpTracesUrl: tracesUrl, serviceName: 'callwright-test' },
+    createLogger('error', new LogCapture()),
+  );
+  const answeredMs = Date.parse('2026-01-01T10:00:05.000Z');
+  const turn = (n: number, atMs: number) => ({
+    turn: n,
+    callee_speech_end_ms: atMs,
+    end_of_turn: 'complete',
+    end_of_turn_ms: 200,
+    stt_final_ms: 150,
+    llm_first_token_ms: 320,
+    first_sentence_ms: 400,
+    tts_first_audio_ms: 520,
+    first_rtp_ms: 540,
+    first_audible_ms: 560,
+    voice_to_voice_ms: 560,
+    interrupted: false,
+    interrupted_at_ms: null,
+    preemptive_reply: null,
+  });
+  const call = {
+    id: 'call_turns_1',
+    agentId: 'agent_1',
+    status: 'completed',
+    endReason: 'callee_hangup',
+    createdAt: '2026-01-01T10:00:00.000Z',
+    dialingAt: '2026-01-01T10:00:00.050Z',
+    ringingAt: '2026-01-01T10:00:00.300Z',
+    inProgressAt: new Date(answeredMs).toISOString(),
+    endedAt: '2026-01-01T10:00:30.000Z',
+    metrics: { turns: [turn(1, 3000), turn(2, 9000)] },
+  } as unknown as CallRecord;
+  const before = spans.length;
+  recordCallTrace(tracing.tracer, call);
+  await tracing.shutdown();
+  const sent = spans.slice(before);
+  const callSpan = sent.find((span) => span.name === 'call');
+  const turns = sent.filter((span) => span.name === 'turn');
+  expect(turns).toHaveLength(2);
+  for (const turnSpan of turns) {
+    expect(turnSpan.parentSpanId).toBe(callSpan?.spanId);
+    const stages = sent.filter((span) => span.parentSpanId === turnSpan.spanId).map((span) => span.name);
+    expect(stages.sort()).toEqual(
+      ['end_of_turn', 'first_audible_packet', 'llm_first_token', 'stt_final', 'tts_first_audio'].sort(),
+    );
+  }
+});
