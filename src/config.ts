@@ -40,6 +40,27 @@ export interface Config {
   webhookAllowPrivate: boolean;
   voice: VoiceConfig;
   database: DatabaseConfig;
+  /** OpenTelemetry traces over OTLP/HTTP; null URL: off (no SDK loaded). */
+  tracing: TracingSettings;
+}
+
+export interface TracingSettings {
+  otlpTracesUrl: string | null;
+  serviceName: string;
+}
+
+/**
+ * CALLWRIGHT_OTLP_TRACES_URL, else the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (a full URL),
+ * else OTEL_EXPORTER_OTLP_ENDPOINT (a base URL: `/v1/traces` is appended, as the OTLP spec says).
+ * OTEL_SERVICE_NAME names the service (default `callwright`).
+ */
+export function readTracing(env: Environment): TracingSettings {
+  const full = env.CALLWRIGHT_OTLP_TRACES_URL || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = full || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : null);
+  if (url && !/^https?:\/\//.test(url))
+    throw new ConfigError('CALLWRIGHT_OTLP_TRACES_URL', `must be an http(s) URL, got "${url}"`);
+  return { otlpTracesUrl: url || null, serviceName: env.OTEL_SERVICE_NAME || 'callwright' };
 }
 
 /**
@@ -433,6 +454,7 @@ export function loadConfig(env: Environment = process.env): Config {
     cookieSecure: readCookieSecure(env, port),
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
+    tracing: readTracing(env),
     database: readDatabase(env),
     voice: {
       openAiBaseUrl: readValue(env, 'CALLWRIGHT_OPENAI_BASE_URL')

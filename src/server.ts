@@ -33,6 +33,7 @@ import { connectionErrorSummary, isConnectionLoss } from './store/postgres/datab
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
+import { startTracing, type Tracing } from './telemetry/tracing.js';
 import type { EngineHealth } from './voice/providers/enginePool.js';
 import { VoiceStack } from './voice/voiceStack.js';
 import {
@@ -225,6 +226,7 @@ async function startServiceOnce(
   let webhooks: DeliveryWorker | undefined;
   let app: FastifyInstance | undefined;
   let metricsApp: FastifyInstance | null = null;
+  let tracing: Tracing | undefined;
   let voice: VoiceStack | undefined;
   let jobListener: ReturnType<typeof listenForJobs> | null = null;
   try {
@@ -263,6 +265,7 @@ async function startServiceOnce(
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
+    tracing = await startTracing(config.tracing, logger.child({ component: 'tracing' }));
     // One limiter for the API's limits and the dial caps: in scale-out its buckets are rows.
     const limiter =
       store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter();
@@ -284,6 +287,7 @@ async function startServiceOnce(
           voice,
           recordings: recordingStorage,
           metrics,
+          tracer: tracing.tracer,
           store,
           queue: store.queue,
           logger,
@@ -359,6 +363,7 @@ async function startServiceOnce(
         await runningCalls?.close(config.telephony.shutdownGraceMs);
         await deliveries?.stop();
         await runningVoice?.close();
+        await tracing?.shutdown();
         await store.close();
         unlock();
         logger.info('stopped');

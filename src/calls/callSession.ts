@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Tracer } from '@opentelemetry/api';
 import { accountVendorKeys } from '../admin/credentials.js';
 import { scheduleCampaignCallback } from '../campaigns/callbacks.js';
 import type { CallingHoursGate } from '../campaigns/callingHoursGate.js';
@@ -14,6 +15,7 @@ import { retryBriefly } from '../net/retryBriefly.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
+import { recordCallTrace } from '../telemetry/callTrace.js';
 import { type MediaClock, type PortAllocator, type RemoteMedia, RtpSession } from '../telephony/rtp/index.js';
 import type {
   CallFailure,
@@ -66,6 +68,8 @@ export interface CallWorkerContext {
   /** Where stereo call recordings are stored. */
   recordings: RecordingStorage;
   metrics?: CallMetrics;
+  /** Each finished call's trace is recorded here (off: absent or the no-op tracer). */
+  tracer?: Tracer;
   /** Campaign windows and quiet hours, asked right before a queued call is claimed for dialling. */
   callingHours?: CallingHoursGate;
   /** Calls per second per caller ID and trunk, asked right before the claim. */
@@ -207,6 +211,7 @@ export class CallSession {
     await this.statusEvents.beforeEnd(this.answeredBy);
     this.finish = { ...outcome, answeredBy: this.answeredBy, ...produced, atIso: endedAtIso };
     await this.recordEnd({ attempts: 4 });
+    if (this.context.tracer && this.finished) recordCallTrace(this.context.tracer, this.finished);
     this.log.info({ status: outcome.status, endReason: outcome.endReason }, 'call ended');
     return this.finished;
   }

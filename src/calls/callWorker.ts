@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { calleeScriptLoader } from '../agentTests/calleeScripts.js';
 import { llmPersonaMind } from '../agentTests/llmPersona.js';
 import { CallingHoursGate } from '../campaigns/callingHoursGate.js';
@@ -53,6 +54,8 @@ export async function startCallWorker(options: {
   voice: VoiceStack | null;
   recordings: RecordingStorage;
   metrics?: ServiceMetrics;
+  /** Where each finished call's trace goes (the no-op tracer when tracing is off). */
+  tracer?: Tracer;
   /** The buckets of the per-caller-ID and per-trunk caps (shared by all processes on PostgreSQL). */
   limiter?: RateLimiter;
   /** The ports this process serves HTTP on: SIP over TCP never takes them. */
@@ -121,6 +124,7 @@ export async function startCallWorker(options: {
       voice: options.voice,
       recordings: options.recordings,
       ...(options.metrics ? { metrics: options.metrics } : {}),
+      ...(options.tracer ? { tracer: options.tracer } : {}),
       callingHours: new CallingHoursGate(options.store, telephony.quietHours, {
         ...(options.callingHoursRecheckMs ? { recheckMs: options.callingHoursRecheckMs } : {}),
       }),
