@@ -137,6 +137,10 @@ export class CallDispatcher {
     this.stopped = true;
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = null;
+    // A claim already past the gate when we stopped may still start a session: wait for the poll
+    // in flight (bounded) so that call is drained like the others.
+    for (let waitedMs = 0; this.polling && waitedMs < deadlineMs; waitedMs += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     const live = [...this.sessions.values()];
     // Each call in conversation ends after the agent's current sentence; the deadline still holds.
     for (const session of live)
@@ -190,7 +194,7 @@ export class CallDispatcher {
       this.leaseMs,
     );
     for (const job of jobs) await this.dispatchJob(job);
-    if (jobs.length === capacity) this.pollAgain = true;
+    if (jobs.length === capacity && !this.stopped) this.pollAgain = true;
   }
 
   /** Passes one claimed job's call through the at-most-once gate; never throws. */
@@ -207,6 +211,12 @@ export class CallDispatcher {
     if (!hours) return;
     const { campaignId } = hours;
     if (!(await this.withinDialRates(job, callId, nowMs, loadCall, campaignId))) return;
+    // Draining (SIGTERM) since this batch was claimed: the call goes back to the queue for another
+    // worker, never dialled here (it would only be hung up at the shutdown deadline).
+    if (this.stopped) {
+      await this.settleJob(job.id, () => this.options.queue.retryAt(job.id, Date.now()));
+      return;
+    }
     let result: Awaited<ReturnType<CallWorkerContext['store']['calls']['claimForDialing']>>;
     try {
       result = await this.context.store.calls.claimForDialing(callId, {

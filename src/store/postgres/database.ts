@@ -21,6 +21,9 @@ export function assertSchemaName(schema: string): string {
  * it connects, so one checked out (a transaction, a group commit) fails only its statement; the
  * pool discards it and connects anew.
  */
+/** How long the server keeps a session that went silent inside a transaction (see createPool). */
+export const idleInTransactionTimeoutMs = 10_000;
+
 export function createPool(options: {
   connectionString: string;
   schema: string;
@@ -31,7 +34,11 @@ export function createPool(options: {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
-    options: `-c search_path=${schema} -c timezone=UTC`,
+    // A node that vanishes mid-transaction (power, cable) sends no FIN: without this its session
+    // stays "idle in transaction" for hours (TCP keep-alive), holding row locks such as the
+    // account's `FOR UPDATE` in the dispatch gate, and every node stalls behind it. Our
+    // transactions are milliseconds long; 10 s is far from them and well inside a call lease.
+    options: `-c search_path=${schema} -c timezone=UTC -c idle_in_transaction_session_timeout=${idleInTransactionTimeoutMs}`,
     connectionTimeoutMillis: 10_000,
   });
   // The pool re-emits an idle client's error; the client's own listener below has logged it.
