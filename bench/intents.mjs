@@ -45,6 +45,13 @@ const phraseVariants = process.env.INTENT_VARIANTS !== '0';
 const secondPass = process.env.INTENT_SECOND_PASS !== '0';
 const keptVoices = process.env.INTENT_VOICES?.split(',');
 const voices = corpus.voices.filter((voice) => !keptVoices || keptVoices.includes(voice.voice));
+// INTENT_DECODER: decoder settings, e.g. "-cmninit=40,3,-1;-wip=0.2" (PocketsphinxSpeechToText decoderSettings).
+const decoderSettings = Object.fromEntries(
+  (process.env.INTENT_DECODER ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const sets = (process.env.INTENT_SETS ?? 'paraphrases,offScript,exact').split(',');
 
 const flite = await FliteTextToSpeech.start({ logger });
@@ -122,6 +129,7 @@ for (const fillerLogp of fillerSettings) {
     freeFormSecondPass: secondPass,
     logger,
     phraseVariants,
+    decoderSettings,
     ...(fillerLogp !== undefined ? { fillerLogp } : {}),
     ...(rejectionLogp !== undefined ? { rejectionLogp } : {}),
     ...(coverage !== undefined ? { minimumSpeechCoverage: coverage } : {}),
@@ -157,7 +165,7 @@ for (const fillerLogp of fillerSettings) {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass} (${seconds} s)`,
+    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass}, decoder ${JSON.stringify(decoderSettings)} (${seconds} s)`,
   );
   const sorted = [...decodeMs].sort((a, b) => a - b);
   const at = (share) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);

@@ -9,6 +9,8 @@ export interface PocketsphinxEngineData {
   modelDirectory: string;
   /** Load the 27 MB trigram model for free-form recognition (adds ~1 s to start-up). */
   loadLanguageModel: boolean;
+  /** Extra decoder settings (argument name → value, e.g. `-cmninit` → `40,3,-1`), applied last. */
+  decoderSettings?: Record<string, string>;
 }
 
 export type PocketsphinxRequest =
@@ -193,6 +195,7 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     config.push_back(['-dither', 'yes']);
     config.push_back(['-seed', '1']);
     if (data.loadLanguageModel) config.push_back(['-lm', '/model/en-us.lm.bin']);
+    for (const [name, value] of Object.entries(data.decoderSettings ?? {})) config.push_back([name, value]);
     const recognizer = new Recognizer(config);
     config.delete();
     const succeeded = (result: ReturnType): boolean => result.value === returnTypes.SUCCESS.value;

