@@ -60,6 +60,25 @@ async function place(service: RunningService, to: string): Promise<string> {
 }
 
 describe('serve --role on PostgreSQL', () => {
+  it('an API process answers a web call connect with 503 unavailable and leaves the token unused', async () => {
+    const created = await request(`${api.url}/v1/web-calls`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': fixture.key },
+      body: JSON.stringify({ agent_id: fixture.agentId }),
+    });
+    expect(created.status).toBe(200);
+    const { token, call_id: callId } = created.body as { token: string; call_id: string };
+    const connect = await request(`${api.url}/v1/web-calls/connect`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token, sdp: 'v=0\r\n' }),
+    });
+    expect(connect.status).toBe(503);
+    expect(connect.body).toMatchObject({ error: { code: 'unavailable' } });
+    // Refused before the token is consumed: the browser may retry against a process that runs calls.
+    expect(await api.store.calls.getById(callId)).toMatchObject({ status: 'queued', channel: 'web' });
+  });
+
   it('an API process runs no call worker and no webhook worker', () => {
     expect(api.calls).toBeNull();
     expect(api.webhooks).toBeNull();
