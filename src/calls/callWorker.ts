@@ -23,6 +23,7 @@ import { DialRateGate } from './dialRateGate.js';
 import { CallDispatcher, newWorkerId } from './dispatcher.js';
 import { InboundCalls } from './inboundCalls.js';
 import { TrunkRegistrations } from './trunkRegistrations.js';
+import { WebCallSweeper } from './webCallSweeper.js';
 
 export interface CallWorker {
   dispatcher: CallDispatcher;
@@ -65,6 +66,8 @@ export async function startCallWorker(options: {
   /** How often a call held by calling or quiet hours looks again; default 60 s. */
   callingHoursRecheckMs?: number;
   /** The campaign scheduler's tick and clock (tests move the clock to reach retries and windows). */
+  /** How often expired, unused web call tokens' calls are ended (default 30 s; tests shorten it). */
+  webCallSweepMs?: number;
   campaignScheduler?: Pick<CampaignSchedulerOptions, 'tickMs' | 'nowMs' | 'claimGraceMs'>;
 }): Promise<CallWorker> {
   const { telephony } = options.config;
@@ -151,6 +154,13 @@ export async function startCallWorker(options: {
     logger: options.logger.child({ component: 'retention' }),
   });
   retention.start();
+  const webCallSweeper = new WebCallSweeper({
+    store: options.store,
+    buildEvent: options.buildEvent,
+    logger: options.logger.child({ component: 'web-calls' }),
+    ...(options.webCallSweepMs ? { intervalMs: options.webCallSweepMs } : {}),
+  });
+  webCallSweeper.start();
   // Inbound calls (issue 40): INVITEs from the trunks' addresses (and the sandbox caller) are answered.
   const inboundScreen = new InboundScreen({ logger: options.logger.child({ component: 'sip' }) });
   const inbound = new InboundCalls({
@@ -193,6 +203,7 @@ export async function startCallWorker(options: {
     campaigns,
     async close(deadlineMs = 10_000) {
       retention.stop();
+      webCallSweeper.stop();
       inbound.stop();
       await registrations.stop();
       await campaigns.stop();

@@ -26,6 +26,8 @@ export interface WebCallRepository {
   allowedOrigins(accountId: string): Promise<string[]>;
   /** Replaces the account's allowed origins with `origins` (one write). */
   setAllowedOrigins(accountId: string, origins: readonly string[], atIso: string): Promise<void>;
+  /** Queued web calls whose token expired unused at `nowIso` (at most `limit`). */
+  expiredUnused(nowIso: string, limit: number): Promise<string[]>;
   /** Marks the token used, atomically: only one caller ever gets the call for a token. */
   consume(
     tokenHash: string,

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { completedEventBuilder } from '../../src/calls/completedEvents.js';
+import { WebCallSweeper } from '../../src/calls/webCallSweeper.js';
 import { newId } from '../../src/domain/ids.js';
 import { newWebCallToken, webCallTokenHash, webCallTokenTtlMs } from '../../src/domain/webCalls.js';
+import { createLogger } from '../../src/logger.js';
 import { queueNames } from '../../src/queue/types.js';
 import {
   type AnyStore,
@@ -82,5 +85,62 @@ describe.each(storeKinds)('web calls on %s', (kind) => {
       claimed: { channel: 'web' },
     });
     expect(await store.calls.claimForDialing(second.call.id, lease)).toEqual({ refused: 'capped' });
+  });
+
+  it('ends, once, the web calls whose token expired unused; never one in use or still waiting', async () => {
+    const buildEvent = completedEventBuilder(() => null);
+    const sweeper = new WebCallSweeper({ store, buildEvent, logger: createLogger('silent') });
+    const expired = await createWebCall(Date.now() - webCallTokenTtlMs - 1_000);
+    const waiting = await createWebCall();
+    const used = await createWebCall(Date.now() - webCallTokenTtlMs - 1_000);
+    expect(
+      await store.webCalls.consume(
+        webCallTokenHash(used.token),
+        new Date(Date.now() - 5_000 - webCallTokenTtlMs).toISOString(),
+      ),
+    ).toMatchObject({ callId: used.call.id });
+
+    expect(await sweeper.sweep(Date.now())).toBe(1);
+    expect(await store.calls.getById(expired.call.id)).toMatchObject({ status: 'canceled', channel: 'web' });
+    expect(await store.calls.getById(waiting.call.id)).toMatchObject({ status: 'queued' });
+    expect(await store.calls.getById(used.call.id)).toMatchObject({ status: 'queued' });
+    const events = await store.events.list(owner.account.id, { limit: 10 });
+    expect(events.map((event) => JSON.parse(event.body))).toEqual([
+      expect.objectContaining({
+        type: 'call.completed',
+        data: expect.objectContaining({ call_id: expired.call.id, status: 'canceled' }),
+      }),
+    ]);
+    // A second sweep (another worker's) repeats nothing.
+    expect(await sweeper.sweep(Date.now())).toBe(0);
+    expect(await store.events.list(owner.account.id, { limit: 10 })).toHaveLength(1);
+    // The token that expired can no longer start its call.
+    expect(await store.webCalls.consume(webCallTokenHash(expired.token), new Date().toISOString())).toEqual({
+      refused: 'expired',
+    });
+  });
+
+  it("keeps an account's allowed origins whole, replaced at once", async () => {
+    expect(await store.webCalls.allowedOrigins(owner.account.id)).toEqual([]);
+    await store.webCalls.setAllowedOrigins(
+      owner.account.id,
+      ['https://a.example.com', 'http://localhost:8080'],
+      new Date().toISOString(),
+    );
+    await store.webCalls.setAllowedOrigins(
+      owner.account.id,
+      ['https://b.example.com'],
+      new Date().toISOString(),
+    );
+    expect(await store.webCalls.allowedOrigins(owner.account.id)).toEqual(['https://b.example.com']);
+    const other = await createCallOwner(store, { account: { name: 'other', maxLiveCalls: 1 } });
+    expect(await store.webCalls.allowedOrigins(other.account.id)).toEqual([]);
+    const { token, call } = await createWebCall();
+    expect(await store.webCalls.tokenOwner(webCallTokenHash(token))).toEqual({
+      callId: call.id,
+      accountId: owner.account.id,
+      agentId: owner.owner.agentId,
+    });
+    expect(await store.webCalls.tokenOwner(webCallTokenHash(newWebCallToken()))).toBeNull();
   });
 });

@@ -58,6 +58,20 @@ export class KyselyWebCalls implements WebCallRepository {
     return { callId: row.call_id, accountId: row.account_id, agentId: row.agent_id ?? '' };
   }
 
+  async expiredUnused(nowIso: string, limit: number): Promise<string[]> {
+    const rows = await this.queries.db
+      .selectFrom('web_calls')
+      .innerJoin('calls', 'calls.id', 'web_calls.call_id')
+      .select('web_calls.call_id')
+      .where('web_calls.used_at', 'is', null)
+      .where('web_calls.expires_at', '<=', nowIso)
+      .where('calls.status', '=', 'queued')
+      .orderBy('web_calls.expires_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.call_id);
+  }
+
   async allowedOrigins(accountId: string): Promise<string[]> {
     const row = await this.queries.db
       .selectFrom('web_call_settings')
