@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { AppError } from './errors.js';
 
 /** How a trunk's SIP travels: a datagram, a clear stream, or a stream under TLS. */
@@ -162,10 +161,24 @@ export function trunkSettingsFromJson(json: string): TrunkSettings {
   };
 }
 
+const ipv4Pattern = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** 4 or 6 for an IP address literal, else 0 (the domain core reads no node: module; URL parses IPv6). */
+function ipFamily(address: string): 0 | 4 | 6 {
+  if (ipv4Pattern.test(address)) return 4;
+  if (!address.includes(':')) return 0;
+  try {
+    new URL(`http://[${address}]/`);
+    return 6;
+  } catch {
+    return 0;
+  }
+}
+
 /** Checks an IP or CIDR block as written by an operator; throws a TypeError naming it otherwise. */
 export function checkInboundSource(entry: string): { address: string; prefix: number | null } {
   const [address = '', prefixText, extra] = entry.trim().split('/');
-  const family = isIP(address);
+  const family = ipFamily(address);
   const prefix = prefixText === undefined ? null : Number(prefixText);
   const maxPrefix = family === 6 ? 128 : 32;
   if (
