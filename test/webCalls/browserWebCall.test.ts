@@ -124,8 +124,9 @@ function speechWav(dir: string): string {
   const spoken = execFileSync('espeak-ng', ['--stdout', 'yes that works']);
   const sampleRateHz = spoken.readUInt32LE(24);
   const words = wavSamples(spoken);
-  const samples = new Int16Array(sampleRateHz * 22 + words.length);
-  samples.set(words, sampleRateHz * 8);
+  const samples = new Int16Array(sampleRateHz * 24 + words.length);
+  // 10 s: the greeting (~5 s) has ended even when a loaded machine is slow to connect.
+  samples.set(words, sampleRateHz * 10);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'ascii');
   header.writeUInt32LE(36 + samples.byteLength, 4);
