@@ -25,6 +25,7 @@ import {
   sessionToken,
   sha256Hex,
 } from './security.js';
+import { registerTalkAsset, registerTalkRoutes } from './talk.js';
 
 export type { DashboardOptions } from './context.js';
 
@@ -113,6 +114,7 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
   });
 
   registerAssets(app);
+  registerTalkAsset(app);
   registerAuthPages(app, options);
 
   await app.register(async (signedIn) => {
@@ -124,6 +126,7 @@ export async function dashboardPlugin(app: FastifyInstance, options: DashboardOp
     registerProviderPages(signedIn, options);
     registerCallPages(signedIn, options);
     registerAgentPages(signedIn, options);
+    registerTalkRoutes(signedIn, options);
     registerAgentTestPages(signedIn, options);
     registerTelephonyPages(signedIn, options);
     registerWebhookPages(signedIn, options);

@@ -20,6 +20,7 @@ import {
 } from '../context.js';
 import { type Html, html } from '../html.js';
 import { csrfField, errorBox, formatTime, idCode, page } from '../layout.js';
+import { talkPanel } from '../talk.js';
 import { placeTestCall, testCallVariables } from '../testCall.js';
 import { agentForm, agentFormFrom, emptyAgentForm } from './agentForm.js';
 import { agentOf, agentTabs } from './agentTabs.js';
@@ -74,6 +75,7 @@ async function agentPage(
   <button type="submit" class="secondary">${agent.active ? 'Deactivate' : 'Activate'}</button>
 </form>
 <section class="panel" aria-labelledby="test-title"><h2 id="test-title">Test call</h2>${await testCallForm(options, viewer, agent)}</section>
+${agent.active ? talkPanel(agent, viewer.session.csrfToken) : ''}
 <h2>Edit</h2>
 ${errorBox(error)}
 ${agentForm(`/agents/${agent.id}`, viewer.session.csrfToken, formText, 'Save agent')}`,
