@@ -251,7 +251,9 @@ export function registerWebCallConnectRoute(
       const owner = await store.webCalls.tokenOwner(tokenHash);
       if (!owner) throw refusedToken();
       const allowed = await store.webCalls.allowedOrigins(owner.accountId);
-      if (!webCallOriginAllowed(origin, allowed, serviceOrigin)) {
+      if (
+        !webCallOriginAllowed(origin, allowed, { origin: serviceOrigin, requestHost: request.headers.host })
+      ) {
         throw new AppError(
           'forbidden',
           'this page’s origin may not connect the account’s web calls (PUT /v1/web-calls/origins)',

@@ -126,11 +126,20 @@ export function parseWebCallOrigins(body: unknown): string[] {
 export function webCallOriginAllowed(
   origin: string | undefined,
   allowed: readonly string[],
-  serviceOrigin: string,
+  service: { origin: string; requestHost: string | undefined },
 ): boolean {
   if (origin === undefined) return true;
   const lower = origin.toLowerCase();
-  return lower === serviceOrigin.toLowerCase() || allowed.includes(lower);
+  if (lower === service.origin.toLowerCase() || allowed.includes(lower)) return true;
+  // A page of the service itself, reached under another name than CALLWRIGHT_PUBLIC_URL's
+  // (127.0.0.1 for localhost): the browser's Origin names the host the request went to.
+  let host: string;
+  try {
+    host = new URL(lower).host;
+  } catch {
+    return false;
+  }
+  return host !== '' && host === service.requestHost?.toLowerCase();
 }
 
 /** A STUN or TURN server for web calls' ICE, as both werift and browsers take it. */

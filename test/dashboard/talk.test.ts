@@ -103,6 +103,10 @@ describe('the dashboard Talk button', () => {
     await expect
       .poll(() => tab.locator('#talk-transcript').textContent(), { timeout: 5_000 })
       .toContain(greeting);
+    // The agent's answer to the callee shows its latency (the agent's start after the callee's end).
+    await expect
+      .poll(() => tab.locator('#talk-transcript').textContent(), { timeout: 5_000 })
+      .toMatch(/that works.*agent: .+ \(\d+ ms\)/s);
     await tab.context().close();
   }, 120_000);
 });
