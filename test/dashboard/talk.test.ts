@@ -1,13 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/admin/agents.js';
 import { launchChromium, signedInPage } from '../dashboard/browser.js';
+import { fakeMicrophoneWav } from '../helpers/fakeMicrophone.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { wavSamples } from '../helpers/recordings.js';
 
 /**
  * A web call end to end: Debian's Chromium with a fake microphone (a WAV saying "yes that works")
@@ -33,31 +32,6 @@ let service: Awaited<ReturnType<typeof startFullService>>;
 let browser: Browser;
 let workDir: string;
 
-/** The fake microphone: silence while the agent greets, the answer, silence until it says goodbye. */
-function speechWav(dir: string): string {
-  const spoken = execFileSync('espeak-ng', ['--stdout', 'yes that works']);
-  const sampleRateHz = spoken.readUInt32LE(24);
-  const words = wavSamples(spoken);
-  const samples = new Int16Array(sampleRateHz * 22 + words.length);
-  samples.set(words, sampleRateHz * 8);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + samples.byteLength, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRateHz, 24);
-  header.writeUInt32LE(sampleRateHz * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(samples.byteLength, 40);
-  const file = join(dir, 'callee.wav');
-  writeFileSync(file, Buffer.concat([header, Buffer.from(samples.buffer)]));
-  return file;
-}
-
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'callwright-talk-'));
   service = await startFullService({});
@@ -65,7 +39,7 @@ beforeAll(async () => {
     args: [
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${speechWav(workDir)}`,
+      `--use-file-for-fake-audio-capture=${fakeMicrophoneWav(workDir, 'yes that works', { answerAtS: 8, totalS: 22 })}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   });

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,9 +11,10 @@ import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import { webCallTokenHash, webCallTokenTtlMs } from '../../src/domain/webCalls.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { launchChromium } from '../dashboard/browser.js';
+import { fakeMicrophoneWav } from '../helpers/fakeMicrophone.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { request } from '../helpers/http.js';
-import { agentChannel, loudFrames, wavSamples } from '../helpers/recordings.js';
+import { agentChannel, loudFrames } from '../helpers/recordings.js';
 
 /**
  * A web call end to end: Debian's Chromium with a fake microphone (a WAV saying "yes that works")
@@ -119,32 +119,6 @@ let webhookSecret: string;
 let workDir: string;
 const webhooks: { headers: Record<string, string>; body: string }[] = [];
 
-/** The fake microphone: silence while the agent greets, the answer, silence until it says goodbye. */
-function speechWav(dir: string): string {
-  const spoken = execFileSync('espeak-ng', ['--stdout', 'yes that works']);
-  const sampleRateHz = spoken.readUInt32LE(24);
-  const words = wavSamples(spoken);
-  const samples = new Int16Array(sampleRateHz * 24 + words.length);
-  // 10 s: the greeting (~5 s) has ended even when a loaded machine is slow to connect.
-  samples.set(words, sampleRateHz * 10);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + samples.byteLength, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRateHz, 24);
-  header.writeUInt32LE(sampleRateHz * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(samples.byteLength, 40);
-  const file = join(dir, 'callee.wav');
-  writeFileSync(file, Buffer.concat([header, Buffer.from(samples.buffer)]));
-  return file;
-}
-
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'callwright-webcall-'));
   service = await startFullService({ CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -186,7 +160,7 @@ beforeAll(async () => {
     args: [
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${speechWav(workDir)}`,
+      `--use-file-for-fake-audio-capture=${fakeMicrophoneWav(workDir, 'yes that works', { answerAtS: 10, totalS: 24 })}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   });

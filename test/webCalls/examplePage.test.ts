@@ -1,5 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,9 +11,10 @@ import { createApiKey } from '../../src/admin/apiKeys.js';
 import { setWebhookEndpoint } from '../../src/admin/webhooks.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { launchChromium } from '../dashboard/browser.js';
+import { fakeMicrophoneWav } from '../helpers/fakeMicrophone.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { request } from '../helpers/http.js';
-import { agentChannel, calleeChannel, loudFrames, wavSamples } from '../helpers/recordings.js';
+import { agentChannel, calleeChannel, loudFrames } from '../helpers/recordings.js';
 
 /**
  * The example site (examples/web-call): its server keeps the API key and asks for a token, its
@@ -39,31 +40,6 @@ let otherAgentId: string;
 let webhookSecret: string;
 let workDir: string;
 const webhooks: { headers: Record<string, string>; body: string }[] = [];
-
-/** The fake microphone: silence through the greeting (~7 s in flite), the answer, then silence. */
-function microphoneWav(dir: string): string {
-  const spoken = execFileSync('espeak-ng', ['-v', 'en-us', '-s', '165', '--stdout', 'yes that works for me']);
-  const rateHz = spoken.readUInt32LE(24);
-  const words = wavSamples(spoken);
-  const samples = new Int16Array(rateHz * 24 + words.length);
-  samples.set(words, rateHz * 9);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(36 + samples.byteLength, 4);
-  header.write('WAVEfmt ', 8, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rateHz, 24);
-  header.writeUInt32LE(rateHz * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(samples.byteLength, 40);
-  const file = join(dir, 'visitor.wav');
-  writeFileSync(file, Buffer.concat([header, Buffer.from(samples.buffer)]));
-  return file;
-}
 
 /** Starts `node examples/web-call/server.mjs` as a user would, on a free port. */
 async function startExampleSite(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -156,7 +132,11 @@ beforeAll(async () => {
     args: [
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${microphoneWav(workDir)}`,
+      `--use-file-for-fake-audio-capture=${fakeMicrophoneWav(workDir, 'yes that works for me', {
+        answerAtS: 9,
+        totalS: 24,
+        espeakArgs: ['-v', 'en-us', '-s', '165'],
+      })}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   });
