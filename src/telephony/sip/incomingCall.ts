@@ -5,6 +5,7 @@ import { type NameAddr, paramValue } from './grammar.js';
 import { answerInDialogRequest, type CallServices, type DialogOwner } from './inDialog.js';
 import { headerValue, headerValues, type ParsedSipRequest, type SipHeader } from './message.js';
 import type { AnyServerTransaction, InviteServerTransaction } from './serverTransactions.js';
+import { DialogRefresher } from './sessionTimer.js';
 import { buildResponse } from './transactionLayer.js';
 import { type NetworkTarget, socketHost, uriHost } from './transport.js';
 
@@ -53,6 +54,8 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
   private byeDone: Promise<void> | null = null;
   /** Decides a REFER from the caller (the status to answer, 202 to accept); null: 501. */
   referHandler: ((referTo: string) => number) | null = null;
+  /** Session timers (RFC 4028) as the INVITE asked, started by our 200. */
+  private readonly refresher: DialogRefresher;
 
   constructor(services: CallServices, request: ParsedSipRequest, transaction: InviteServerTransaction) {
     super(services.logger);
@@ -66,6 +69,17 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     const contentType = headerValue(request, 'Content-Type') ?? '';
     this.sdpOffer = request.body !== '' && /application\/sdp/i.test(contentType) ? request.body : null;
     transaction.onAckTimeout = () => this.ackTimedOut();
+    this.refresher = new DialogRefresher({
+      services,
+      timers: services.clock.group(),
+      dialog: () =>
+        this.dialog === null ? null : { dialog: this.dialog, target: this.requestTarget(this.dialog) },
+      localSdp: () => this.localSdp,
+      expired: (reason) => {
+        if (this.currentState === 'answered' || this.currentState === 'confirmed')
+          this.byeDone = this.sendBye(reason);
+      },
+    });
   }
 
   /** Where the INVITE came from (address, port, transport). */
@@ -134,7 +148,7 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
     this.services.registerDialog(this.dialog, this);
     this.localSdp = sdpAnswer;
     this.currentState = 'answered';
-    this.respond(200, { body: sdpAnswer });
+    this.respond(200, { body: sdpAnswer, headers: this.refresher.answeringInvite(this.request) });
     return this.acknowledged;
   }
 
@@ -239,6 +253,7 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
   }
 
   private end(by: 'remote' | 'local', reason: string): void {
+    this.refresher.stop();
     if (this.dialog !== null) this.services.unregisterDialog(this.dialog);
     if (this.currentState === 'ended') return;
     const wasAnswered = this.currentState === 'answered';
@@ -279,6 +294,7 @@ export class IncomingCall extends TypedEvents<IncomingCallEvents> implements Dia
         localSdp: this.localSdp,
         remoteSdp: this.sdpOffer ?? '',
         onBye: () => this.end('remote', 'BYE received'),
+        onSessionRefresh: (expires) => this.refresher.refreshedByFarEnd(expires),
         onRefer: this.referHandler
           ? (refer) =>
               (this.referHandler as (referTo: string) => number)(headerValue(refer, 'Refer-To') ?? '')

@@ -3,6 +3,7 @@ import type { CallServices } from './inDialog.js';
 import {
   headerValue,
   headerValues,
+  type ParsedSipRequest,
   type ParsedSipResponse,
   type SipHeader,
   type SipMessage,
@@ -136,7 +137,8 @@ export interface DialogRefreshContext {
 }
 
 /**
- * The session timer of a call we placed: armed from the INVITE's 2xx, re-armed by every refresh
+ * The session timer of a dialog: for a call we placed armed from the INVITE's 2xx (for one we
+ * answered, from the INVITE), re-armed by every refresh
  * either side makes; refreshes itself when it is the refresher, ends the call when a refresh
  * fails (no answer, 481, 408) or the far end lets the session lapse.
  */
@@ -156,6 +158,25 @@ export class DialogRefresher {
     this.peerAllowsUpdate = listsToken(response, 'Allow', 'UPDATE');
     const expires = sessionExpiresOf(response);
     if (expires !== null) this.timer.arm(expires.intervalS, expires.refresher !== 'uas');
+  }
+
+  /**
+   * We answered an INVITE that asked for session timers (the UAS side, issue 40): `headers` go in
+   * our 2xx, and the timer runs from now — refreshed by us when we are the refresher, else ended
+   * when the caller lets it lapse. Null when the INVITE asked for none.
+   */
+  answeringInvite(invite: ParsedSipRequest): SipHeader[] {
+    const asked = sessionExpiresOf(invite);
+    if (asked === null) return [];
+    const callerSupports = listsToken(invite, 'Supported', 'timer');
+    // RFC 4028 §9: the caller's choice stands; unnamed, it refreshes if it supports timers, else we do.
+    const refresher = asked.refresher ?? (callerSupports ? 'uac' : 'uas');
+    this.peerAllowsUpdate = listsToken(invite, 'Allow', 'UPDATE');
+    this.timer.arm(asked.intervalS, refresher === 'uas');
+    return [
+      { name: 'Session-Expires', value: `${asked.intervalS};refresher=${refresher}` },
+      ...(callerSupports ? [{ name: 'Require', value: 'timer' }] : []),
+    ];
   }
 
   /** The far end refreshed (its re-INVITE or UPDATE; refresher=uac is the far end then). */
