@@ -105,6 +105,8 @@ export async function startBaresipCaller(options: {
   target: string;
   say: Int16Array;
   lifetimeMs?: number;
+  /** Registers `user` there first (digest), as a phone on the carrier's registrar does. */
+  register?: { registrar: string; password: string };
 }): Promise<RunningBaresip> {
   const directory = mkdtempSync(join(tmpdir(), 'callwright-baresip-caller-'));
   writeFileSync(join(directory, 'say.wav'), encodeWav(options.say, 8000));
@@ -132,7 +134,9 @@ export async function startBaresipCaller(options: {
   );
   writeFileSync(
     join(directory, 'accounts'),
-    `<sip:${options.user}@127.0.0.1>;regint=0;audio_codecs=PCMU,PCMA\n`,
+    options.register
+      ? `<sip:${options.user}@${options.register.registrar};transport=udp>;auth_pass=${options.register.password};regint=60;audio_codecs=PCMU,PCMA\n`
+      : `<sip:${options.user}@127.0.0.1>;regint=0;audio_codecs=PCMU,PCMA\n`,
   );
   const child = spawn('baresip', ['-f', directory, '-e', `/dial ${options.target}`], {
     cwd: directory,

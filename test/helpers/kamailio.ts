@@ -24,6 +24,8 @@ export interface KamailioOptions {
    * the registered contact, without a challenge (a caller such as baresip reaching the service).
    */
   readonly routeToRegistered?: boolean;
+  /** More digest users that may REGISTER (issue 40: baresip as a registered caller), name → password. */
+  readonly registeringUsers?: Readonly<Record<string, string>>;
   /** How long the proxy may run before it is killed. Default 60 s. */
   readonly lifetimeMs?: number;
 }
@@ -90,7 +92,15 @@ request_route {
     exit;
   }
   if (is_method("REGISTER")) {
-    if (!pv_www_authenticate("$td", "${options.password}", "0") || $au != "${options.username}") {
+    $var(password) = "${options.password}";
+    ${Object.entries(options.registeringUsers ?? {})
+      .map(([user, password]) => `if ($au == "${user}") { $var(password) = "${password}"; }`)
+      .join('\n    ')}
+    if (!pv_www_authenticate("$td", "$var(password)", "0") || ($au != "${options.username}"${Object.keys(
+      options.registeringUsers ?? {},
+    )
+      .map((user) => ` && $au != "${user}"`)
+      .join('')})) {
       www_challenge("$td", "1");
       exit;
     }

@@ -18,8 +18,9 @@ import { freeUdpPort } from '../sipp/harness.js';
 
 /**
  * Issue 40's interop: the service registers its number at kamailio (the carrier's registrar, digest),
- * baresip calls that number through kamailio, and the number's inbound agent answers and talks with
- * it; the recording holds both sides and the call completes as an inbound call.
+ * baresip registers there too (its own digest user) and calls that number through kamailio, and
+ * the number's inbound agent answers and talks with it; the recording holds both sides and the
+ * call completes as an inbound call.
  */
 
 const number = '+15550009999';
@@ -49,6 +50,7 @@ beforeAll(async () => {
       password,
       lifetimeMs: 90_000,
       routeToRegistered: true,
+      registeringUsers: { alice: 'alice-secret-40' },
     }),
   ]);
 }, 60_000);
@@ -96,6 +98,7 @@ describe('an inbound call through kamailio', () => {
       target: `sip:${number}@127.0.0.1:${kamailio.port}`,
       say: callerAudio('hello I am calling about my appointment'),
       lifetimeMs: 40_000,
+      register: { registrar: `127.0.0.1:${kamailio.port}`, password: 'alice-secret-40' },
     });
     let call: CallRecord | undefined;
     const deadline = Date.now() + 40_000;
@@ -120,5 +123,8 @@ describe('an inbound call through kamailio', () => {
     expect(loudFrames(agentChannel(wav))).toBeGreaterThan(25);
     // And baresip heard the agent.
     expect(loudFrames(baresip.heard())).toBeGreaterThan(25);
+    // baresip was a phone registered to kamailio (digest), as the issue asks, not only a SIP client.
+    // (baresip puts its expiry in the Contact, not an Expires header: the log line is the proof.)
+    expect(kamailio.log()).toMatch(/REGISTERED sip:alice@127\.0\.0\.1:\d+ udp/);
   }, 90_000);
 });
