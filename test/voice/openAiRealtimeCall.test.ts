@@ -128,7 +128,8 @@ describe('OpenAI Realtime as the whole voice of an agent', () => {
       CallRecord['transcript'][0],
     ];
     expect(answer.start_ms).toBeGreaterThanOrEqual(greeting.end_ms - 100);
-    expect(goodbye.start_ms).toBeGreaterThan(answer.end_ms);
+    // Times are whole frames: the goodbye may begin in the very millisecond the answer ended.
+    expect(goodbye.start_ms).toBeGreaterThanOrEqual(answer.end_ms);
     expect((call.metrics as { response_latencies_ms: number[] }).response_latencies_ms).toHaveLength(1);
     // Who answered is one decision: the early check gave up on the silence under the greeting, the
     // callee's reply decided a person — in the metrics as in the record (issue 38: the call page read

@@ -29,7 +29,7 @@ const script = {
   nodes: {
     greet: {
       say: greeting,
-      listen: [{ phrases: ['yes that works', 'yes', 'no'], capture: 'answer', next: 'bye' }],
+      listen: [{ phrases: ['yes that works', 'that works', 'yes', 'no'], capture: 'answer', next: 'bye' }],
       otherwise: 'greet',
     },
     bye: { say: 'Thank you. Goodbye.', end: true },
@@ -160,7 +160,11 @@ beforeAll(async () => {
     args: [
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${fakeMicrophoneWav(workDir, 'yes that works', { answerAtS: 10, totalS: 24 })}`,
+      `--use-file-for-fake-audio-capture=${fakeMicrophoneWav(workDir, 'yes that works', {
+        answerAtS: 10,
+        totalS: 24,
+        espeakArgs: ['-v', 'en-us', '-s', '165'],
+      })}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   });
