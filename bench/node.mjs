@@ -15,11 +15,14 @@
 // Kinds: `offline` — a script agent on the service's defaults (pocketsphinx with its grammar and
 // the language model's second pass, flite's kal voice); `streaming` — an llm agent on Deepgram, the
 // OpenAI-compatible model and ElevenLabs (the fakes above). For each kind the levels run in order
-// until voice-to-voice p95 at the callee's ear passes 1 s (that level is the first miss: capacity is
-// the level before it), or the levels run out, or the run's time does.
+// until voice-to-voice p95 at the callee's ear passes 1 s at two levels in a row (capacity: the
+// highest level held before them; a single miss is reported and the next level run, since the p95
+// of a few dozen replies is their worst one or two), or the levels run out, or the run's time does.
 //
 // Per level: replies heard, voice-to-voice at the callee's ear and on the call's recording
-// (p50/p95), turns per answer, vendor failures; CPU ms per call-second of the node's main process,
+// (p50/p95), turns per answer, turns that ended late (not a complete answer at the 250 ms decision)
+// and whose final came late (> 200 ms after the turn's end: the offline second pass), vendor
+// failures; CPU ms per call-second of the node's main process,
 // of its STT engine processes (callwright-pocketsphinx), of its TTS engine processes
 // (callwright-flite), and their sum; the same for the callees and the vendor fakes (what they take
 // from the same 2 cores); the node's peak RSS; the load average (`uptime`) before and after.
@@ -240,6 +243,8 @@ async function runLevel(kind, conversations) {
     recordingP50: quantile(own, 0.5),
     recordingP95: quantile(own, 0.95),
     turnsPerAnswer: (sum('turns') / sum('answers')).toFixed(2),
+    slowEndTurns: sum('slowEndTurns'),
+    lateFinalTurns: sum('lateFinalTurns'),
     failures: sum('failures'),
     nodeCpuMsPerCallS: (nodeCpuMs / callSeconds).toFixed(1),
     nodeCoresBusy: (nodeCpuMs / 1000 / wallS).toFixed(2),
@@ -247,7 +252,7 @@ async function runLevel(kind, conversations) {
   console.log(
     `${kind.padEnd(9)} ${String(conversations).padStart(3)} calls ${String(heard.length).padStart(4)} replies  ` +
       `ear p50 ${row.earP50} p95 ${row.earP95} ms  recording p50 ${row.recordingP50} p95 ${row.recordingP95} ms  ` +
-      `turns/answer ${row.turnsPerAnswer}  failures ${row.failures}  | CPU ms per call-second: node ${row.nodeCpuMsPerCallS} ` +
+      `turns/answer ${row.turnsPerAnswer}  ended late ${row.slowEndTurns}, final late ${row.lateFinalTurns}  failures ${row.failures}  | CPU ms per call-second: node ${row.nodeCpuMsPerCallS} ` +
       `(main ${perCallSecond('node main')}, STT ${perCallSecond('node STT')}, TTS ${perCallSecond('node TTS')}` +
       `${others.map((stage) => `, ${stage} ${perCallSecond(stage)}`).join('')}) = ${row.nodeCoresBusy} cores; ` +
       `callees ${perCallSecond('callees')}, fakes ${perCallSecond('vendor fakes')}  | node RSS peak ${(peakNodeRss / 1e6).toFixed(0)} MB  ` +
@@ -269,6 +274,7 @@ for (const kind of kinds) {
   // A warm-up, not counted: the first calls compile the hot paths and open the clients' pools.
   await runLevel(kind, 2).then(() => console.log(`(${kind}: the level above was the warm-up, not counted)`));
   let held = 0;
+  let missed = null;
   for (const conversations of levelsOf[kind]) {
     if (performance.now() - runStartedAt > runBudgetMs) {
       console.log(
@@ -277,12 +283,23 @@ for (const kind of kinds) {
       break;
     }
     const row = await runLevel(kind, conversations);
-    if (!(row.earP95 <= p95LimitMs)) {
-      capacity[kind] = `${held} (p95 ${row.earP95} ms at ${conversations})`;
+    if (row.earP95 <= p95LimitMs) {
+      if (missed)
+        console.log(`(${kind}: the miss at ${missed.conversations} was not repeated at ${conversations})`);
+      missed = null;
+      held = conversations;
+      capacity[kind] = `at least ${held} (the highest level run)`;
+      continue;
+    }
+    // One miss may be one slow turn in a few dozen (p95 of 6-24 replies is their worst one or two):
+    // the kind ends at the second level in a row over the limit.
+    if (missed) {
+      capacity[kind] =
+        `${held} (p95 ${missed.earP95} ms at ${missed.conversations}, ${row.earP95} ms at ${conversations})`;
       break;
     }
-    held = conversations;
-    capacity[kind] = `at least ${held} (the highest level run)`;
+    missed = row;
+    capacity[kind] = `${held} (p95 ${row.earP95} ms at ${conversations}; no higher level run)`;
   }
 }
 for (const [kind, held] of Object.entries(capacity))

@@ -118,6 +118,13 @@ async function conversation(kind, turns) {
     heardMs,
     ownMs: turnsOf.map((turn) => turn.voice_to_voice_ms).filter((value) => value !== null),
     turns: turnsOf.length,
+    // Turns whose end was not a complete answer by the 250 ms decision (the recogniser's words did
+    // not match, so the turn waited longer), and turns whose final came > 200 ms after the end of
+    // the turn (the offline recogniser's second pass over what its grammar did not hear).
+    slowEndTurns: turnsOf.filter((turn) => turn.end_of_turn !== 'complete').length,
+    lateFinalTurns: turnsOf.filter(
+      (turn) => turn.stt_final_ms !== null && turn.stt_final_ms - turn.end_of_turn_ms > 200,
+    ).length,
     answers: turns,
     failures: voice.providerFailures.failures.length,
   };
