@@ -55,6 +55,7 @@ const kinds = (process.env.BENCH_KINDS ?? 'offline,streaming').split(',').filter
 const levelsOf = {
   offline: numbers(process.env.BENCH_OFFLINE_LEVELS ?? '1,4,8,16,24,32,40,48'),
   streaming: numbers(process.env.BENCH_STREAMING_LEVELS ?? '1,16,32,64,96,128,160,200'),
+  realtime: numbers(process.env.BENCH_REALTIME_LEVELS ?? '1,16,32,64,96,128,160,200'),
 };
 const turns = Number(process.env.BENCH_TURNS ?? 6);
 const startSpreadMs = Number(process.env.BENCH_START_SPREAD_MS ?? 2000);
@@ -109,6 +110,7 @@ const node = startProcess('bench/nodeService.mjs', {
 const calleePauseMs = {
   offline: process.env.BENCH_OFFLINE_CALLEE_PAUSE_MS ?? '60',
   streaming: process.env.CALLEE_PAUSE_MS ?? '300',
+  realtime: process.env.CALLEE_PAUSE_MS ?? '300',
 };
 const callees = Object.fromEntries(
   kinds.map((kind) => [

@@ -22,6 +22,7 @@ import {
 } from '../dist/telephony/rtp/index.js';
 import { SpeechPrefetch } from '../dist/voice/agentSpeaker.js';
 import { Conversation } from '../dist/voice/conversation.js';
+import { RealtimeConversation } from '../dist/voice/realtimeConversation.js';
 import { VoiceStack } from '../dist/voice/voiceStack.js';
 
 const config = loadConfig(JSON.parse(process.env.BENCH_NODE_ENV ?? '{}'));
@@ -58,6 +59,12 @@ const agents = {
       llm: { provider: 'openai', model: 'bench-model' },
     },
   },
+  // OpenAI Realtime's fake (server VAD, first audio 300 ms after the callee's speech stopped).
+  realtime: {
+    brain: 'llm',
+    script: null,
+    settings: { realtime: { provider: 'openai' }, llm: { provider: 'openai', model: 'bench-model' } },
+  },
 };
 const agentRecord = (kind) => ({
   id: `agent-${kind}`,
@@ -85,7 +92,7 @@ async function conversation(kind, turns) {
   const call = { id: `call-${id}`, firstMessage: null, variables: null, context: null };
   const voice = voiceStack.forCall(agentRecord(kind), call, logger);
   const prefetch = new SpeechPrefetch(voice.tts, voice.ttsVoice, logger);
-  const greetingText = voice.brain.greeting();
+  const greetingText = voice.realtime ? null : voice.brain.greeting();
   if (greetingText) prefetch.prefetch(greetingText);
   const rtp = await RtpSession.open({ logger, clock, ports, bindAddress: '127.0.0.1' });
   const portSaid = calleeSays(`${id}:port`);
@@ -95,16 +102,12 @@ async function conversation(kind, turns) {
   });
   const { calleePort } = await portSaid;
   rtp.start(parseAnswer(createOffer({ address: '127.0.0.1', port: calleePort })));
-  const { realtime: _realtime, ...stages } = voice;
-  const agent = new Conversation({
-    ...stages,
-    rtp,
-    prefetch,
-    logger,
-    silenceTimeoutMs: 60_000,
-    maxDurationMs: 600_000,
-    hangUp() {},
-  });
+  const { realtime, ...stages } = voice;
+  const shared = { ...stages, rtp, logger, silenceTimeoutMs: 60_000, maxDurationMs: 600_000, hangUp() {} };
+  // As a call session does: a speech-to-speech session holds the whole conversation.
+  const agent = realtime
+    ? new RealtimeConversation({ ...shared, ...realtime })
+    : new Conversation({ ...shared, prefetch });
   agent.start();
   const { heardMs } = await doneSaid;
   const result = await agent.finish();
