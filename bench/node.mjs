@@ -14,17 +14,20 @@
 //
 // Kinds: `offline` — a script agent on the service's defaults (pocketsphinx with its grammar and
 // the language model's second pass, flite's kal voice); `streaming` — an llm agent on Deepgram, the
-// OpenAI-compatible model and ElevenLabs (the fakes above). For each kind the levels run in order
+// OpenAI-compatible model and ElevenLabs (the fakes above); `realtime` — an llm agent whose
+// settings.realtime is OpenAI Realtime (the fake on the model's port: server VAD with its 500 ms
+// silence window, first audio 300 ms later), run through RealtimeConversation as a call session
+// does (not in the default BENCH_KINDS: add it). For each kind the levels run in order
 // until voice-to-voice p95 at the callee's ear passes 1 s at two levels in a row (capacity: the
 // highest level held before them; a single miss is reported and the next level run, since the p95
 // of a few dozen replies is their worst one or two), or the levels run out, or the run's time does.
 //
 // Per level: replies heard, voice-to-voice at the callee's ear and on the call's recording
 // (p50/p95), turns per answer, turns that ended late (not a complete answer at the 250 ms decision)
-// and whose final came late (> 200 ms after the turn's end: the offline second pass), vendor
-// failures; CPU ms per call-second of the node's main process,
-// of its STT engine processes (callwright-pocketsphinx), of its TTS engine processes
-// (callwright-flite), and their sum; the same for the callees and the vendor fakes (what they take
+// and whose final came late (> 200 ms after the turn's end: the offline second pass; for
+// realtime every turn reads "ended late": the vendor's VAD decides, not ours), vendor failures;
+// CPU ms per call-second of the node's main process, of its STT engine processes
+// (callwright-pocketsphinx), of its TTS engine processes (callwright-flite), and their sum; the same for the callees and the vendor fakes (what they take
 // from the same 2 cores); the node's peak RSS; the load average (`uptime`) before and after.
 // CPU is read from /proc/<pid>/stat (utime + stime) of the node and every child it has, sampled
 // every second, so an engine process replaced mid-level is counted too. A call-second is one
@@ -34,13 +37,16 @@
 //   BENCH_KINDS            kinds to run, in order (default offline,streaming)
 //   BENCH_OFFLINE_LEVELS   default 1,4,8,16,24,32,40,48
 //   BENCH_STREAMING_LEVELS default 1,16,32,64,96,128,160,200
+//   BENCH_REALTIME_LEVELS  default 1,16,32,64,96,128,160,200
 //   BENCH_TURNS            callee answers per conversation (default 6; a level lasts about
 //                          turns × 4–5 s, and never more than turns × 8 s + 4 s)
 //   BENCH_START_SPREAD_MS  the level's calls start spread over this (default 2000)
 //   BENCH_STT_WORKERS      pocketsphinx processes (CALLWRIGHT_STT_WORKERS; default 1, the service's)
 //   BENCH_P95_LIMIT_MS     the voice-to-voice p95 that ends a kind (default 1000)
 //   BENCH_MAX_S            the whole run's budget: no level starts after it (default 840)
-//   CALLEE_PAUSE_MS        the streaming callee's pause between "yes" and "that works" (default 300,
+//   BENCH_DEBUG=1          the node prints each conversation's turns (the waterfall) and transcript
+//                          on stderr
+//   CALLEE_PAUSE_MS        the streaming and realtime callees' pause between "yes" and "that works" (default 300,
 //                          bench:voice's)
 //   BENCH_OFFLINE_CALLEE_PAUSE_MS  the offline callee's (default 60: a gap between words; the
 //                          offline end of turn answers a complete phrase after 250 ms of quiet, so
@@ -266,7 +272,7 @@ async function runLevel(kind, conversations) {
 console.log(
   `bench:node — Node ${process.version}, ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm).length} cores; ` +
     `${turns} answers per conversation, starts spread over ${startSpreadMs} ms, ${sttWorkers} STT process(es); ` +
-    `the callee's pause inside its answer: offline ${calleePauseMs.offline} ms, streaming ${calleePauseMs.streaming} ms; ` +
+    `the callee's pause inside its answer: offline ${calleePauseMs.offline} ms, streaming and realtime ${calleePauseMs.streaming} ms; ` +
     `voice-to-voice p95 limit ${p95LimitMs} ms; load average ${loadavg()
       .map((value) => value.toFixed(1))
       .join(' ')}`,
