@@ -330,6 +330,7 @@ async function startServiceOnce(
               webhookAllowPrivate: config.webhookAllowPrivate,
               trunkAllowPrivate: config.telephony.trunkAllowPrivate,
               providerAllowPrivate: config.voice.providerAllowPrivate,
+              webCallIceServers: config.webCallIceServers,
             },
             recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),
