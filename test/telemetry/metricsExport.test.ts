@@ -221,6 +221,17 @@ it('exports a sandbox call: turn latency histograms, live calls up and back down
   const prometheusNames = [...prometheus.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]);
   expect(last.map((m) => m.name).sort()).toEqual(expect.arrayContaining(prometheusNames));
 
+  // The Grafana dashboard (deploy/) queries only series that exist, by labels they have.
+  const dashboard = readFileSync(
+    resolve(import.meta.dirname, '../../deploy/grafana-callwright.json'),
+    'utf8',
+  );
+  const queried = new Set(
+    [...dashboard.matchAll(/callwright_[a-z_]+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, '')),
+  );
+  for (const name of queried) expect(prometheusNames, name).toContain(name);
+  expect(dashboard).not.toMatch(/by \([^)]*worker/);
+
   // No label carries an id, a number or a key: short lowercase words only, in both.
   for (const metrics of exports)
     for (const m of metrics)
