@@ -42,6 +42,32 @@ export interface Config {
   database: DatabaseConfig;
   /** OpenTelemetry traces over OTLP/HTTP; null URL: off (no SDK loaded). */
   tracing: TracingSettings;
+  /** The metrics over OTLP/HTTP as well as on /metrics; null URL: off (no SDK loaded). */
+  otlpMetrics: OtlpMetricsSettings;
+}
+
+export interface OtlpMetricsSettings {
+  otlpMetricsUrl: string | null;
+  exportIntervalMs: number;
+  serviceName: string;
+}
+
+/**
+ * CALLWRIGHT_OTLP_METRICS_URL, else OTEL_EXPORTER_OTLP_METRICS_ENDPOINT (a full URL), else
+ * OTEL_EXPORTER_OTLP_ENDPOINT (a base URL: `/v1/metrics` is appended, as the OTLP spec says).
+ * OTEL_METRIC_EXPORT_INTERVAL: ms between exports (the spec's default, 60000).
+ */
+export function readOtlpMetrics(env: Environment): OtlpMetricsSettings {
+  const full = env.CALLWRIGHT_OTLP_METRICS_URL || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = full || (base ? `${base.replace(/\/+$/, '')}/v1/metrics` : null);
+  if (url && !/^https?:\/\//.test(url))
+    throw new ConfigError('CALLWRIGHT_OTLP_METRICS_URL', `must be an http(s) URL, got "${url}"`);
+  return {
+    otlpMetricsUrl: url || null,
+    exportIntervalMs: readInteger(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000, 100, 3_600_000),
+    serviceName: env.OTEL_SERVICE_NAME || 'callwright',
+  };
 }
 
 export interface TracingSettings {
@@ -455,6 +481,7 @@ export function loadConfig(env: Environment = process.env): Config {
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
     tracing: readTracing(env),
+    otlpMetrics: readOtlpMetrics(env),
     database: readDatabase(env),
     voice: {
       openAiBaseUrl: readValue(env, 'CALLWRIGHT_OPENAI_BASE_URL')

@@ -33,6 +33,7 @@ import { connectionErrorSummary, isConnectionLoss } from './store/postgres/datab
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
+import { type MetricsExport, startMetricsExport } from './telemetry/metricsExport.js';
 import { startTracing, type Tracing } from './telemetry/tracing.js';
 import type { EngineHealth } from './voice/providers/enginePool.js';
 import { VoiceStack } from './voice/voiceStack.js';
@@ -227,6 +228,7 @@ async function startServiceOnce(
   let app: FastifyInstance | undefined;
   let metricsApp: FastifyInstance | null = null;
   let tracing: Tracing | undefined;
+  let metricsExport: MetricsExport | undefined;
   let voice: VoiceStack | undefined;
   let jobListener: ReturnType<typeof listenForJobs> | null = null;
   try {
@@ -300,6 +302,13 @@ async function startServiceOnce(
           ...(options.callingHoursRecheckMs ? { callingHoursRecheckMs: options.callingHoursRecheckMs } : {}),
           httpPorts: [config.port, ...(config.metrics.port === null ? [] : [config.metrics.port])],
         });
+    // Once the voice's and the worker's series are registered: the OTLP bridge reads them all.
+    metricsExport = await startMetricsExport(
+      config.otlpMetrics,
+      metrics.registry,
+      logger.child({ component: 'metrics-export' }),
+    );
+    const runningMetricsExport = metricsExport;
     const metricsOnMainPort =
       config.metrics.port === null && config.metrics.token !== null
         ? { registry: metrics.registry, token: config.metrics.token }
@@ -365,6 +374,8 @@ async function startServiceOnce(
         await deliveries?.stop();
         await runningVoice?.close();
         await tracing?.shutdown();
+        // Its last export reads the store (calls by status, queues): before the store closes.
+        await runningMetricsExport.shutdown();
         await store.close();
         unlock();
         logger.info('stopped');
@@ -412,6 +423,7 @@ async function startServiceOnce(
     await calls?.close(0);
     await webhooks?.stop();
     await voice?.close();
+    await metricsExport?.shutdown();
     await store.close();
     unlock();
     throw error;

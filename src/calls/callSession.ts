@@ -245,12 +245,14 @@ export class CallSession {
       // Never answered: the detector (in the WASM memory all calls share) still goes back.
       this.callVoice?.vad.close();
       this.callVoice?.release();
-      return this.notDialledFor ? { metrics: notDialledMetrics(this.notDialledFor) } : {};
+      if (!this.notDialledFor) return {};
+      const metrics = notDialledMetrics(this.notDialledFor);
+      this.context.metrics?.observeCallFigures(metrics);
+      return { metrics };
     }
     try {
       const result = await conversation.finish();
-      const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];
-      this.context.metrics?.observeResponseLatenciesMs(latencies);
+      this.context.metrics?.observeCallFigures(result.metrics);
       if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
       // settings.recording.enabled false: no audio is kept, only the transcript and the figures.
       const recordingPath =

@@ -7,6 +7,7 @@ import { AppError } from '../domain/errors.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import type { WebIceServer } from '../domain/webCalls.js';
+import type { LiveCallCount } from '../metrics/turnMetrics.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
@@ -67,6 +68,18 @@ export class CallDispatcher {
 
   get liveCallCount(): number {
     return this.sessions.size;
+  }
+
+  /** The live calls by direction and channel (for the metrics). */
+  liveCallCounts(): LiveCallCount[] {
+    const counts = new Map<string, LiveCallCount>();
+    for (const { call } of this.sessions.values()) {
+      const key = `${call.direction}/${call.channel}`;
+      const count = counts.get(key);
+      if (count) count.live++;
+      else counts.set(key, { direction: call.direction, channel: call.channel, live: 1 });
+    }
+    return [...counts.values()];
   }
 
   /**
