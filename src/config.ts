@@ -1,13 +1,27 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { QuietHours } from './campaigns/callingHoursGate.js';
+import {
+  ConfigError,
+  type Environment,
+  readBoolean,
+  readChoice,
+  readInteger,
+  readPort,
+  readPublicUrl,
+  readRatePolicy,
+  readValue,
+} from './configValues.js';
 import { callingWindowOf, callingWindowProblem, isTimeZone } from './domain/callingWindow.js';
-import { parseRatePolicy, type RatePolicy } from './domain/rateLimit.js';
+import type { RatePolicy } from './domain/rateLimit.js';
 import { parseWebIceServers, type WebIceServer } from './domain/webCalls.js';
 
+export { ConfigError } from './configValues.js';
+
 /**
- * The service's configuration. This is the only module that reads the environment; everything
- * else receives a Config. A bad value stops start-up with a one-line error naming the variable.
+ * The service's configuration. This is the only module that reads the environment (with the value
+ * readers of configValues.ts); everything else receives a Config. A bad value stops start-up with a
+ * one-line error naming the variable.
  */
 export interface Config {
   port: number;
@@ -223,75 +237,10 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormatSettings = ['auto', 'pretty', 'json'] as const;
 export type LogFormatSetting = (typeof logFormatSettings)[number];
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Environment = Readonly<Record<string, string | undefined>>;
-
-function readValue(env: Environment, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-}
-
-function readPort(env: Environment, name: string, fallback: number): number {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError(name, `must be a port number from 0 to 65535, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
 function readWebIceServers(env: Environment): WebIceServer[] {
   const servers = parseWebIceServers(readValue(env, 'CALLWRIGHT_WEB_ICE_SERVERS') ?? '[]');
   if (typeof servers === 'string') throw new ConfigError('CALLWRIGHT_WEB_ICE_SERVERS', servers);
   return servers;
-}
-
-function readRatePolicy(env: Environment, name: string, fallback: string): RatePolicy {
-  const raw = readValue(env, name) ?? fallback;
-  const policy = parseRatePolicy(raw);
-  if (!policy)
-    throw new ConfigError(name, `must look like <requests>/<seconds>s (e.g. 100/10s), got "${raw}"`);
-  return policy;
-}
-
-function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function readPublicUrl(env: Environment, name: string, fallback: string): string {
-  const raw = readValue(env, name) ?? fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must use http or https, got "${url.protocol}"`);
-  }
-  if (url.search || url.hash) throw new ConfigError(name, 'must not carry a query or fragment');
-  return url.toString().replace(/\/+$/, '');
-}
-
-function readChoice<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!(choices as readonly string[]).includes(raw))
-    throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
-  return raw as T;
 }
 
 /** CALLWRIGHT_<VENDOR>_API_KEY and, optionally, CALLWRIGHT_<VENDOR>_BASE_URL (http, https, ws or wss). */
@@ -315,15 +264,6 @@ function readVendorCredential(env: Environment, vendor: string): VendorCredentia
     throw new ConfigError(urlName, `must use http, https, ws or wss, got "${url.protocol}"`);
   if (url.search || url.hash) throw new ConfigError(urlName, 'must not carry a query or fragment');
   return { apiKey, baseUrl: url.toString().replace(/\/+$/, '') };
-}
-
-function readInteger(env: Environment, name: string, fallback: number, min: number, max: number): number {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
 }
 
 function readRtpPorts(env: Environment): { rtpPortMin: number; rtpPortMax: number } {
