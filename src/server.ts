@@ -247,6 +247,7 @@ async function startServiceOnce(
       ),
     });
     const runsWorkers = role !== 'api';
+    tracing = await startTracing(config.tracing, logger.child({ component: 'tracing' }));
     const deliveries = !runsWorkers
       ? null
       : startDeliveryWorker({
@@ -257,6 +258,7 @@ async function startServiceOnce(
           secretBox,
           allowPrivate: config.webhookAllowPrivate,
           workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
+          ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
           ...options.webhookDelivery,
         });
     webhooks = deliveries ?? undefined;
@@ -267,7 +269,6 @@ async function startServiceOnce(
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
-    tracing = await startTracing(config.tracing, logger.child({ component: 'tracing' }));
     // One limiter for the API's limits and the dial caps: in scale-out its buckets are rows.
     const limiter =
       store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter();
@@ -322,6 +323,7 @@ async function startServiceOnce(
             config,
             logger,
             limiter: limiter,
+            ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
             webCalls: calls?.dispatcher ?? null,
@@ -424,6 +426,7 @@ async function startServiceOnce(
     await webhooks?.stop();
     await voice?.close();
     await metricsExport?.shutdown();
+    await tracing?.shutdown();
     await store.close();
     unlock();
     throw error;
