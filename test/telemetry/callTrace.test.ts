@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
@@ -8,51 +6,27 @@ import { startTracing } from '../../src/telemetry/tracing.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { LogCapture } from '../helpers/service.js';
+import { type OtlpReceiver, type OtlpSpan, startOtlpReceiver } from './otlpReceiver.js';
 
 /**
- * A sandbox call's whole trace, as an OTLP/HTTP receiver gets it: a real HTTP endpoint on
- * loopback takes what the SDK's exporter POSTs to /v1/traces (its JSON encoding, the OTLP
- * ExportTraceServiceRequest) and decodes it.
+ * A sandbox call's trace, as an OTLP/HTTP receiver gets it: a real HTTP endpoint on loopback takes
+ * what the SDK's exporter POSTs to /v1/traces (its JSON encoding, the OTLP
+ * ExportTraceServiceRequest) and decodes it (./otlpReceiver.ts). The whole trace of a call with a
+ * tool, a transfer, its analysis and webhook attempts: wholeCallTrace.test.ts.
  */
 
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes?: { key: string; value: Record<string, unknown> }[];
-}
-
-const spans: OtlpSpan[] = [];
-const bodies: string[] = [];
-let receiver: Server;
+let receiver: OtlpReceiver;
+let spans: OtlpSpan[];
+let bodies: string[];
 let tracesUrl: string;
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    void readBody(req).then((body) => {
-      if (req.url === '/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
-        bodies.push(body);
-        const request = JSON.parse(body) as {
-          resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-        };
-        for (const rs of request.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  tracesUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+  receiver = await startOtlpReceiver();
+  ({ spans, bodies, url: tracesUrl } = receiver);
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
 });
 
 it('exports a sandbox call as one trace: call span with dispatch, INVITE, ringing, answer children; no number or key', async () => {
