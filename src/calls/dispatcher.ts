@@ -11,6 +11,7 @@ import type { LiveCallCount } from '../metrics/turnMetrics.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
+import { recordCallTrace } from '../telemetry/callTrace.js';
 import type { IncomingCall } from '../telephony/sip/index.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
@@ -536,6 +537,8 @@ export class CallDispatcher {
       );
       // Only the process whose finish ended the call sends its BYE: at most one per call.
       if (interrupted) this.hangUpOrphanedDialog(call);
+      // The worker that held it cannot build its trace any more: the call span comes from here.
+      if (interrupted && this.context.tracer) recordCallTrace(this.context.tracer, interrupted);
     }
   }
 
