@@ -11,7 +11,7 @@ import {
 import type { CallRecord } from '../domain/records.js';
 import type { TurnTiming } from '../domain/turnTiming.js';
 import { recordActionSpans } from './callActionSpans.js';
-import { callTraceIds, derivableIds } from './traceIds.js';
+import { callSpanContext, callTraceIds, derivableIds } from './traceIds.js';
 
 /**
  * A finished call's trace, built once from the timings the call already keeps (its status
@@ -39,6 +39,10 @@ export function recordCallTrace(tracer: Tracer, call: CallRecord, parent?: Conte
           ...(call.channel ? { 'callwright.call.channel': call.channel } : {}),
           ...(call.endReason ? { 'callwright.call.end_reason': call.endReason } : {}),
         },
+        // An inbound call returning a recent outbound one: a link to that call's span.
+        links: call.callbackOf
+          ? [{ context: callSpanContext(call.callbackOf), attributes: { 'callwright.link': 'callback_of' } }]
+          : [],
       },
       parent ?? ROOT_CONTEXT,
     );

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
 import { recordCallTrace } from '../../src/telemetry/callTrace.js';
+import { callTraceIds } from '../../src/telemetry/traceIds.js';
 import { startTracing } from '../../src/telemetry/tracing.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
@@ -115,4 +116,35 @@ it('puts each turn under the call, with its waterfall stages (end of turn, STT f
       ['end_of_turn', 'first_audible_packet', 'llm_first_token', 'stt_final', 'tts_first_audio'].sort(),
     );
   }
+});
+
+it('links an inbound call that returns an outbound one to that call, and gives each call the ids its id derives', async () => {
+  const tracing = await startTracing(
+    { otlpTracesUrl: tracesUrl, serviceName: 'callwright-test' },
+    createLogger('error', new LogCapture()),
+  );
+  const callback = {
+    id: 'call_callback_1',
+    agentId: 'agent_1',
+    direction: 'inbound',
+    channel: 'phone',
+    callbackOf: 'call_outbound_1',
+    status: 'completed',
+    endReason: 'callee_hangup',
+    createdAt: '2026-01-01T10:00:00.000Z',
+    dialingAt: null,
+    ringingAt: null,
+    inProgressAt: '2026-01-01T10:00:01.000Z',
+    endedAt: '2026-01-01T10:00:30.000Z',
+    metrics: null,
+  } as unknown as CallRecord;
+  const before = spans.length;
+  recordCallTrace(tracing.tracer, callback);
+  await tracing.shutdown();
+  const callSpan = spans.slice(before).find((span) => span.name === 'call');
+  expect(callSpan).toMatchObject(callTraceIds('call_callback_1'));
+  const original = callTraceIds('call_outbound_1');
+  expect(callSpan?.links?.map((link) => [link.traceId, link.spanId])).toEqual([
+    [original.traceId, original.spanId],
+  ]);
 });
