@@ -13,6 +13,9 @@ const dir = mkdtempSync(join(tmpdir(), 'callwright-bench-'));
 const dbPath = join(dir, 'callwright.db');
 
 const server = fork(new URL('./apiServer.mjs', import.meta.url), [dbPath, process.env.LOG_LEVEL ?? 'info'], {
+  execArgv: process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`]
+    : [],
   stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
 });
 const { url, key, agentId } = await new Promise((resolve) => server.once('message', resolve));

@@ -9,6 +9,7 @@ import { buildApp } from '../dist/api/app.js';
 import { MemoryRateLimiter } from '../dist/limits/rateLimiter.js';
 import { createLogger } from '../dist/logger.js';
 import { openSqliteStore } from '../dist/openStore.js';
+import { startTracing } from '../dist/telemetry/tracing.js';
 
 // Benchmarks measure the service, not the conversation: an agent that only listens.
 const listenOnlyScript = JSON.parse(
@@ -25,7 +26,15 @@ const { key } = await createApiKey(store, account.id, 'bench');
 const agent = await createAgent(store, account.id, { name: 'bench', prompt: 'p', script: listenOnlyScript });
 await addPhoneNumber(store, account.id, '+15550009999');
 
+// BENCH_OTLP_TRACES_URL: tracing on, each create request a span exported there (its cost measured).
+const tracing = process.env.BENCH_OTLP_TRACES_URL
+  ? await startTracing(
+      { otlpTracesUrl: process.env.BENCH_OTLP_TRACES_URL, serviceName: 'bench' },
+      createLogger(logLevel),
+    )
+  : null;
 const app = await buildApp({
+  ...(tracing ? { tracer: tracing.tracer } : {}),
   store,
   config: {
     ratePolicy: { requests: 100_000_000, windowS: 1 },
@@ -51,6 +60,7 @@ process.send?.({ url, key, agentId: agent.id });
 process.on('message', async (message) => {
   if (message === 'stop') {
     await app.close();
+    await tracing?.shutdown();
     await store.close();
     process.exit(0);
   }

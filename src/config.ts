@@ -1,13 +1,27 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { QuietHours } from './campaigns/callingHoursGate.js';
+import {
+  ConfigError,
+  type Environment,
+  readBoolean,
+  readChoice,
+  readInteger,
+  readPort,
+  readPublicUrl,
+  readRatePolicy,
+  readValue,
+} from './configValues.js';
 import { callingWindowOf, callingWindowProblem, isTimeZone } from './domain/callingWindow.js';
-import { parseRatePolicy, type RatePolicy } from './domain/rateLimit.js';
+import type { RatePolicy } from './domain/rateLimit.js';
 import { parseWebIceServers, type WebIceServer } from './domain/webCalls.js';
 
+export { ConfigError } from './configValues.js';
+
 /**
- * The service's configuration. This is the only module that reads the environment; everything
- * else receives a Config. A bad value stops start-up with a one-line error naming the variable.
+ * The service's configuration. This is the only module that reads the environment (with the value
+ * readers of configValues.ts); everything else receives a Config. A bad value stops start-up with a
+ * one-line error naming the variable.
  */
 export interface Config {
   port: number;
@@ -42,6 +56,32 @@ export interface Config {
   database: DatabaseConfig;
   /** OpenTelemetry traces over OTLP/HTTP; null URL: off (no SDK loaded). */
   tracing: TracingSettings;
+  /** The metrics over OTLP/HTTP as well as on /metrics; null URL: off (no SDK loaded). */
+  otlpMetrics: OtlpMetricsSettings;
+}
+
+export interface OtlpMetricsSettings {
+  otlpMetricsUrl: string | null;
+  exportIntervalMs: number;
+  serviceName: string;
+}
+
+/**
+ * CALLWRIGHT_OTLP_METRICS_URL, else OTEL_EXPORTER_OTLP_METRICS_ENDPOINT (a full URL), else
+ * OTEL_EXPORTER_OTLP_ENDPOINT (a base URL: `/v1/metrics` is appended, as the OTLP spec says).
+ * OTEL_METRIC_EXPORT_INTERVAL: ms between exports (the spec's default, 60000).
+ */
+export function readOtlpMetrics(env: Environment): OtlpMetricsSettings {
+  const full = env.CALLWRIGHT_OTLP_METRICS_URL || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = full || (base ? `${base.replace(/\/+$/, '')}/v1/metrics` : null);
+  if (url && !/^https?:\/\//.test(url))
+    throw new ConfigError('CALLWRIGHT_OTLP_METRICS_URL', `must be an http(s) URL, got "${url}"`);
+  return {
+    otlpMetricsUrl: url || null,
+    exportIntervalMs: readInteger(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000, 100, 3_600_000),
+    serviceName: env.OTEL_SERVICE_NAME || 'callwright',
+  };
 }
 
 export interface TracingSettings {
@@ -197,75 +237,10 @@ export type LogLevel = (typeof logLevels)[number];
 export const logFormatSettings = ['auto', 'pretty', 'json'] as const;
 export type LogFormatSetting = (typeof logFormatSettings)[number];
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Environment = Readonly<Record<string, string | undefined>>;
-
-function readValue(env: Environment, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-}
-
-function readPort(env: Environment, name: string, fallback: number): number {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) > 65535) {
-    throw new ConfigError(name, `must be a port number from 0 to 65535, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
 function readWebIceServers(env: Environment): WebIceServer[] {
   const servers = parseWebIceServers(readValue(env, 'CALLWRIGHT_WEB_ICE_SERVERS') ?? '[]');
   if (typeof servers === 'string') throw new ConfigError('CALLWRIGHT_WEB_ICE_SERVERS', servers);
   return servers;
-}
-
-function readRatePolicy(env: Environment, name: string, fallback: string): RatePolicy {
-  const raw = readValue(env, name) ?? fallback;
-  const policy = parseRatePolicy(raw);
-  if (!policy)
-    throw new ConfigError(name, `must look like <requests>/<seconds>s (e.g. 100/10s), got "${raw}"`);
-  return policy;
-}
-
-function readBoolean(env: Environment, name: string, fallback: boolean): boolean {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function readPublicUrl(env: Environment, name: string, fallback: string): string {
-  const raw = readValue(env, name) ?? fallback;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(name, `must use http or https, got "${url.protocol}"`);
-  }
-  if (url.search || url.hash) throw new ConfigError(name, 'must not carry a query or fragment');
-  return url.toString().replace(/\/+$/, '');
-}
-
-function readChoice<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!(choices as readonly string[]).includes(raw))
-    throw new ConfigError(name, `must be one of ${choices.join(', ')}, got "${raw}"`);
-  return raw as T;
 }
 
 /** CALLWRIGHT_<VENDOR>_API_KEY and, optionally, CALLWRIGHT_<VENDOR>_BASE_URL (http, https, ws or wss). */
@@ -289,15 +264,6 @@ function readVendorCredential(env: Environment, vendor: string): VendorCredentia
     throw new ConfigError(urlName, `must use http, https, ws or wss, got "${url.protocol}"`);
   if (url.search || url.hash) throw new ConfigError(urlName, 'must not carry a query or fragment');
   return { apiKey, baseUrl: url.toString().replace(/\/+$/, '') };
-}
-
-function readInteger(env: Environment, name: string, fallback: number, min: number, max: number): number {
-  const raw = readValue(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
 }
 
 function readRtpPorts(env: Environment): { rtpPortMin: number; rtpPortMax: number } {
@@ -455,6 +421,7 @@ export function loadConfig(env: Environment = process.env): Config {
     secretKeyBase64: readSecretKey(env),
     webhookAllowPrivate: readBoolean(env, 'CALLWRIGHT_WEBHOOK_ALLOW_PRIVATE', false),
     tracing: readTracing(env),
+    otlpMetrics: readOtlpMetrics(env),
     database: readDatabase(env),
     voice: {
       openAiBaseUrl: readValue(env, 'CALLWRIGHT_OPENAI_BASE_URL')

@@ -33,6 +33,7 @@ import { connectionErrorSummary, isConnectionLoss } from './store/postgres/datab
 import { listenForJobs } from './store/postgres/jobNotifications.js';
 import { PostgresStore } from './store/postgres/postgresStore.js';
 import type { CompletedEventBuilder } from './store/types.js';
+import { type MetricsExport, startMetricsExport } from './telemetry/metricsExport.js';
 import { startTracing, type Tracing } from './telemetry/tracing.js';
 import type { EngineHealth } from './voice/providers/enginePool.js';
 import { VoiceStack } from './voice/voiceStack.js';
@@ -227,6 +228,7 @@ async function startServiceOnce(
   let app: FastifyInstance | undefined;
   let metricsApp: FastifyInstance | null = null;
   let tracing: Tracing | undefined;
+  let metricsExport: MetricsExport | undefined;
   let voice: VoiceStack | undefined;
   let jobListener: ReturnType<typeof listenForJobs> | null = null;
   try {
@@ -245,6 +247,7 @@ async function startServiceOnce(
       ),
     });
     const runsWorkers = role !== 'api';
+    tracing = await startTracing(config.tracing, logger.child({ component: 'tracing' }));
     const deliveries = !runsWorkers
       ? null
       : startDeliveryWorker({
@@ -255,6 +258,7 @@ async function startServiceOnce(
           secretBox,
           allowPrivate: config.webhookAllowPrivate,
           workerId: `webhooks-${process.pid}-${randomBytes(4).toString('hex')}`,
+          ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
           ...options.webhookDelivery,
         });
     webhooks = deliveries ?? undefined;
@@ -265,7 +269,6 @@ async function startServiceOnce(
       return buildEvent(call);
     };
     const metrics = new ServiceMetrics(store, store.queue);
-    tracing = await startTracing(config.tracing, logger.child({ component: 'tracing' }));
     // One limiter for the API's limits and the dial caps: in scale-out its buckets are rows.
     const limiter =
       store instanceof PostgresStore ? new PostgresRateLimiter(store.pool) : new MemoryRateLimiter();
@@ -300,6 +303,13 @@ async function startServiceOnce(
           ...(options.callingHoursRecheckMs ? { callingHoursRecheckMs: options.callingHoursRecheckMs } : {}),
           httpPorts: [config.port, ...(config.metrics.port === null ? [] : [config.metrics.port])],
         });
+    // Once the voice's and the worker's series are registered: the OTLP bridge reads them all.
+    metricsExport = await startMetricsExport(
+      config.otlpMetrics,
+      metrics.registry,
+      logger.child({ component: 'metrics-export' }),
+    );
+    const runningMetricsExport = metricsExport;
     const metricsOnMainPort =
       config.metrics.port === null && config.metrics.token !== null
         ? { registry: metrics.registry, token: config.metrics.token }
@@ -313,6 +323,7 @@ async function startServiceOnce(
             config,
             logger,
             limiter: limiter,
+            ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
             version: packageVersion(),
             callControl: calls ? calls.dispatcher : remoteCallControl(store, buildEvent),
             webCalls: calls?.dispatcher ?? null,
@@ -330,6 +341,7 @@ async function startServiceOnce(
               webhookAllowPrivate: config.webhookAllowPrivate,
               trunkAllowPrivate: config.telephony.trunkAllowPrivate,
               providerAllowPrivate: config.voice.providerAllowPrivate,
+              webCallIceServers: config.webCallIceServers,
             },
             recordings: { links: recordingLinks, storage: recordingStorage },
             wakeWebhookDelivery: () => deliveries?.wake(),
@@ -364,6 +376,8 @@ async function startServiceOnce(
         await deliveries?.stop();
         await runningVoice?.close();
         await tracing?.shutdown();
+        // Its last export reads the store (calls by status, queues): before the store closes.
+        await runningMetricsExport.shutdown();
         await store.close();
         unlock();
         logger.info('stopped');
@@ -411,6 +425,8 @@ async function startServiceOnce(
     await calls?.close(0);
     await webhooks?.stop();
     await voice?.close();
+    await metricsExport?.shutdown();
+    await tracing?.shutdown();
     await store.close();
     unlock();
     throw error;

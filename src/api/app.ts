@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { CallControl } from '../calls/callControl.js';
 import type { Config } from '../config.js';
@@ -10,6 +11,7 @@ import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import type { Store } from '../store/types.js';
+import { traceCallCreations } from '../telemetry/apiRequestSpans.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { createAccountRateLimit } from './accountRateLimit.js';
 import { registerAgentRoutes } from './agentRoutes.js';
@@ -79,6 +81,8 @@ export interface AppDependencies {
   webhookAllowPrivate?: boolean;
   /** Whether a voice vendor has a service-wide key (test scenarios' persona and callee voice). */
   vendorConfigured?: (provider: string) => boolean;
+  /** OpenTelemetry on (src/telemetry/tracing.ts): call-creating requests are traced; absent: not. */
+  tracer?: Tracer;
 }
 
 /**
@@ -129,6 +133,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   });
 
+  // Tracing on: the requests that create calls become spans linked to the calls' traces.
+  if (deps.tracer) traceCallCreations(app, deps.tracer);
   app.decorateRequest('auth', null);
   // Bodies arrive as raw bytes; the route checks Content-Type and parses JSON itself, after
   // authentication and the rate limit (DESIGN §1 fixes that order).

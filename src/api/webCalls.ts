@@ -250,9 +250,11 @@ export function registerWebCallConnectRoute(
       const tokenHash = webCallTokenHash(body.token);
       const owner = await store.webCalls.tokenOwner(tokenHash);
       if (!owner) throw refusedToken();
-      const allowed = await store.webCalls.allowedOrigins(owner.accountId);
       if (
-        !webCallOriginAllowed(origin, allowed, { origin: serviceOrigin, requestHost: request.headers.host })
+        !webCallOriginAllowed(origin, owner.allowedOrigins, {
+          origin: serviceOrigin,
+          requestHost: request.headers.host,
+        })
       ) {
         throw new AppError(
           'forbidden',

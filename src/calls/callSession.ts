@@ -44,6 +44,7 @@ import { MediaRenegotiation } from './mediaRenegotiation.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
 import type { TransferLeg } from './transferLeg.js';
+import { startTransferTiming, type TransferTiming } from './transferTiming.js';
 
 /** Everything a worker needs to place calls; built once per process. */
 export interface CallWorkerContext {
@@ -130,6 +131,8 @@ export class CallSession {
   private transferLeg: TransferLeg | null = null;
   /** It answered (and was briefed): bridged to the callee when the agent leaves. */
   private transferLegAnswered = false;
+  /** Each transfer attempt's timing and outcome, for `metrics.transfers` (and the call's trace). */
+  private readonly transferTimings: TransferTiming[] = [];
   /** The conversation, gathered when the agent left a bridged call (the call itself goes on). */
   private gathered: Promise<Partial<CallFinish>> | null = null;
   private readonly statusEvents: CallStatusEvents;
@@ -245,12 +248,14 @@ export class CallSession {
       // Never answered: the detector (in the WASM memory all calls share) still goes back.
       this.callVoice?.vad.close();
       this.callVoice?.release();
-      return this.notDialledFor ? { metrics: notDialledMetrics(this.notDialledFor) } : {};
+      if (!this.notDialledFor) return {};
+      const metrics = notDialledMetrics(this.notDialledFor);
+      this.context.metrics?.observeCallFigures(metrics);
+      return { metrics };
     }
     try {
       const result = await conversation.finish();
-      const latencies = (result.metrics as { response_latencies_ms?: number[] }).response_latencies_ms ?? [];
-      this.context.metrics?.observeResponseLatenciesMs(latencies);
+      this.context.metrics?.observeCallFigures(result.metrics);
       if (this.answeredBy !== null) this.answeredBy = result.answeredBy;
       // settings.recording.enabled false: no audio is kept, only the transcript and the figures.
       const recordingPath =
@@ -267,6 +272,7 @@ export class CallSession {
         metrics: {
           ...(await this.withUsageAndCost(result.metrics, result.recorder.elapsedMs)),
           ...this.mediaFigures(),
+          ...this.actionTimings(),
         },
         recordingPath,
       };
@@ -485,6 +491,15 @@ export class CallSession {
     this.conversation.start();
   }
 
+  /** When each tool call and transfer attempt ran, and how it went (the call's trace makes spans of them). */
+  private actionTimings(): { tool_calls?: unknown[]; transfers?: unknown[] } {
+    const toolCalls = this.callVoice?.toolCalls?.() ?? [];
+    return {
+      ...(toolCalls.length > 0 ? { tool_calls: [...toolCalls] } : {}),
+      ...(this.transferTimings.length > 0 ? { transfers: this.transferTimings } : {}),
+    };
+  }
+
   /** The call's variables with what its tools' answers set (`response_variables`); null: none set. */
   private variablesWithToolAnswers(): Record<string, VariableValue> | null {
     const set = this.callVoice?.toolVariables?.() ?? {};
@@ -497,6 +512,7 @@ export class CallSession {
     const requestUri = this.route?.inviteOptions.requestUri;
     if (!voice || !outgoing || !requestUri)
       return Promise.resolve({ kind: 'failed', status: null, reason: `no transfer target ${target}` });
+    const timing = startTransferTiming(target);
     return transferCall(
       {
         store: context.store,
@@ -526,11 +542,17 @@ export class CallSession {
             void this.outgoing?.hangUp().catch(() => undefined);
           });
         },
-        report: (detail) => this.statusEvents.transferred(detail),
+        report: (detail) => {
+          timing.reported(detail);
+          this.statusEvents.transferred(detail);
+        },
       },
       target,
       summary,
-    );
+    ).then((result) => {
+      this.transferTimings.push(timing.over(result));
+      return result;
+    });
   }
 
   private routeOptions(): CallRouteOptions {

@@ -189,7 +189,7 @@ export async function startCallWorker(options: {
     limits: telephony.registration,
   });
   registrations.start();
-  options.metrics?.addWorker(() => ({ workerId, live: dispatcher.liveCallCount }));
+  options.metrics?.addWorker(() => dispatcher.liveCallCounts());
   logger.info(
     { workerId, sip: `${telephony.publicAddress}:${ua.boundPort}`, sandbox: sandbox.sipUri },
     'call worker ready',

@@ -7,9 +7,11 @@ import { AppError } from '../domain/errors.js';
 import type { AgentRecord, CallRecord } from '../domain/records.js';
 import { isScenarioCalleeNumber } from '../domain/scenarios.js';
 import type { WebIceServer } from '../domain/webCalls.js';
+import type { LiveCallCount } from '../metrics/turnMetrics.js';
 import { retryBriefly } from '../net/retryBriefly.js';
 import type { Job, JobQueue } from '../queue/types.js';
 import { queueNames } from '../queue/types.js';
+import { recordCallTrace } from '../telemetry/callTrace.js';
 import type { IncomingCall } from '../telephony/sip/index.js';
 import { CallSession, type CallWorkerContext } from './callSession.js';
 import { hangUpOrphanedDialog } from './orphanedDialogs.js';
@@ -67,6 +69,18 @@ export class CallDispatcher {
 
   get liveCallCount(): number {
     return this.sessions.size;
+  }
+
+  /** The live calls by direction and channel (for the metrics). */
+  liveCallCounts(): LiveCallCount[] {
+    const counts = new Map<string, LiveCallCount>();
+    for (const { call } of this.sessions.values()) {
+      const key = `${call.direction}/${call.channel}`;
+      const count = counts.get(key);
+      if (count) count.live++;
+      else counts.set(key, { direction: call.direction, channel: call.channel, live: 1 });
+    }
+    return [...counts.values()];
   }
 
   /**
@@ -523,6 +537,8 @@ export class CallDispatcher {
       );
       // Only the process whose finish ended the call sends its BYE: at most one per call.
       if (interrupted) this.hangUpOrphanedDialog(call);
+      // The worker that held it cannot build its trace any more: the call span comes from here.
+      if (interrupted && this.context.tracer) recordCallTrace(this.context.tracer, interrupted);
     }
   }
 

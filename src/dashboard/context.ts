@@ -3,6 +3,7 @@ import type { CallControl } from '../calls/callControl.js';
 import { AppError } from '../domain/errors.js';
 import type { AccountRecord, SessionRecord, UserRecord } from '../domain/records.js';
 import { decodeUtf8OrNull } from '../domain/utf8.js';
+import type { WebIceServer } from '../domain/webCalls.js';
 import type { RateLimiter } from '../limits/rateLimiter.js';
 import type { Logger } from '../logger.js';
 import type { RecordingStorage } from '../recordings/recordingStorage.js';
@@ -33,6 +34,8 @@ export interface DashboardOptions {
   providerAllowPrivate?: boolean;
   /** Whether a voice vendor has a service-wide key (test scenarios' persona and callee voice). */
   vendorConfigured?: (provider: string) => boolean;
+  /** STUN/TURN servers a Talk call's browser uses (CALLWRIGHT_WEB_ICE_SERVERS). */
+  webCallIceServers?: WebIceServer[];
 }
 
 /** The process's key for the secrets the dashboard seals and opens; a clear 503 without one. */

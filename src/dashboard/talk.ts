@@ -71,85 +71,74 @@ export function talkPanel(agent: AgentRecord, csrfToken: string): Html {
 </form>
 <p id="talk-status" role="status" aria-live="polite"></p>
 <ol id="talk-transcript" class="transcript" aria-live="polite"></ol>
-<script src="/assets/talk.js" defer></script></section>`;
+<script type="module" src="/assets/talk.js"></script></section>`;
 }
 
-/** The Talk page script: microphone (echo cancellation on), non-trickle offer, poll the transcript. */
+/**
+ * The Talk page script, a module on `callwright/web` (the SDK customers' pages use, served by the
+ * service at /v1/web-calls/sdk.js): the microphone (echo cancellation on), the call, the live
+ * transcript polled from the dashboard.
+ */
 export const talkJs = `
-(function () {
-  var form = document.getElementById('talk-form');
-  if (!form) return;
-  var status = document.getElementById('talk-status');
-  var list = document.getElementById('talk-transcript');
-  var hangup = document.getElementById('talk-hangup');
-  var start = document.getElementById('talk-start');
-  var pc = null, stream = null, timer = null, callId = null;
-  var audio = new Audio(); audio.autoplay = true;
-  function say(text) { status.textContent = text; }
-  function stop() {
-    if (timer) clearInterval(timer); timer = null;
-    if (pc) pc.close(); pc = null;
-    if (stream) stream.getTracks().forEach(function (t) { t.stop(); }); stream = null;
-    hangup.disabled = true; start.disabled = false;
-  }
+import { startWebCall } from '/v1/web-calls/sdk.js';
+
+const form = document.getElementById('talk-form');
+if (form) {
+  const status = document.getElementById('talk-status');
+  const list = document.getElementById('talk-transcript');
+  const hangup = document.getElementById('talk-hangup');
+  const start = document.getElementById('talk-start');
+  const audio = new Audio();
+  let call = null, timer = null, callId = null;
+  const say = (text) => { status.textContent = text; };
+  const terminal = ['completed', 'failed', 'canceled', 'no_answer', 'busy'];
+  function stopPolling() { if (timer) clearInterval(timer); timer = null; }
   function render(data) {
     list.textContent = '';
-    data.transcript.forEach(function (turn) {
-      var li = document.createElement('li');
+    for (const turn of data.transcript) {
+      const li = document.createElement('li');
       li.className = turn.role;
       li.textContent = turn.role + ': ' + turn.text + (turn.latency_ms === null ? '' : ' (' + turn.latency_ms + ' ms)');
       list.appendChild(li);
-    });
+    }
     say('Call ' + data.status);
-    if (['completed', 'failed', 'canceled', 'no_answer', 'busy'].indexOf(data.status) >= 0) stop();
+    if (terminal.includes(data.status)) { stopPolling(); hangup.disabled = true; start.disabled = false; }
   }
   function poll() {
     fetch('/agents/' + form.dataset.agent + '/talk/' + callId, { credentials: 'same-origin' })
-      .then(function (r) { return r.json(); }).then(render).catch(function () {});
+      .then((r) => r.json()).then(render).catch(() => {});
   }
-  function iceDone(peer) {
-    if (peer.iceGatheringState === 'complete') return Promise.resolve();
-    return new Promise(function (resolve) {
-      peer.addEventListener('icegatheringstatechange', function () { if (peer.iceGatheringState === 'complete') resolve(); });
-    });
-  }
-  form.addEventListener('submit', function (event) {
+  form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    start.disabled = true; say('Asking for the microphone…');
-    var body = new URLSearchParams(new FormData(form));
-    navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } })
-      .then(function (s) {
-        stream = s;
-        return fetch('/agents/' + form.dataset.agent + '/talk', { method: 'POST', body: body, credentials: 'same-origin' });
-      })
-      .then(function (r) { if (!r.ok) throw new Error('the call could not be created'); return r.json(); })
-      .then(function (created) {
-        callId = created.call_id;
-        pc = new RTCPeerConnection();
-        stream.getTracks().forEach(function (t) { pc.addTrack(t, stream); });
-        pc.ontrack = function (e) { audio.srcObject = e.streams[0] || new MediaStream([e.track]); };
-        return pc.createOffer().then(function (o) { return pc.setLocalDescription(o); })
-          .then(function () { return iceDone(pc); })
-          .then(function () {
-            return fetch('/v1/web-calls/connect', { method: 'POST', headers: { 'Content-Type': 'application/json' },
-              body: JSON.stringify({ token: created.token, sdp: pc.localDescription.sdp }) });
-          });
-      })
-      .then(function (r) { if (!r.ok) throw new Error('the service refused the connection'); return r.json(); })
-      .then(function (answer) {
-        return pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
-      })
-      .then(function () { say('Connected: talk now.'); hangup.disabled = false; timer = setInterval(poll, 1000); })
-      .catch(function (error) { say(String(error.message || error)); stop(); });
+    start.disabled = true;
+    say('Asking for the microphone…');
+    try {
+      const created = await fetch('/agents/' + form.dataset.agent + '/talk', {
+        method: 'POST', body: new URLSearchParams(new FormData(form)), credentials: 'same-origin',
+      });
+      if (!created.ok) throw new Error('the call could not be created');
+      const { call_id, token, ice_servers } = await created.json();
+      callId = call_id;
+      call = await startWebCall({
+        baseUrl: location.origin, token, agentId: form.dataset.agent, iceServers: ice_servers, audioElement: audio,
+        onStatus: (s) => { if (s === 'connecting') say('Connecting…'); },
+      });
+      say('Connected: talk now.');
+      hangup.disabled = false;
+      timer = setInterval(poll, 1000);
+      call.ended.then(() => { hangup.disabled = true; setTimeout(poll, 500); });
+    } catch (error) {
+      say(String(error.message || error));
+      stopPolling();
+      start.disabled = false;
+    }
   });
-  hangup.addEventListener('click', function () {
+  hangup.addEventListener('click', () => {
     say('Hanging up…');
-    if (timer) clearInterval(timer); timer = null;
-    if (pc) pc.close(); pc = null;
     hangup.disabled = true;
-    setTimeout(function () { timer = setInterval(poll, 1000); poll(); }, 500);
+    if (call) call.hangUp();
   });
-})();
+}
 `;
 
 /** POST /agents/:id/talk (session + CSRF, as every dashboard form) and GET its live transcript. */
@@ -162,7 +151,9 @@ export function registerTalkRoutes(app: FastifyInstance, options: DashboardOptio
     const variables = testCallVariables(agent, (name) => field(form, `var_${name}`));
     const created = await createTalkWebCall(options, account, agent, variables);
     request.log.info({ callId: created.callId, accountId: account.id }, 'dashboard started a Talk web call');
-    return reply.header('Cache-Control', 'no-store').send({ call_id: created.callId, token: created.token });
+    return reply
+      .header('Cache-Control', 'no-store')
+      .send({ call_id: created.callId, token: created.token, ice_servers: options.webCallIceServers ?? [] });
   });
   app.get<{ Params: { id: string; callId: string } }>('/agents/:id/talk/:callId', async (request, reply) => {
     const account = viewerOf(request).account;

@@ -4,25 +4,31 @@ import { queueNames } from '../queue/types.js';
 import type { Store } from '../store/types.js';
 import type { EngineHealth } from '../voice/providers/enginePool.js';
 import { type Histogram, MetricsRegistry } from './registry.js';
+import { type CallFigures, type LiveCallCount, observeCallFigures, turnMetrics } from './turnMetrics.js';
 
 /** What the call worker reports into the metrics. */
 export interface CallMetrics {
   /** From the call's creation to the moment its worker claimed it. */
   observeDispatchMs(ms: number): void;
-  /** Each turn's response latency of a finished call. */
-  observeResponseLatenciesMs(values: readonly number[]): void;
+  /**
+   * A finished call's figures as its record keeps them (`metrics`: response latencies, the turns'
+   * waterfalls, provider failures): the one place the turn and vendor series are fed from.
+   */
+  observeCallFigures(figures: Readonly<Record<string, unknown>> | null | undefined): void;
 }
 
 /**
- * The service's Prometheus series: calls by status, live calls per worker, queue depth and age,
- * the webhook backlog, and the dispatch and response latency histograms.
+ * The service's Prometheus series: calls by status, live calls by direction and channel, queue
+ * depth and age, the webhook backlog, the dispatch and response latency histograms, the turns'
+ * latency histograms and the vendor failures (turnMetrics.ts).
  */
 export class ServiceMetrics implements CallMetrics {
   readonly registry = new MetricsRegistry();
   private readonly dispatch: Histogram;
   private readonly response: Histogram;
+  private readonly callFigures: CallFigures;
   private readonly inboundScreens: { refusalCounts(): Readonly<Record<string, number>> }[] = [];
-  private readonly liveCallSources: (() => { workerId: string; live: number })[] = [];
+  private readonly liveCallSources: (() => readonly LiveCallCount[])[] = [];
 
   constructor(store: Store, queue: JobQueue) {
     this.registry.gauge({
@@ -47,11 +53,23 @@ export class ServiceMetrics implements CallMetrics {
     });
     this.registry.gauge({
       name: 'callwright_live_calls',
-      help: 'Live calls (dialing, ringing, in progress) held by each worker of this process.',
-      read: async () =>
-        this.liveCallSources
-          .map((source) => source())
-          .map(({ workerId, live }) => ({ labels: { worker: workerId }, value: live })),
+      help: 'Live calls (dialing, ringing, in progress) held by this process, by direction and channel.',
+      read: async () => {
+        const totals = new Map<string, { direction: string; channel: string; value: number }>();
+        // Every kind is shown, 0 when none is live, so a series never vanishes.
+        for (const direction of ['outbound', 'inbound'])
+          for (const channel of ['phone', 'web'])
+            totals.set(`${direction}/${channel}`, { direction, channel, value: 0 });
+        for (const source of this.liveCallSources)
+          for (const { direction, channel, live } of source()) {
+            const total = totals.get(`${direction}/${channel}`);
+            if (total) total.value += live;
+          }
+        return [...totals.values()].map(({ direction, channel, value }) => ({
+          labels: { direction, channel },
+          value,
+        }));
+      },
     });
     this.registry.gauge({
       name: 'callwright_queue_jobs',
@@ -95,10 +113,11 @@ export class ServiceMetrics implements CallMetrics {
       "From the end of the callee's turn to the first packet of the agent's reply.",
       [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5],
     );
+    this.callFigures = turnMetrics(this.registry);
   }
 
-  /** Registers a call worker whose live calls are reported. */
-  addWorker(source: () => { workerId: string; live: number }): void {
+  /** Registers a call worker whose live calls are reported (by direction and channel). */
+  addWorker(source: () => readonly LiveCallCount[]): void {
     this.liveCallSources.push(source);
   }
 
@@ -144,7 +163,11 @@ export class ServiceMetrics implements CallMetrics {
     this.dispatch.observe(ms / 1000);
   }
 
-  observeResponseLatenciesMs(values: readonly number[]): void {
-    for (const value of values) this.response.observe(value / 1000);
+  observeCallFigures(figures: Readonly<Record<string, unknown>> | null | undefined): void {
+    if (!figures) return;
+    const latencies = figures.response_latencies_ms;
+    if (Array.isArray(latencies))
+      for (const value of latencies) if (typeof value === 'number') this.response.observe(value / 1000);
+    observeCallFigures(this.callFigures, figures);
   }
 }

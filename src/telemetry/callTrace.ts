@@ -1,29 +1,53 @@
-import { type Attributes, type Context, context, type Span, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import type { CallRecord } from '../domain/records.js';
 import type { TurnTiming } from '../domain/turnTiming.js';
+import { recordActionSpans } from './callActionSpans.js';
+import { callSpanContext, callTraceIds, derivableIds } from './traceIds.js';
 
 /**
  * A finished call's trace, built once from the timings the call already keeps (its status
  * timestamps and the turn waterfall in `metrics.turns`): no work per packet or per turn while the
  * call runs, and nothing when tracing is off (the no-op tracer). Attributes carry ids and figures
  * only — never a phone number, a key or a secret.
+ *
+ * Without `parent` the call span is the root of its own trace, with the trace id and span id its
+ * call id gives (src/telemetry/traceIds.ts), so that the spans recorded elsewhere — webhook
+ * attempts, the API request that created it — find it.
  */
 export function recordCallTrace(tracer: Tracer, call: CallRecord, parent?: Context): void {
   const createdMs = Date.parse(call.createdAt);
   const endedMs = call.endedAt ? Date.parse(call.endedAt) : Date.now();
-  const callSpan = tracer.startSpan(
-    'call',
-    {
-      startTime: createdMs,
-      attributes: {
-        'callwright.call.id': call.id,
-        'callwright.agent.id': call.agentId,
-        'callwright.call.status': call.status,
-        ...(call.endReason ? { 'callwright.call.end_reason': call.endReason } : {}),
+  const startCallSpan = () =>
+    tracer.startSpan(
+      'call',
+      {
+        startTime: createdMs,
+        attributes: {
+          'callwright.call.id': call.id,
+          'callwright.agent.id': call.agentId,
+          'callwright.call.status': call.status,
+          ...(call.direction ? { 'callwright.call.direction': call.direction } : {}),
+          ...(call.channel ? { 'callwright.call.channel': call.channel } : {}),
+          ...(call.endReason ? { 'callwright.call.end_reason': call.endReason } : {}),
+        },
+        // An inbound call returning a recent outbound one: a link to that call's span.
+        links: call.callbackOf
+          ? [{ context: callSpanContext(call.callbackOf), attributes: { 'callwright.link': 'callback_of' } }]
+          : [],
       },
-    },
-    parent ?? context.active(),
-  );
+      parent ?? ROOT_CONTEXT,
+    );
+  const callSpan = parent ? startCallSpan() : derivableIds.startWithIds(callTraceIds(call.id), startCallSpan);
+  if (call.status === 'failed') callSpan.setStatus({ code: SpanStatusCode.ERROR });
   const inCall = trace.setSpan(context.active(), callSpan);
   const child = (name: string, fromMs: number, toMs: number, attributes: Attributes = {}): Span => {
     const span = tracer.startSpan(name, { startTime: fromMs, attributes }, inCall);
@@ -39,6 +63,7 @@ export function recordCallTrace(tracer: Tracer, call: CallRecord, parent?: Conte
   if (answerMs !== null) child('sip.answer', answerMs, answerMs);
   if (answerMs !== null) {
     for (const turn of turnsOf(call)) recordTurn(tracer, inCall, answerMs, turn);
+    recordActionSpans(tracer, inCall, call);
   }
   callSpan.end(endedMs);
 }

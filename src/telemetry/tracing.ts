@@ -1,5 +1,6 @@
 import { type Tracer, trace } from '@opentelemetry/api';
 import type { Logger } from '../logger.js';
+import { derivableIds } from './traceIds.js';
 
 /** Where traces go; null: tracing off (the no-op API tracer, no SDK loaded). */
 export interface TracingConfig {
@@ -10,6 +11,8 @@ export interface TracingConfig {
 
 export interface Tracing {
   tracer: Tracer;
+  /** Whether spans go anywhere: hooks that would only feed the no-op tracer are not installed. */
+  enabled: boolean;
   /** Sends what is buffered (on shutdown, and in tests). */
   flush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -24,7 +27,12 @@ const TRACER_NAME = 'callwright';
  */
 export async function startTracing(config: TracingConfig, logger: Logger): Promise<Tracing> {
   if (!config.otlpTracesUrl) {
-    return { tracer: trace.getTracer(TRACER_NAME), flush: async () => {}, shutdown: async () => {} };
+    return {
+      tracer: trace.getTracer(TRACER_NAME),
+      enabled: false,
+      flush: async () => {},
+      shutdown: async () => {},
+    };
   }
   const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
     await Promise.all([
@@ -35,11 +43,14 @@ export async function startTracing(config: TracingConfig, logger: Logger): Promi
   const exporter = new OTLPTraceExporter({ url: config.otlpTracesUrl });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName }),
+    // Random ids, except a call span's, derived from its call id (src/telemetry/traceIds.ts).
+    idGenerator: derivableIds,
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
   });
   logger.info({ otlpTracesUrl: redactUrl(config.otlpTracesUrl) }, 'OpenTelemetry tracing on');
   return {
     tracer: provider.getTracer(TRACER_NAME),
+    enabled: true,
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };

@@ -27,6 +27,16 @@ export type ToolOutcome =
   | { ok: true; result: unknown; status: number; latencyMs: number }
   | { ok: false; error: string; status: number | null; latencyMs: number };
 
+/** One call of a tool as the call's metrics keep it: no arguments, no answer, no URL. */
+export interface ToolCallTiming {
+  tool: string;
+  outcome: 'ok' | 'error';
+  /** The tool server's HTTP status; null when none answered (or the call was not made). */
+  http_status: number | null;
+  started_at: string;
+  duration_ms: number;
+}
+
 export interface ToolCallerOptions {
   callId: string;
   variables: Readonly<Record<string, VariableValue>>;
@@ -45,6 +55,7 @@ export class ToolCaller {
   private variables: Record<string, VariableValue>;
   /** Only the variables tools' answers set, for the call's record. */
   private readonly mapped: Record<string, VariableValue> = {};
+  private readonly made: ToolCallTiming[] = [];
 
   constructor(private readonly options: ToolCallerOptions) {
     this.variables = { ...options.variables };
@@ -76,7 +87,25 @@ export class ToolCaller {
     return made;
   }
 
+  /** Each call made so far: when, how long, how it went (`metrics.tool_calls`, the call's `tool` spans). */
+  timings(): readonly ToolCallTiming[] {
+    return this.made;
+  }
+
   async call(tool: AgentTool, argumentsJson: string): Promise<ToolOutcome> {
+    const startedAtMs = Date.now();
+    const outcome = await this.attempt(tool, argumentsJson);
+    this.made.push({
+      tool: tool.name,
+      outcome: outcome.ok ? 'ok' : 'error',
+      http_status: outcome.status,
+      started_at: new Date(startedAtMs).toISOString(),
+      duration_ms: Date.now() - startedAtMs,
+    });
+    return outcome;
+  }
+
+  private async attempt(tool: AgentTool, argumentsJson: string): Promise<ToolOutcome> {
     const failed = (error: string, status: number | null = null, latencyMs = 0): ToolOutcome => {
       this.options.logger.info({ tool: tool.name, status, latencyMs, error }, 'tool call failed');
       return { ok: false, error, status, latencyMs };

@@ -90,7 +90,13 @@ export async function conversationResult(parts: {
     .map((turn) => turn.voice_to_voice_ms)
     .filter((value): value is number => value !== null);
   const sorted = [...(parts.timeline ? voiceToVoice : (parts.latenciesMs ?? []))].sort((a, b) => a - b);
+  const analysisStartedAtMs = Date.now();
   const { data: extractedData, analysis } = await analyzeCall(parts.brain, parts.transcript, parts.logger);
+  // When the analysis ran and how long it took: the call's trace makes its `analysis` span of it.
+  const analysisTiming = {
+    started_at: new Date(analysisStartedAtMs).toISOString(),
+    duration_ms: Date.now() - analysisStartedAtMs,
+  };
   return {
     transcript: parts.transcript,
     answeredBy: parts.answeredBy,
@@ -105,6 +111,7 @@ export async function conversationResult(parts: {
       dtmf_received: parts.dtmfReceived,
       provider_failures: providerFailureMetrics(parts.providerFailures),
       turns_ended_by_recognizer: parts.turnsEndedByRecognizer ?? 0,
+      analysis_timing: analysisTiming,
       ...(parts.timeline ? { ...parts.timeline.summary(), turns } : {}),
       // What each answer was understood as (rule-following brains): heard, rule matched or none, why.
       ...(parts.brain.understanding ? { understanding: parts.brain.understanding() } : {}),

@@ -14,7 +14,7 @@ import type { TurnTakingSettings } from '../domain/turnTakingSettings.js';
 import { UsageMeter } from '../domain/usage.js';
 import type { Logger } from '../logger.js';
 import type { HostnameLookup } from '../net/hostGuard.js';
-import { ToolCaller } from '../tools/toolCaller.js';
+import { ToolCaller, type ToolCallTiming } from '../tools/toolCaller.js';
 import type { VoicemailPolicy } from './answeringMachine.js';
 import { type DialogScript, parseDialogScript } from './brains/dialogScript.js';
 import { DisclosedBrain } from './brains/disclosedBrain.js';
@@ -113,6 +113,8 @@ export interface CallVoice {
   usage: UsageMeter;
   /** The variables the agent's tools' answers set (`response_variables`), for the call's record. */
   toolVariables?: () => Readonly<Record<string, VariableValue>>;
+  /** Each tool call the call made so far, timed (src/tools/toolCaller.ts). */
+  toolCalls?: () => readonly ToolCallTiming[];
   /** Closes what was made for this call alone (vendor adapters and their spare sockets). */
   release(): void;
 }
@@ -434,6 +436,7 @@ export class VoiceStack {
       dtmf: settings.dtmf,
       recordingEnabled: settings.recording.enabled,
       toolVariables: () => toolCaller?.mappedVariables() ?? {},
+      toolCalls: () => toolCaller?.timings() ?? [],
       ...(realtime ? { realtime } : {}),
       release: () => {
         for (const adapter of ownAdapters.splice(0))

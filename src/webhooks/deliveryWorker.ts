@@ -6,6 +6,7 @@
  * A process that stops, cleanly or not, loses nothing: an unfinished job is claimed again.
  */
 
+import type { Tracer } from '@opentelemetry/api';
 import type { EventRecord, WebhookEndpointRecord } from '../domain/records.js';
 import type { Logger } from '../logger.js';
 import type { Job, JobQueue } from '../queue/types.js';
@@ -13,6 +14,7 @@ import { queueNames } from '../queue/types.js';
 import type { SecretBox } from '../secrets/secretBox.js';
 import { openStoredSecret } from '../secrets/secretsAtRest.js';
 import type { AttemptOutcome, EventRepository, WebhookEndpointRepository } from '../store/types.js';
+import { recordWebhookAttempt } from '../telemetry/webhookSpans.js';
 import { type DeliveryAttemptResult, defaultDeliveryTimeoutMs, deliverOnce } from './httpDelivery.js';
 import { nextAttemptDelayMs } from './retrySchedule.js';
 import { webhookHeaders } from './signing.js';
@@ -42,6 +44,8 @@ export interface DeliveryWorkerOptions {
   timeoutMs?: number;
   retryDelay?: RetryDelayPolicy;
   lookup?: HostnameLookup;
+  /** Each attempt becomes a span in its call's trace (src/telemetry/webhookSpans.ts); absent: none. */
+  tracer?: Tracer;
 }
 
 export const maxResponseExcerptChars = 1024;
@@ -128,7 +132,20 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
       allowPrivate: options.allowPrivate,
       ...(options.lookup ? { lookup: options.lookup } : {}),
     });
-    const outcome = outcomeOf(result, event.attempts + 1, retryDelay, Date.now());
+    const attemptEndedAtMs = Date.now();
+    const outcome = outcomeOf(result, event.attempts + 1, retryDelay, attemptEndedAtMs);
+    if (options.tracer)
+      recordWebhookAttempt(options.tracer, {
+        eventId: event.id,
+        eventType: event.type,
+        callId: event.callId,
+        attempt: event.attempts + 1,
+        startedAtMs: attemptedAtMs,
+        endedAtMs: attemptEndedAtMs,
+        statusCode: result.status,
+        outcome: outcome.kind,
+        errorKind: result.ok ? null : result.status === null ? 'no_response' : `http_${result.status}`,
+      });
     await options.events.recordAttempt(
       job.id,
       {

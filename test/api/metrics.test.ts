@@ -30,7 +30,7 @@ function sample(text: string, series: string): number | null {
 }
 
 describe('GET /metrics', () => {
-  it('counts calls by status, live calls per worker, queues, and the dispatch latency', async () => {
+  it('counts calls by status, live calls by kind, queues, and the dispatch latency', async () => {
     const fixture = await callFixture(service);
     const result = await postCall(service.url, fixture.key, {
       agent_id: fixture.agentId,
@@ -44,7 +44,11 @@ describe('GET /metrics', () => {
     const text = metrics.text;
     expect(sample(text, 'callwright_calls{status="failed"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'callwright_calls{status="queued"}')).toBe(0);
-    expect(sample(text, `callwright_live_calls{worker="${service.calls?.workerId}"}`)).toBe(0);
+    // Live calls by kind, every kind shown; no worker id (an id would make a series per process start).
+    for (const direction of ['outbound', 'inbound'])
+      for (const channel of ['phone', 'web'])
+        expect(sample(text, `callwright_live_calls{direction="${direction}",channel="${channel}"}`)).toBe(0);
+    expect(text).not.toContain(`${service.calls?.workerId}`);
     expect(sample(text, 'callwright_queue_jobs{queue="call.dispatch"}')).toBe(0);
     expect(text).toContain('callwright_queue_oldest_job_age_seconds{queue="webhook.deliver"}');
     expect(text).toContain('callwright_webhook_backlog');

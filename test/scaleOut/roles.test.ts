@@ -99,7 +99,7 @@ describe('serve --role on PostgreSQL', () => {
       headers: { Authorization: `Bearer ${metricsToken}` },
     });
     expect(metrics.status).toBe(200);
-    expect(metrics.text).toContain(`callwright_live_calls{worker="${worker.calls?.workerId}"}`);
+    expect(metrics.text).toContain('callwright_live_calls{direction="outbound",channel="phone"} 0');
     const refused = await request(`${worker.url}/v1/calls`, { headers: { 'X-API-Key': fixture.key } });
     expect(refused.status).toBe(404);
   });

@@ -122,6 +122,10 @@ describe.each(storeKinds)('web calls on %s', (kind) => {
 
   it("keeps an account's allowed origins whole, replaced at once", async () => {
     expect(await store.webCalls.allowedOrigins(owner.account.id)).toEqual([]);
+    const before = await createWebCall();
+    expect(await store.webCalls.tokenOwner(webCallTokenHash(before.token))).toMatchObject({
+      allowedOrigins: [],
+    });
     await store.webCalls.setAllowedOrigins(
       owner.account.id,
       ['https://a.example.com', 'http://localhost:8080'],
@@ -136,10 +140,12 @@ describe.each(storeKinds)('web calls on %s', (kind) => {
     const other = await createCallOwner(store, { account: { name: 'other', maxLiveCalls: 1 } });
     expect(await store.webCalls.allowedOrigins(other.account.id)).toEqual([]);
     const { token, call } = await createWebCall();
+    // The connect route reads the token's owner and its account's origins in one query.
     expect(await store.webCalls.tokenOwner(webCallTokenHash(token))).toEqual({
       callId: call.id,
       accountId: owner.account.id,
       agentId: owner.owner.agentId,
+      allowedOrigins: ['https://b.example.com'],
     });
     expect(await store.webCalls.tokenOwner(webCallTokenHash(newWebCallToken()))).toBeNull();
   });

@@ -1,58 +1,33 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { CallRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logger.js';
 import { recordCallTrace } from '../../src/telemetry/callTrace.js';
+import { callTraceIds } from '../../src/telemetry/traceIds.js';
 import { startTracing } from '../../src/telemetry/tracing.js';
 import { callFixture, startFullService, waitForTerminal } from '../helpers/fullService.js';
 import { postCall } from '../helpers/http.js';
 import { LogCapture } from '../helpers/service.js';
+import { type OtlpReceiver, type OtlpSpan, startOtlpReceiver } from './otlpReceiver.js';
 
 /**
- * A sandbox call's whole trace, as an OTLP/HTTP receiver gets it: a real HTTP endpoint on
- * loopback takes what the SDK's exporter POSTs to /v1/traces (its JSON encoding, the OTLP
- * ExportTraceServiceRequest) and decodes it.
+ * A sandbox call's trace, as an OTLP/HTTP receiver gets it: a real HTTP endpoint on loopback takes
+ * what the SDK's exporter POSTs to /v1/traces (its JSON encoding, the OTLP
+ * ExportTraceServiceRequest) and decodes it (./otlpReceiver.ts). The whole trace of a call with a
+ * tool, a transfer, its analysis and webhook attempts: wholeCallTrace.test.ts.
  */
 
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes?: { key: string; value: Record<string, unknown> }[];
-}
-
-const spans: OtlpSpan[] = [];
-const bodies: string[] = [];
-let receiver: Server;
+let receiver: OtlpReceiver;
+let spans: OtlpSpan[];
+let bodies: string[];
 let tracesUrl: string;
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    void readBody(req).then((body) => {
-      if (req.url === '/v1/traces' && req.headers['content-type']?.startsWith('application/json')) {
-        bodies.push(body);
-        const request = JSON.parse(body) as {
-          resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[];
-        };
-        for (const rs of request.resourceSpans) for (const ss of rs.scopeSpans) spans.push(...ss.spans);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  tracesUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/v1/traces`;
+  receiver = await startOtlpReceiver();
+  ({ spans, bodies, url: tracesUrl } = receiver);
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
 });
 
 it('exports a sandbox call as one trace: call span with dispatch, INVITE, ringing, answer children; no number or key', async () => {
@@ -141,4 +116,35 @@ it('puts each turn under the call, with its waterfall stages (end of turn, STT f
       ['end_of_turn', 'first_audible_packet', 'llm_first_token', 'stt_final', 'tts_first_audio'].sort(),
     );
   }
+});
+
+it('links an inbound call that returns an outbound one to that call, and gives each call the ids its id derives', async () => {
+  const tracing = await startTracing(
+    { otlpTracesUrl: tracesUrl, serviceName: 'callwright-test' },
+    createLogger('error', new LogCapture()),
+  );
+  const callback = {
+    id: 'call_callback_1',
+    agentId: 'agent_1',
+    direction: 'inbound',
+    channel: 'phone',
+    callbackOf: 'call_outbound_1',
+    status: 'completed',
+    endReason: 'callee_hangup',
+    createdAt: '2026-01-01T10:00:00.000Z',
+    dialingAt: null,
+    ringingAt: null,
+    inProgressAt: '2026-01-01T10:00:01.000Z',
+    endedAt: '2026-01-01T10:00:30.000Z',
+    metrics: null,
+  } as unknown as CallRecord;
+  const before = spans.length;
+  recordCallTrace(tracing.tracer, callback);
+  await tracing.shutdown();
+  const callSpan = spans.slice(before).find((span) => span.name === 'call');
+  expect(callSpan).toMatchObject(callTraceIds('call_callback_1'));
+  const original = callTraceIds('call_outbound_1');
+  expect(callSpan?.links?.map((link) => [link.traceId, link.spanId])).toEqual([
+    [original.traceId, original.spanId],
+  ]);
 });

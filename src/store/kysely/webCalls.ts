@@ -1,6 +1,11 @@
 import type { CallRecord } from '../../domain/records.js';
 import { callFromRow } from '../recordsFromRows.js';
-import type { NewWebCall, WebCallRepository, WebCallTokenRefusal } from '../webCallRepository.js';
+import type {
+  NewWebCall,
+  WebCallRepository,
+  WebCallTokenOwner,
+  WebCallTokenRefusal,
+} from '../webCallRepository.js';
 import type { StoreQueries } from './dialects.js';
 import { jsonText } from './schema.js';
 
@@ -45,17 +50,21 @@ export class KyselyWebCalls implements WebCallRepository {
     return callFromRow(row, this.queries.dialect.columns);
   }
 
-  async tokenOwner(
-    tokenHash: string,
-  ): Promise<{ callId: string; accountId: string; agentId: string } | null> {
+  async tokenOwner(tokenHash: string): Promise<WebCallTokenOwner | null> {
     const row = await this.queries.db
       .selectFrom('web_calls')
       .innerJoin('calls', 'calls.id', 'web_calls.call_id')
-      .select(['web_calls.call_id', 'web_calls.account_id', 'calls.agent_id'])
+      .leftJoin('web_call_settings', 'web_call_settings.account_id', 'web_calls.account_id')
+      .select(['web_calls.call_id', 'web_calls.account_id', 'calls.agent_id', 'web_call_settings.origins'])
       .where('web_calls.token_hash', '=', tokenHash)
       .executeTakeFirst();
     if (!row) return null;
-    return { callId: row.call_id, accountId: row.account_id, agentId: row.agent_id ?? '' };
+    return {
+      callId: row.call_id,
+      accountId: row.account_id,
+      agentId: row.agent_id ?? '',
+      allowedOrigins: this.originsOf(row.origins),
+    };
   }
 
   async expiredUnused(nowIso: string, limit: number): Promise<string[]> {
@@ -78,7 +87,12 @@ export class KyselyWebCalls implements WebCallRepository {
       .select('origins')
       .where('account_id', '=', accountId)
       .executeTakeFirst();
-    const origins = row ? this.queries.dialect.columns.json(row.origins) : null;
+    return this.originsOf(row?.origins ?? null);
+  }
+
+  private originsOf(column: unknown): string[] {
+    const origins =
+      column === null || column === undefined ? null : this.queries.dialect.columns.json(column);
     return Array.isArray(origins) ? origins.filter((origin) => typeof origin === 'string') : [];
   }
 

@@ -176,7 +176,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    this.committer.flush();
+    await this.committer.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -166,17 +166,11 @@ export class DialogRefresher {
    * when the caller lets it lapse. Null when the INVITE asked for none.
    */
   answeringInvite(invite: ParsedSipRequest): SipHeader[] {
-    const asked = sessionExpiresOf(invite);
-    if (asked === null) return [];
-    const callerSupports = listsToken(invite, 'Supported', 'timer');
-    // RFC 4028 §9: the caller's choice stands; unnamed, it refreshes if it supports timers, else we do.
-    const refresher = asked.refresher ?? (callerSupports ? 'uac' : 'uas');
+    const answer = sessionTimerAnswer(invite);
+    if (answer === null) return [];
     this.peerAllowsUpdate = listsToken(invite, 'Allow', 'UPDATE');
-    this.timer.arm(asked.intervalS, refresher === 'uas');
-    return [
-      { name: 'Session-Expires', value: `${asked.intervalS};refresher=${refresher}` },
-      ...(callerSupports ? [{ name: 'Require', value: 'timer' }] : []),
-    ];
+    this.timer.arm(answer.intervalS, answer.weRefresh);
+    return answer.headers;
   }
 
   /** The far end refreshed (its re-INVITE or UPDATE; refresher=uac is the far end then). */
@@ -206,4 +200,25 @@ export class DialogRefresher {
     if (expires !== null) this.timer.arm(expires.intervalS, expires.refresher !== 'uas');
     else this.timer.arm(Math.max(minSessionExpiresS, intervalS / 2), true);
   }
+}
+
+/**
+ * What a UAS answers to an INVITE's session-timer request (RFC 4028 §9): the caller's refresher
+ * stands; unnamed, the caller refreshes if it supports timers, else we do. Null: it asked for none.
+ */
+export function sessionTimerAnswer(
+  invite: ParsedSipRequest,
+): { intervalS: number; weRefresh: boolean; headers: SipHeader[] } | null {
+  const asked = sessionExpiresOf(invite);
+  if (asked === null) return null;
+  const callerSupports = listsToken(invite, 'Supported', 'timer');
+  const refresher = asked.refresher ?? (callerSupports ? 'uac' : 'uas');
+  return {
+    intervalS: asked.intervalS,
+    weRefresh: refresher === 'uas',
+    headers: [
+      { name: 'Session-Expires', value: `${asked.intervalS};refresher=${refresher}` },
+      ...(callerSupports ? [{ name: 'Require', value: 'timer' }] : []),
+    ],
+  };
 }

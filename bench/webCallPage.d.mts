@@ -1,0 +1,28 @@
+import type { Browser } from 'playwright-core';
+
+export interface PageWebCallResult {
+  callId?: string;
+  error?: string;
+  ended?: 'hung_up' | 'ended' | 'failed' | 'limit';
+  answered?: boolean;
+  connectMs?: number;
+  jitterBufferMs?: number | null;
+  greetingMs?: number | null;
+  voiceToVoiceMs?: number | null;
+}
+
+export function webCallsFromOnePage(
+  browser: Browser,
+  options: {
+    serviceUrl: string;
+    tokens: string[];
+    agentId: string;
+    answerWav: Uint8Array;
+    spreadMs?: number;
+    calibrate?: boolean;
+    replyAfterQuietMs?: number;
+    callLimitMs?: number;
+  },
+): Promise<{ results: PageWebCallResult[]; browserOwnPathMs: number | null; baseLatencyMs: number | null }>;
+
+export const webCallChromiumArgs: string[];
