@@ -17,13 +17,7 @@ import type { SecretBox } from '../secrets/secretBox.js';
 import type { CompletedEventBuilder, Store } from '../store/types.js';
 import { recordCallTrace } from '../telemetry/callTrace.js';
 import { type MediaClock, type PortAllocator, type RemoteMedia, RtpSession } from '../telephony/rtp/index.js';
-import type {
-  CallFailure,
-  IncomingCall,
-  OutgoingCall,
-  SipUserAgent,
-  TransferResult,
-} from '../telephony/sip/index.js';
+import type { CallFailure, IncomingCall, OutgoingCall, SipUserAgent } from '../telephony/sip/index.js';
 import type { WebRtcLeg } from '../telephony/webrtc/webRtcLeg.js';
 import { agentHasTools, toolSigningSecrets } from '../tools/signingSecrets.js';
 import { SpeechPrefetch } from '../voice/agentSpeaker.js';
@@ -37,14 +31,12 @@ import { StatusEventWriter } from '../webhooks/statusEventWriter.js';
 import { addCalleeToDoNotCall } from './calleeRequests.js';
 import { type CallRoute, type CallRouteOptions, inviteForCall, type SandboxAddress } from './callRoute.js';
 import { CallStatusEvents } from './callStatusEvents.js';
-import { transferCall } from './callTransfers.js';
 import type { DialRateGate } from './dialRateGate.js';
 import { mediaMetrics } from './mediaMetrics.js';
 import { MediaRenegotiation } from './mediaRenegotiation.js';
 import { sipDialogRecordOf } from './orphanedDialogs.js';
 import { answerTone } from './placeholderMedia.js';
-import type { TransferLeg } from './transferLeg.js';
-import { startTransferTiming, type TransferTiming } from './transferTiming.js';
+import { SessionTransfers } from './sessionTransfers.js';
 
 /** Everything a worker needs to place calls; built once per process. */
 export interface CallWorkerContext {
@@ -127,12 +119,7 @@ export class CallSession {
   private finish: CallFinish | null = null;
   private finished: CallRecord | null = null;
   private recorded = false;
-  /** A transfer's second leg, from its INVITE; hung up with the call. */
-  private transferLeg: TransferLeg | null = null;
-  /** It answered (and was briefed): bridged to the callee when the agent leaves. */
-  private transferLegAnswered = false;
-  /** Each transfer attempt's timing and outcome, for `metrics.transfers` (and the call's trace). */
-  private readonly transferTimings: TransferTiming[] = [];
+  private readonly transfers: SessionTransfers;
   /** The conversation, gathered when the agent left a bridged call (the call itself goes on). */
   private gathered: Promise<Partial<CallFinish>> | null = null;
   private readonly statusEvents: CallStatusEvents;
@@ -151,6 +138,26 @@ export class CallSession {
     this.maxDurationMs = (agent?.maxDurationS ?? 600) * 1000;
     this.log = context.logger.child({ callId: call.id });
     this.statusEvents = new CallStatusEvents(call, new StatusEventWriter(context.store.events, this.log));
+    this.transfers = new SessionTransfers({
+      store: context.store,
+      legContext: { ...context, logger: this.log },
+      log: this.log,
+      statusEvents: this.statusEvents,
+      callForWhisper: () => ({
+        ...this.call,
+        variables: this.variablesWithToolAnswers() ?? this.call.variables,
+      }),
+      routeOptions: () => this.routeOptions(),
+      voice: () => this.callVoice,
+      outgoing: () => this.outgoing,
+      requestUri: () => this.route?.inviteOptions.requestUri,
+      calleeRtp: () => this.rtp,
+      ending: () => this.localEnding !== null,
+      targetHungUp: () => {
+        this.localEnding ??= { kind: 'transferred' };
+        void this.outgoing?.hangUp().catch(() => undefined);
+      },
+    });
     this.done = this.run();
   }
 
@@ -182,8 +189,8 @@ export class CallSession {
   /** Ends the call from our side with the given reason (max duration, agent hang-up, shutdown). */
   endLocally(ending: TelephonyEnding): void {
     this.localEnding ??= ending;
-    const leg = this.transferLeg;
-    if (ending.kind === 'transferred' && leg && this.transferLegAnswered) {
+    const leg = this.transfers.answeredLeg;
+    if (ending.kind === 'transferred' && leg) {
       // The agent leaves a bridged call: the callee stays, now with the target.
       if (!this.gathered && this.rtp) {
         this.gathered = this.gatherConversation();
@@ -204,7 +211,7 @@ export class CallSession {
       this.log.error({ err: error }, 'call failed inside the worker');
       ending = this.localEnding ?? { kind: 'internal_error' };
     } finally {
-      void this.transferLeg?.hangUp();
+      this.transfers.hangUp();
       this.browser?.hangUp();
       this.releaseMedia();
     }
@@ -476,7 +483,7 @@ export class CallSession {
       silenceTimeoutMs: (this.agent?.silenceTimeoutS ?? 20) * 1000,
       maxDurationMs: this.maxDurationMs,
       hangUp: (ending: AgentEnding) => this.endLocally({ kind: ending }),
-      transfer: (target: string, summary?: string) => this.transferTo(target, summary),
+      transfer: (target: string, summary?: string) => this.transfers.transferTo(target, summary),
       addToDoNotCall: async () => {
         await addCalleeToDoNotCall(this.context.store, this.call);
         this.log.info('the callee asked not to be called again: the number is on the do-not-call list');
@@ -496,7 +503,7 @@ export class CallSession {
     const toolCalls = this.callVoice?.toolCalls?.() ?? [];
     return {
       ...(toolCalls.length > 0 ? { tool_calls: [...toolCalls] } : {}),
-      ...(this.transferTimings.length > 0 ? { transfers: this.transferTimings } : {}),
+      ...(this.transfers.timings.length > 0 ? { transfers: this.transfers.timings } : {}),
     };
   }
 
@@ -504,55 +511,6 @@ export class CallSession {
   private variablesWithToolAnswers(): Record<string, VariableValue> | null {
     const set = this.callVoice?.toolVariables?.() ?? {};
     return Object.keys(set).length > 0 ? { ...(this.call.variables ?? {}), ...set } : null;
-  }
-
-  /** A transfer to one of the agent's targets (src/calls/callTransfers.ts); the call stays up until it succeeds. */
-  private transferTo(target: string, summary: string | undefined): Promise<TransferResult> {
-    const { context, callVoice: voice, outgoing } = this;
-    const requestUri = this.route?.inviteOptions.requestUri;
-    if (!voice || !outgoing || !requestUri)
-      return Promise.resolve({ kind: 'failed', status: null, reason: `no transfer target ${target}` });
-    const timing = startTransferTiming(target);
-    return transferCall(
-      {
-        store: context.store,
-        // The whisper is rendered with the variables as the tools' answers left them.
-        call: { ...this.call, variables: this.variablesWithToolAnswers() ?? this.call.variables },
-        routeOptions: this.routeOptions(),
-        legContext: { ...context, logger: this.log },
-        targets: voice.transferTargets,
-        options: voice.transferOptions,
-        outgoing,
-        requestUri,
-        calleeRtp: this.rtp,
-        tts: voice.tts,
-        ttsVoice: voice.ttsVoice,
-        stt: voice.stt,
-        logger: this.log,
-        onDialled: (leg) => {
-          void this.transferLeg?.hangUp();
-          this.transferLeg = leg;
-        },
-        handOff: (leg) => {
-          if (this.localEnding) return void leg.hangUp();
-          this.transferLegAnswered = true;
-          // The target hanging up ends the call.
-          void leg.ended.then(() => {
-            this.localEnding ??= { kind: 'transferred' };
-            void this.outgoing?.hangUp().catch(() => undefined);
-          });
-        },
-        report: (detail) => {
-          timing.reported(detail);
-          this.statusEvents.transferred(detail);
-        },
-      },
-      target,
-      summary,
-    ).then((result) => {
-      this.transferTimings.push(timing.over(result));
-      return result;
-    });
   }
 
   private routeOptions(): CallRouteOptions {
