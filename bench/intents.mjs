@@ -52,6 +52,13 @@ const decoderSettings = Object.fromEntries(
     .filter(Boolean)
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
+// INTENT_FEATURES: the acoustic model's feat.params overrides, e.g. "-upperf=3800;-lowerf=200".
+const featureParams = Object.fromEntries(
+  (process.env.INTENT_FEATURES ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const sets = (process.env.INTENT_SETS ?? 'paraphrases,offScript,exact').split(',');
 
 const flite = await FliteTextToSpeech.start({ logger });
@@ -130,6 +137,7 @@ for (const fillerLogp of fillerSettings) {
     logger,
     phraseVariants,
     decoderSettings,
+    featureParams,
     ...(fillerLogp !== undefined ? { fillerLogp } : {}),
     ...(rejectionLogp !== undefined ? { rejectionLogp } : {}),
     ...(coverage !== undefined ? { minimumSpeechCoverage: coverage } : {}),
@@ -165,7 +173,7 @@ for (const fillerLogp of fillerSettings) {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass}, decoder ${JSON.stringify(decoderSettings)} (${seconds} s)`,
+    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass}, decoder ${JSON.stringify(decoderSettings)}, features ${JSON.stringify(featureParams)} (${seconds} s)`,
   );
   const sorted = [...decodeMs].sort((a, b) => a - b);
   const at = (share) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);
