@@ -12,7 +12,8 @@
  * INTENT_COVERAGE ("none" or 0..1), INTENT_VARIANTS=0 (no variants in the grammar),
  * INTENT_SECOND_PASS=0 (no free-form second pass when the grammar hears no phrase; on by default),
  * INTENT_VOICES (comma list of voice names to keep), INTENT_SETS (paraphrases,offScript,exact),
- * INTENT_CORPUS (another corpus file of the same shape).
+ * INTENT_CORPUS (another corpus file of the same shape), INTENT_DECODER (decoder settings,
+ * "-beam=1e-60;-wip=0.2"), INTENT_FEATURES (the acoustic model's feat.params lines, "-upperf=3800").
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
