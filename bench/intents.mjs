@@ -12,7 +12,8 @@
  * INTENT_COVERAGE ("none" or 0..1), INTENT_VARIANTS=0 (no variants in the grammar),
  * INTENT_SECOND_PASS=0 (no free-form second pass when the grammar hears no phrase; on by default),
  * INTENT_VOICES (comma list of voice names to keep), INTENT_SETS (paraphrases,offScript,exact),
- * INTENT_CORPUS (another corpus file of the same shape).
+ * INTENT_CORPUS (another corpus file of the same shape), INTENT_DECODER (decoder settings,
+ * "-beam=1e-60;-wip=0.2"), INTENT_FEATURES (the acoustic model's feat.params lines, "-upperf=3800").
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -48,6 +49,13 @@ const voices = corpus.voices.filter((voice) => !keptVoices || keptVoices.include
 // INTENT_DECODER: decoder settings, e.g. "-cmninit=40,3,-1;-wip=0.2" (PocketsphinxSpeechToText decoderSettings).
 const decoderSettings = Object.fromEntries(
   (process.env.INTENT_DECODER ?? '')
+    .split(';')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
+// INTENT_FEATURES: the acoustic model's feat.params overrides, e.g. "-upperf=3800;-lowerf=200".
+const featureParams = Object.fromEntries(
+  (process.env.INTENT_FEATURES ?? '')
     .split(';')
     .filter(Boolean)
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
@@ -130,6 +138,7 @@ for (const fillerLogp of fillerSettings) {
     logger,
     phraseVariants,
     decoderSettings,
+    featureParams,
     ...(fillerLogp !== undefined ? { fillerLogp } : {}),
     ...(rejectionLogp !== undefined ? { rejectionLogp } : {}),
     ...(coverage !== undefined ? { minimumSpeechCoverage: coverage } : {}),
@@ -165,7 +174,7 @@ for (const fillerLogp of fillerSettings) {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass}, decoder ${JSON.stringify(decoderSettings)} (${seconds} s)`,
+    `\n== fillerLogp ${fillerLogp ?? 'default'}, rejectionLogp ${rejectionLogp ?? 'default'}, coverage ${coverage ?? 'default'}, variants ${phraseVariants}, second pass ${secondPass}, decoder ${JSON.stringify(decoderSettings)}, features ${JSON.stringify(featureParams)} (${seconds} s)`,
   );
   const sorted = [...decodeMs].sort((a, b) => a - b);
   const at = (share) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]);

@@ -11,6 +11,12 @@ export interface PocketsphinxEngineData {
   loadLanguageModel: boolean;
   /** Extra decoder settings (argument name → value, e.g. `-cmninit` → `40,3,-1`), applied last. */
   decoderSettings?: Record<string, string>;
+  /**
+   * Front-end settings written into the WASM file system's copy of the acoustic model's
+   * `feat.params` (argument name → value, e.g. `-upperf` → `3800`): this build reads that file after
+   * the command line, so its values win over `decoderSettings`.
+   */
+  featureParams?: Record<string, string>;
 }
 
 export type PocketsphinxRequest =
@@ -103,6 +109,13 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
     ReturnType?: { SUCCESS: ReturnType };
   }
 
+  /** `feat.params` (one `-name value` a line) with `overrides` replacing or adding lines. */
+  function editedFeatureParams(original: string, overrides: Record<string, string>): string {
+    const lines = original.split('\n').filter((line) => line.trim() !== '');
+    const kept = lines.filter((line) => !((line.trim().split(/\s+/)[0] ?? '') in overrides));
+    return `${[...kept, ...Object.entries(overrides).map(([name, value]) => `${name} ${value}`)].join('\n')}\n`;
+  }
+
   const recentErrorLines: string[] = [];
   const scriptDirectory = path.dirname(data.scriptPath);
   // Float-to-integer conversions saturate instead of trapping (see saturatingFloatToInt.ts):
@@ -141,7 +154,13 @@ export function pocketsphinxEngineMain(modules: EngineModules, data: Pocketsphin
         createPath('/model', 'en-us', true, true);
         const acousticDirectory = path.join(data.modelDirectory, 'en-us');
         for (const name of fs.readdirSync(acousticDirectory)) {
-          addFile('/model/en-us', name, path.join(acousticDirectory, name));
+          if (name === 'feat.params' && data.featureParams && Object.keys(data.featureParams).length > 0) {
+            const edited = editedFeatureParams(
+              fs.readFileSync(path.join(acousticDirectory, name), 'utf8'),
+              data.featureParams,
+            );
+            createDataFile('/model/en-us', name, new TextEncoder().encode(edited), true, false, true);
+          } else addFile('/model/en-us', name, path.join(acousticDirectory, name));
         }
         addFile('/model', 'cmudict-en-us.dict', path.join(data.modelDirectory, 'cmudict-en-us.dict'));
         if (data.loadLanguageModel)

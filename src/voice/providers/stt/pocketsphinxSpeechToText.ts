@@ -120,6 +120,12 @@ export interface PocketsphinxSpeechToTextOptions {
    * names from decoderSettingNames). For measuring (bench:intents); the defaults are the measured best.
    */
   decoderSettings?: Record<string, string>;
+  /**
+   * Front-end settings for the acoustic model's `feat.params` (names from featureParamNames, e.g.
+   * `-upperf` → `3800`), which this pocketsphinx build reads after the command line: the engine
+   * writes an edited copy of the file into its virtual file system. For measuring (bench:intents).
+   */
+  featureParams?: Record<string, string>;
   logger?: Logger;
 }
 
@@ -149,9 +155,23 @@ export const decoderSettingNames: ReadonlySet<string> = new Set([
   '-vad_threshold',
 ]);
 
-function checkedDecoderSettings(settings: Record<string, string>): Record<string, string> {
+/** The `feat.params` lines `featureParams` may replace: the filterbank and the normalisation. */
+export const featureParamNames: ReadonlySet<string> = new Set([
+  '-lowerf',
+  '-upperf',
+  '-nfilt',
+  '-cmn',
+  '-cmninit',
+  '-varnorm',
+  '-lifter',
+]);
+
+function checkedDecoderSettings(
+  settings: Record<string, string>,
+  allowedNames: ReadonlySet<string> = decoderSettingNames,
+): Record<string, string> {
   for (const [name, value] of Object.entries(settings)) {
-    if (!decoderSettingNames.has(name)) throw new RangeError(`decoder setting ${name} is not allowed`);
+    if (!allowedNames.has(name)) throw new RangeError(`decoder setting ${name} is not allowed`);
     if (!/^[-+.,\w]{1,40}$/.test(value)) throw new RangeError(`decoder setting ${name} has a bad value`);
   }
   return { ...settings };
@@ -249,6 +269,7 @@ export class PocketsphinxSpeechToText implements SpeechToText {
       modelDirectory: join(packageDirectory, 'pocketsphinx', 'model', 'en-us'),
       loadLanguageModel: options.freeForm ?? true,
       decoderSettings: checkedDecoderSettings(options.decoderSettings ?? {}),
+      featureParams: checkedDecoderSettings(options.featureParams ?? {}, featureParamNames),
     };
     const stallTimeoutMs = options.stallTimeoutMs ?? 30_000;
     const pool = await EnginePool.start({
