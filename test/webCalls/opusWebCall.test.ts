@@ -37,6 +37,9 @@ interface PageCall {
   answerSdp: string | null;
   codecs: { inbound?: string; outbound?: string };
   packets: { inbound?: number; outbound?: number };
+  /** Payload bytes and the seconds they took, per direction (Chromium's stats). */
+  bytes: { inbound?: number; outbound?: number };
+  seconds: { inbound?: number; outbound?: number };
   ended: string | null;
 }
 
@@ -47,7 +50,7 @@ interface PageCall {
 const page = `<!doctype html><body><script type="module">
 import { startWebCall } from '/v1/web-calls/sdk.js';
 window.callInPage = async (baseUrl, token, onlyCodec) => {
-  const state = { callId: null, error: null, answerSdp: null, codecs: {}, packets: {}, ended: null };
+  const state = { callId: null, error: null, answerSdp: null, codecs: {}, packets: {}, bytes: {}, seconds: {}, since: {}, ended: null };
   window.pageCall = state;
   if (onlyCodec) {
     const addTrack = RTCPeerConnection.prototype.addTrack;
@@ -80,6 +83,8 @@ window.callInPage = async (baseUrl, token, onlyCodec) => {
       const codec = stats.get(report.codecId);
       if (codec) state.codecs[direction] = codec.mimeType;
       state.packets[direction] = report.packetsReceived ?? report.packetsSent;
+      state.bytes[direction] = report.bytesReceived ?? report.bytesSent;
+      state.seconds[direction] = (report.timestamp - (state.since[direction] ??= report.timestamp)) / 1000;
     }
   }, 500);
 };
@@ -186,6 +191,8 @@ describe('the codec of a web call', () => {
     expect(started.callId).toBe(callId);
     // Chromium offered Opus first among others; the answer holds Opus alone.
     expect(sdpCodecs(started.answerSdp)).toEqual(['opus/48000']);
+    // Telephone-band both ways: the browser may encode narrowband (cheaper for both sides).
+    expect(started.answerSdp).toMatch(/^a=fmtp:\d+ maxplaybackrate=8000;sprop-maxcapturerate=8000\r?$/m);
     await expect
       .poll(async () => (await state()).codecs, { timeout: 20_000 })
       .toEqual({
@@ -196,6 +203,10 @@ describe('the codec of a web call', () => {
     const ended = await state();
     // The page heard the agent through Opus (20 ms packets: >100 is more than two seconds).
     expect(ended.packets.inbound).toBeGreaterThan(100);
+    const kbps = (direction: 'inbound' | 'outbound') =>
+      (((ended.bytes[direction] ?? 0) * 8) / (ended.seconds[direction] ?? 1) / 1000).toFixed(1);
+    // Figures for docs/benchmarks.md (payload only, printed, not asserted).
+    console.log(`opus web call: browser sends ${kbps('outbound')} kb/s, receives ${kbps('inbound')} kb/s`);
     await expect.poll(async () => (await state()).ended, { timeout: 15_000 }).toBe('ended');
     await page.context().close();
   }, 120_000);

@@ -67,7 +67,7 @@ export interface OpusVoiceCodecOptions {
    * 8 kHz sends narrowband Opus (still on the 48 kHz RTP clock).
    */
   sampleRateHz: OpusSampleRateHz;
-  /** Encoder target bitrate (default 24 kb/s). */
+  /** Encoder target bitrate (default 16 kb/s: ample for narrowband speech with FEC). */
   bitrateBps?: number;
   /**
    * In-band forward error correction for the packets we send, tuned for this expected loss
@@ -75,7 +75,11 @@ export interface OpusVoiceCodecOptions {
    * next one's low-bitrate copy.
    */
   expectedLossPercent?: number;
-  /** libopus complexity 0–10 (default 5: measured in docs/benchmarks.md, bench:web). */
+  /**
+   * libopus complexity 0–10. Default 1: at 8 kHz it encodes in about half the CPU of 5 (3.2
+   * against 6.7 ms per second of audio with FEC, measured; docs/benchmarks.md), and narrowband
+   * speech gains little from more.
+   */
   complexity?: number;
 }
 
@@ -95,8 +99,8 @@ export class OpusVoiceCodec {
     this.handler = new module.OpusScriptHandler(options.sampleRateHz, 1, OPUS_APPLICATION_VOIP);
     const expectedLossPercent = options.expectedLossPercent ?? 10;
     this.control(OPUS_SET_SIGNAL, OPUS_SIGNAL_VOICE);
-    this.control(OPUS_SET_BITRATE, options.bitrateBps ?? 24_000);
-    this.control(OPUS_SET_COMPLEXITY, options.complexity ?? 5);
+    this.control(OPUS_SET_BITRATE, options.bitrateBps ?? 16_000);
+    this.control(OPUS_SET_COMPLEXITY, options.complexity ?? 1);
     this.control(OPUS_SET_INBAND_FEC, expectedLossPercent > 0 ? 1 : 0);
     this.control(OPUS_SET_PACKET_LOSS_PERC, expectedLossPercent);
     // Two 16-bit slots per sample (see the file's comment): 4 bytes a sample each way.
