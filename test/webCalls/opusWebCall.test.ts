@@ -14,7 +14,8 @@ import { agentChannel, calleeChannel, loudFrames } from '../helpers/recordings.j
 /**
  * The codec of a web call (issue 39: "Opus … with PCMU as fallback"): Debian's Chromium through
  * `callwright/web` to the example appointment agent, with a fake microphone answering "yes that
- * works for me". Chromium offers Opus first, so the service answers Opus and transcodes at its
+ * works for me", the service started with CALLWRIGHT_WEB_CALL_OPUS=true (Opus is opt-in). Chromium
+ * offers Opus first, so the service answers Opus and transcodes at its
  * bridge (the call's pipeline stays 8 kHz PCMU); a page that offers only PCMU still talks, in
  * PCMU; a page that offers neither is refused as before. What Chromium itself reports
  * (`getStats()`: the codec of each direction) is the evidence, not our own logs.
@@ -151,7 +152,7 @@ async function expectWholeConversation(callId: string): Promise<void> {
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'callwright-opus-'));
-  service = await startFullService();
+  service = await startFullService({ CALLWRIGHT_WEB_CALL_OPUS: 'true' });
   const account = await service.store.accounts.create({ name: 'codecs', maxLiveCalls: 2 });
   key = (await createApiKey(service.store, account.id, 'site')).key;
   agentId = (

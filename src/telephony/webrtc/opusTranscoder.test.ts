@@ -179,5 +179,7 @@ describe('chooseBrowserCodec', () => {
     expect(chooseBrowserCodec(offer('0 111'))).toBe('opus');
     expect(chooseBrowserCodec(offer('0 8'))).toBe('PCMU');
     expect(chooseBrowserCodec('v=0\r\n')).toBe('PCMU');
+    // Opus off (CALLWRIGHT_WEB_CALL_OPUS=false, the default): PCMU whatever is offered.
+    expect(chooseBrowserCodec(offer('111 0 8'), false)).toBe('PCMU');
   });
 });

@@ -19,6 +19,8 @@ export interface WebRtcLegOptions {
   iceServers?: { urls: string; username?: string; credential?: string }[];
   /** How long the browser has to complete ICE and DTLS after the answer (default 15 s). */
   connectTimeoutMs?: number;
+  /** Answer Opus when the offer has it (default false: PCMU always, as before issue 39's Opus). */
+  opus?: boolean;
   /** How long a `disconnected` connection may last before the call ends (default 5 s). */
   disconnectedGraceMs?: number;
 }
@@ -30,7 +32,8 @@ export type WebRtcLegEnd = 'remote' | 'local';
 export type WebRtcLegCodec = 'opus' | 'PCMU';
 
 /** Which codec to answer an offer with: Opus if its first audio section offers it, else PCMU. */
-export function chooseBrowserCodec(offerSdp: string): WebRtcLegCodec {
+export function chooseBrowserCodec(offerSdp: string, opusAllowed = true): WebRtcLegCodec {
+  if (!opusAllowed) return 'PCMU';
   const audio = parseSdp(offerSdp).media.find((media) => media.type === 'audio');
   // Only the formats on the m= line count (an rtpmap may name one the line does not offer).
   const offered = new Set(
@@ -114,7 +117,7 @@ export class WebRtcLeg {
    * needs no trickle channel). Throws when the offer has neither codec.
    */
   static async answer(offerSdp: string, options: WebRtcLegOptions): Promise<WebRtcLeg> {
-    const codec = chooseBrowserCodec(offerSdp);
+    const codec = chooseBrowserCodec(offerSdp, options.opus ?? false);
     const pc = new RTCPeerConnection({
       // Only the chosen codec: the answer lists one, so the browser cannot send another.
       codecs: { audio: [codecParameters[codec]()] },
