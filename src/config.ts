@@ -37,6 +37,11 @@ export interface Config {
   webCallConnectPolicy: RatePolicy;
   /** STUN/TURN servers for web calls (CALLWRIGHT_WEB_ICE_SERVERS, JSON; none: host candidates). */
   webCallIceServers: WebIceServer[];
+  /**
+   * Answer a browser's Opus (CALLWRIGHT_WEB_CALL_OPUS, default false: PCMU). Off by default until
+   * the offline recogniser hears Opus-coded speech as well as PCMU (docs/decisions.md).
+   */
+  webCallOpus: boolean;
   logLevel: LogLevel;
   /** CALLWRIGHT_LOG_FORMAT: `pretty` lines for a person, `json` lines for a collector; `auto`: pretty on a terminal. */
   logFormat: LogFormatSetting;
@@ -412,6 +417,7 @@ export function loadConfig(env: Environment = process.env): Config {
     authFailurePolicy: readRatePolicy(env, 'CALLWRIGHT_AUTH_FAILURE_LIMIT', '20/60s'),
     webCallConnectPolicy: readRatePolicy(env, 'CALLWRIGHT_WEB_CALL_CONNECT_LIMIT', '10/60s'),
     webCallIceServers: readWebIceServers(env),
+    webCallOpus: readBoolean(env, 'CALLWRIGHT_WEB_CALL_OPUS', false),
     logLevel,
     logFormat: readChoice(env, 'CALLWRIGHT_LOG_FORMAT', logFormatSettings, 'auto'),
     trustProxy: readTrustProxy(env),

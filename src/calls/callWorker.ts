@@ -43,7 +43,7 @@ export interface CallWorker {
  */
 export async function startCallWorker(options: {
   config: Pick<Config, 'telephony' | 'webhookAllowPrivate' | 'voice'> &
-    Partial<Pick<Config, 'webCallIceServers'>>;
+    Partial<Pick<Config, 'webCallIceServers' | 'webCallOpus'>>;
   store: Store;
   queue: JobQueue;
   logger: Logger;
@@ -138,6 +138,7 @@ export async function startCallWorker(options: {
       queue: options.queue,
       maxCalls: telephony.workerMaxCalls,
       webCallIceServers: options.config.webCallIceServers ?? [],
+      webCallOpus: options.config.webCallOpus ?? false,
     },
   );
   campaigns = new CampaignScheduler({

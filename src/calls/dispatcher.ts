@@ -30,6 +30,8 @@ export interface DispatcherOptions {
   cappedRetryMs?: number;
   /** STUN/TURN servers for web calls' ICE. */
   webCallIceServers?: WebIceServer[];
+  /** Answer a browser's Opus offer in Opus (else PCMU always). */
+  webCallOpus?: boolean;
 }
 
 export function newWorkerId(): string {
@@ -464,7 +466,7 @@ export class CallDispatcher {
     if (this.stopped) throw new AppError('unavailable', 'the call worker is stopping');
     const { call, browser } = await claimAndAnswerWebCall(this.context, callId, offerSdp, {
       leaseMs: this.leaseMs,
-      leg: { iceServers: this.options.webCallIceServers ?? [] },
+      leg: { iceServers: this.options.webCallIceServers ?? [], opus: this.options.webCallOpus ?? false },
     });
     const agent = await retryBriefly(() => this.context.store.agents.get(call.accountId, call.agentId)).catch(
       (error: unknown) => {

@@ -9,8 +9,8 @@ import type { CallWorkerContext } from './callSession.js';
  * dialled call (queued → dialing under this worker's lease, within the account's live-call cap),
  * then the WebRTC answer to the browser's offer. Every refusal after the token was used ends the
  * call with its event, so no web call is left queued by a browser that came: over the cap it
- * ends canceled (429; the browser is there now, it is not queued for later), an offer without
- * PCMU audio ends it failed (400).
+ * ends canceled (429; the browser is there now, it is not queued for later), an offer with
+ * neither Opus nor PCMU audio ends it failed (400).
  */
 export async function claimAndAnswerWebCall(
   context: CallWorkerContext,
@@ -42,11 +42,14 @@ export async function claimAndAnswerWebCall(
     await context.store.calls.finish(
       callId,
       {
-        ...terminalOutcomeOf({ kind: 'carrier_error', detail: 'the browser offered no PCMU audio' }),
+        ...terminalOutcomeOf({
+          kind: 'carrier_error',
+          detail: 'the browser offered neither Opus nor PCMU audio',
+        }),
         atIso: new Date().toISOString(),
       },
       context.buildEvent,
     );
-    throw new AppError('validation_error', 'sdp must offer audio with PCMU (payload type 0)');
+    throw new AppError('validation_error', 'sdp must offer audio with Opus or PCMU');
   }
 }

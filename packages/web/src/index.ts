@@ -14,7 +14,7 @@ export type WebCallErrorCode =
   | 'unauthorized' // the token is unknown, used or expired
   | 'forbidden' // this page's origin is not allowed, or the token is for another agent
   | 'rate_limited' // the account is at its live-call cap, or this address connects too often
-  | 'validation_error' // the browser's offer was refused (no PCMU audio)
+  | 'validation_error' // the browser's offer was refused (neither Opus nor PCMU audio)
   | 'unavailable' // the service runs no calls here
   | 'microphone' // the microphone was refused or is missing
   | 'network' // the service could not be reached

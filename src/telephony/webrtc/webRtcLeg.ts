@@ -1,4 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
+import { parse as parseSdp } from 'sdp-transform';
 import {
   RTCPeerConnection,
   RTCRtpCodecParameters,
@@ -8,6 +9,9 @@ import {
 } from 'werift';
 import type { Logger } from '../../logger.js';
 import type { RemoteMedia, RtpSession } from '../rtp/index.js';
+import { createRtpHeader, readRtpHeader } from '../rtp/rtpPacket.js';
+import { opusRtpClockRateHz } from './opusCodec.js';
+import { OpusTranscoder } from './opusTranscoder.js';
 
 export interface WebRtcLegOptions {
   logger: Logger;
@@ -15,12 +19,52 @@ export interface WebRtcLegOptions {
   iceServers?: { urls: string; username?: string; credential?: string }[];
   /** How long the browser has to complete ICE and DTLS after the answer (default 15 s). */
   connectTimeoutMs?: number;
+  /** Answer Opus when the offer has it (default false: PCMU always, as before issue 39's Opus). */
+  opus?: boolean;
   /** How long a `disconnected` connection may last before the call ends (default 5 s). */
   disconnectedGraceMs?: number;
 }
 
 /** Why the browser's side of a web call ended. */
 export type WebRtcLegEnd = 'remote' | 'local';
+
+/** The codec on the browser's side: Opus whenever the offer has it, PCMU otherwise. */
+export type WebRtcLegCodec = 'opus' | 'PCMU';
+
+/** Which codec to answer an offer with: Opus if its first audio section offers it, else PCMU. */
+export function chooseBrowserCodec(offerSdp: string, opusAllowed = true): WebRtcLegCodec {
+  if (!opusAllowed) return 'PCMU';
+  const audio = parseSdp(offerSdp).media.find((media) => media.type === 'audio');
+  // Only the formats on the m= line count (an rtpmap may name one the line does not offer).
+  const offered = new Set(
+    String(audio?.payloads ?? '')
+      .split(' ')
+      .map(Number),
+  );
+  const offersOpus = audio?.rtp.some(
+    (format) =>
+      offered.has(format.payload) &&
+      format.codec.toLowerCase() === 'opus' &&
+      format.rate === opusRtpClockRateHz,
+  );
+  return offersOpus ? 'opus' : 'PCMU';
+}
+
+/**
+ * Our side of Opus in the answer (RFC 7587 §7): the call's audio is telephone-band both ways, so
+ * the browser may encode narrowband (cheaper for it to send and for us to decode: 0.6 against
+ * 1.6–2.5 ms of CPU per second of audio, measured) and we send narrowband. No `useinbandfec`:
+ * our decoder does not use the browser's FEC (the session conceals a loss as on a phone call),
+ * so the browser need not spend bits on it; ours to the browser is on.
+ */
+const opusAnswerParameters = 'maxplaybackrate=8000;sprop-maxcapturerate=8000';
+
+const codecParameters: Record<WebRtcLegCodec, () => RTCRtpCodecParameters> = {
+  // Browsers offer opus/48000/2 (RFC 7587: always two channels in SDP; we send and expect mono).
+  opus: () => new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48_000, channels: 2 }),
+  PCMU: () =>
+    new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+};
 
 /** RTCP packet types (RFC 3550, 4585: 200–206) in a datagram's second byte. */
 function isRtcp(datagram: Buffer): boolean {
@@ -30,10 +74,11 @@ function isRtcp(datagram: Buffer): boolean {
 
 /**
  * The browser's side of a web call: a WebRTC peer connection (werift, pure TypeScript: ICE,
- * DTLS-SRTP, PCMU) answering the browser's offer without trickle ICE, bridged to an ordinary
- * RtpSession over loopback UDP. The RtpSession stays the call's media object — clock, jitter
- * buffer, playout, barge-in clearing, stats — so the conversation runs exactly as on a phone call;
- * this class only moves decrypted RTP between the two.
+ * DTLS-SRTP) answering the browser's offer without trickle ICE, in Opus when offered (PCMU
+ * otherwise), bridged to an ordinary RtpSession over loopback UDP. The RtpSession stays the
+ * call's media object — 8 kHz PCMU, clock, jitter buffer, playout, barge-in clearing, stats — so
+ * the conversation runs exactly as on a phone call; this class moves decrypted RTP between the
+ * two, through an OpusTranscoder when the browser speaks Opus.
  */
 export class WebRtcLeg {
   readonly ended: Promise<WebRtcLegEnd>;
@@ -41,12 +86,14 @@ export class WebRtcLeg {
   private bridgeSocket: Socket | null = null;
   private closed = false;
   private disconnectedTimer: NodeJS.Timeout | null = null;
+  private transcoder: OpusTranscoder | null = null;
   private readonly log: Logger;
 
   private constructor(
     private readonly pc: RTCPeerConnection,
     private readonly transceiver: RTCRtpTransceiver,
     readonly answerSdp: string,
+    readonly codec: WebRtcLegCodec,
     private readonly options: WebRtcLegOptions,
   ) {
     this.log = options.logger;
@@ -65,16 +112,15 @@ export class WebRtcLeg {
   }
 
   /**
-   * Answers the browser's SDP offer: audio sendrecv in PCMU, every ICE candidate in the answer
-   * (gathering completes before it is returned, so the browser needs no trickle channel).
+   * Answers the browser's SDP offer: audio sendrecv in one codec (Opus if offered, else PCMU),
+   * every ICE candidate in the answer (gathering completes before it is returned, so the browser
+   * needs no trickle channel). Throws when the offer has neither codec.
    */
   static async answer(offerSdp: string, options: WebRtcLegOptions): Promise<WebRtcLeg> {
+    const codec = chooseBrowserCodec(offerSdp, options.opus ?? false);
     const pc = new RTCPeerConnection({
-      codecs: {
-        audio: [
-          new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
-        ],
-      },
+      // Only the chosen codec: the answer lists one, so the browser cannot send another.
+      codecs: { audio: [codecParameters[codec]()] },
       headerExtensions: { audio: [] },
       iceServers: options.iceServers ?? [],
       // Loopback is left out of host candidates by default; a browser on the same machine needs it.
@@ -86,10 +132,15 @@ export class WebRtcLeg {
       const transceiver = pc.getTransceivers().find((candidate) => candidate.kind === 'audio');
       if (!transceiver) throw new Error('the offer has no audio');
       transceiver.setDirection('sendrecv');
+      // werift answers with the browser's own format parameters; ours say what we do with Opus.
+      for (const negotiated of transceiver.codecs) {
+        if (negotiated.mimeType.toLowerCase() === 'audio/opus') negotiated.parameters = opusAnswerParameters;
+      }
       await pc.setLocalDescription(await pc.createAnswer());
       const answer = pc.localDescription?.sdp;
-      if (!answer || !/^m=audio [1-9]/m.test(answer)) throw new Error('the offer has no PCMU audio');
-      return new WebRtcLeg(pc, transceiver, answer, options);
+      if (!answer || !/^m=audio [1-9]/m.test(answer)) throw new Error('the offer has no Opus or PCMU audio');
+      options.logger.info({ codec }, 'web call answered');
+      return new WebRtcLeg(pc, transceiver, answer, codec, options);
     } catch (error) {
       await pc.close().catch(() => undefined);
       throw error;
@@ -112,14 +163,31 @@ export class WebRtcLeg {
       socket.bind(0, '127.0.0.1', () => resolve());
     });
     socket.on('error', (error) => this.log.warn({ err: error }, 'web call bridge socket error'));
+    // Not made for a leg that ended while the socket bound (end() frees it: nothing would).
+    const transcoder = this.codec === 'opus' && !this.closed ? new OpusTranscoder() : null;
+    this.transcoder = transcoder;
     // The agent's audio: plain RTP from the session, re-sent inside the browser's SRTP (werift
-    // rewrites SSRC and sequence for its own stream). RTCP stays on our side: werift has its own.
+    // rewrites SSRC and payload type for its own stream), in Opus through the transcoder. RTCP
+    // stays on our side: werift has its own.
+    const sessionHeader = createRtpHeader();
     socket.on('message', (datagram) => {
       if (this.closed || isRtcp(datagram)) return;
-      this.transceiver.sender.sendRtp(datagram).catch(() => undefined);
+      if (!transcoder) {
+        this.transceiver.sender.sendRtp(datagram).catch(() => undefined);
+        return;
+      }
+      if (!readRtpHeader(datagram, sessionHeader)) return;
+      const start = sessionHeader.payloadOffset;
+      const opus = transcoder.toBrowser(
+        sessionHeader,
+        datagram.subarray(start, start + sessionHeader.payloadLength),
+      );
+      if (!opus) return;
+      const packet = new RtpPacket(new RtpHeader(opus.header), Buffer.from(opus.payload));
+      this.transceiver.sender.sendRtp(packet).catch(() => undefined);
     });
     // The browser's audio, decrypted: forwarded without header extensions (the session reads
-    // the fixed header and the payload).
+    // the fixed header and the payload), decoded to PCMU by the transcoder when it is Opus.
     const receiver = this.transceiver.receiver;
     // A browser's pc.close() sends a DTLS alert (close_notify): the hang-up, seconds before ICE
     // consent would fail.
@@ -129,6 +197,12 @@ export class WebRtcLeg {
     receiver.track.onReceiveRtp.subscribe((packet) => {
       if (this.closed) return;
       const header = packet.header;
+      if (transcoder) {
+        for (const pcmu of transcoder.fromBrowser(header.sequenceNumber, packet.payload)) {
+          socket.send(pcmu, rtp.localPort, '127.0.0.1');
+        }
+        return;
+      }
       const plain = new RtpPacket(
         new RtpHeader({
           payloadType: header.payloadType,
@@ -182,6 +256,11 @@ export class WebRtcLeg {
     if (this.disconnectedTimer) clearTimeout(this.disconnectedTimer);
     this.bridgeSocket?.close();
     this.bridgeSocket = null;
+    if (this.transcoder) {
+      this.log.info({ codec: this.codec, ...this.transcoder.counts }, 'web call media');
+      this.transcoder.close();
+      this.transcoder = null;
+    }
     this.endedAs?.(as);
     void this.pc
       .close()
