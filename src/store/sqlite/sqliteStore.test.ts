@@ -49,52 +49,6 @@ describe('group commit', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
     expect(db.prepare('SELECT v FROM t ORDER BY v').all()).toEqual([{ v: 1 }, { v: 3 }]);
     expect(db.inTransaction).toBe(false);
-    await committer.close();
-    db.close();
-  });
-
-  it('settles a batch only once its write-ahead log is synced, and a failed sync fails the batch', async () => {
-    const db = openSqliteDatabase(join(dir, 'sync.db'));
-    db.exec('CREATE TABLE t (v INTEGER PRIMARY KEY)');
-    const syncs: ((error: Error | null) => void)[] = [];
-    const committer = new GroupCommitter(db, { walSync: (done) => syncs.push(done) });
-    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
-    let settled = false;
-    const first = committer
-      .run(() => insert.run(1))
-      .finally(() => {
-        settled = true;
-      });
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-    // Committed (another connection sees it) but not yet reported: the WAL is not synced yet.
-    const reader = openSqliteDatabase(join(dir, 'sync.db'));
-    expect(reader.prepare('SELECT v FROM t').all()).toEqual([{ v: 1 }]);
-    expect(settled).toBe(false);
-    expect(syncs).toHaveLength(1);
-    // The connection's own commits stay fully synchronous outside the batch.
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
-    syncs[0]?.(null);
-    await expect(first).resolves.toMatchObject({ changes: 1 });
-
-    const second = committer.run(() => insert.run(2));
-    await new Promise((resolve) => setImmediate(resolve));
-    syncs[1]?.(new Error('EIO'));
-    await expect(second).rejects.toThrow('EIO');
-    reader.close();
-    await committer.close();
-    db.close();
-  });
-
-  it('syncs the real write-ahead log file before it settles', async () => {
-    const db = openSqliteDatabase(join(dir, 'wal.db'));
-    db.exec('CREATE TABLE t (v INTEGER PRIMARY KEY)');
-    const committer = new GroupCommitter(db);
-    const insert = db.prepare('INSERT INTO t (v) VALUES (?)');
-    const results = await Promise.all([1, 2, 3].map((v) => committer.run(() => insert.run(v))));
-    expect(results.map((r) => r.changes)).toEqual([1, 1, 1]);
-    await committer.close();
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
     db.close();
   });
 });

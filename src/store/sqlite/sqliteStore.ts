@@ -176,7 +176,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.committer.close();
+    this.committer.flush();
     if (this.db.open) this.db.close();
   }
 }
