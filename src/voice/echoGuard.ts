@@ -13,7 +13,9 @@
  * A callee frame no louder than the agent's level at that lag plus the loss, plus a margin, is the
  * agent's echo: the listening pipeline gets silence for it (the recording keeps what came in). Speech
  * over the agent is louder than its echo and passes: a barge-in still cuts in. Before a lag is
- * found, a frame quieter than the agent's loudest recent frame minus `fallbackLossDb` counts as echo.
+ * found, a frame quieter than the agent's loudest recent frame minus `fallbackLossDb` counts as echo,
+ * until the line shows it has none (the callee silent while the agent plays): then nothing is
+ * suppressed unless an echo path is found later.
  * Levels, not waveforms: a suppressor rather than an adaptive (NLMS) canceller, so the G.711 coding
  * twice, the jitter buffers' stretching and the callee's own processing do not defeat it (decision
  * in docs/decisions.md).
@@ -37,6 +39,10 @@ const lockCorrelation = 0.5;
 /** Frames of agent activity before a correlation is trusted. */
 const lockMinFrames = 25;
 const lossSamples = 64;
+/** The agent loud in the last 600 ms, the callee this much quieter: no echo came back in that frame. */
+const echoFreeGapDb = 35;
+/** Frames of such quiet before the line is taken for one without echo (the fallback no longer applies). */
+const echoFreeMinFrames = 20;
 
 /** The level of 16-bit samples in dBFS (mean square), floored. */
 export function levelDb(samples: Int16Array): number {
@@ -73,6 +79,9 @@ export class EchoGuard {
   private readonly losses: number[] = [];
   private lossDb: number | null = null;
   private suppressed = 0;
+  /** Frames the agent played loud into and the callee stayed quiet, or not. */
+  private quietFrames = 0;
+  private echoingFrames = 0;
 
   /** The agent's frame played at this tick (after the callee's frame of the same tick). */
   agentFrame(samples: Int16Array): void {
@@ -92,7 +101,10 @@ export class EchoGuard {
     // Nothing the agent played in the last 600 ms: whatever comes is the callee.
     if (agentMaxDb < agentActiveDb) return false;
     const calleeDb = received ? levelDb(samples) : floorDb;
-    if (received) this.correlate(calleeDb);
+    if (received) {
+      this.correlate(calleeDb);
+      this.noteEchoFree(calleeDb, agentMaxDb);
+    }
     let echo: boolean;
     if (this.lagFrames > 0 && this.lossDb !== null) {
       const lag = this.lagFrames;
@@ -101,7 +113,7 @@ export class EchoGuard {
       // The loss is measured on frames the echo explains (speech over it would inflate it).
       if (echo && this.agentAt(lag) >= agentActiveDb) this.noteLoss(calleeDb - this.agentAt(lag));
     } else {
-      echo = calleeDb < agentMaxDb - fallbackLossDb;
+      echo = !this.echoFree() && calleeDb < agentMaxDb - fallbackLossDb;
       if (this.lagFrames > 0 && this.agentAt(this.lagFrames) >= agentActiveDb)
         this.noteLoss(calleeDb - this.agentAt(this.lagFrames));
     }
@@ -115,6 +127,18 @@ export class EchoGuard {
       echoDelayMs: this.lagFrames > 0 ? this.lagFrames * 20 : null,
       echoLossDb: this.lossDb === null ? null : Math.round(this.lossDb * 10) / 10,
     };
+  }
+
+  /** The line has shown no echo: the callee stayed quiet while the agent played. */
+  private echoFree(): boolean {
+    return this.quietFrames >= echoFreeMinFrames && this.echoingFrames * 4 < this.quietFrames;
+  }
+
+  private noteEchoFree(calleeDb: number, agentMaxDb: number): void {
+    // Only frames the agent was playing loud into say anything about the echo.
+    if (agentMaxDb < agentActiveDb + 10) return;
+    if (calleeDb < agentMaxDb - echoFreeGapDb) this.quietFrames++;
+    else this.echoingFrames++;
   }
 
   /** The agent's level `lag` ticks before this one (lags past the history: silence). */
