@@ -41,8 +41,11 @@ const lockMinFrames = 25;
 const lossSamples = 64;
 /** The agent loud in the last 600 ms, the callee this much quieter: no echo came back in that frame. */
 const echoFreeGapDb = 35;
-/** Frames of such quiet before the line is taken for one without echo (the fallback no longer applies). */
-const echoFreeMinFrames = 20;
+/**
+ * Frames of such quiet (longer than the longest lag: an echo would have come back by then) before the
+ * line is taken for one without echo, for the rest of the call (the fallback no longer applies).
+ */
+const echoFreeMinFrames = maxLagFrames + 5;
 
 /** The level of 16-bit samples in dBFS (mean square), floored. */
 export function levelDb(samples: Int16Array): number {
@@ -82,6 +85,8 @@ export class EchoGuard {
   /** Frames the agent played loud into and the callee stayed quiet, or not. */
   private quietFrames = 0;
   private echoingFrames = 0;
+  /** Decided once: the callee's speech over the agent later must not undo it. */
+  private noEchoSeen = false;
 
   /** The agent's frame played at this tick (after the callee's frame of the same tick). */
   agentFrame(samples: Int16Array): void {
@@ -131,12 +136,14 @@ export class EchoGuard {
 
   /** The line has shown no echo: the callee stayed quiet while the agent played. */
   private echoFree(): boolean {
-    return this.quietFrames >= echoFreeMinFrames && this.echoingFrames * 4 < this.quietFrames;
+    if (!this.noEchoSeen && this.quietFrames >= echoFreeMinFrames && this.echoingFrames * 4 < this.quietFrames)
+      this.noEchoSeen = true;
+    return this.noEchoSeen;
   }
 
   private noteEchoFree(calleeDb: number, agentMaxDb: number): void {
     // Only frames the agent was playing loud into say anything about the echo.
-    if (agentMaxDb < agentActiveDb + 10) return;
+    if (this.noEchoSeen || agentMaxDb < agentActiveDb + 10) return;
     if (calleeDb < agentMaxDb - echoFreeGapDb) this.quietFrames++;
     else this.echoingFrames++;
   }
