@@ -11,8 +11,8 @@ import { BargeInStopWatch } from './bargeInStopWatch.js';
 import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
-import { EchoGuard } from './echoGuard.js';
 import { type CallActions, type ConversationResult, conversationResult } from './conversationResult.js';
+import { EchoGuard } from './echoGuard.js';
 import { IvrLoopGuard } from './ivrLoopGuard.js';
 import { PreemptiveReplies } from './preemptiveReplies.js';
 import {

@@ -76,7 +76,7 @@ describe('EchoGuard', () => {
     const guard = new EchoGuard();
     const verdicts = run(guard, agent, callee);
     const loud = loudFrames(callee);
-    const loudEcho = verdicts.filter((echo, index) => loud[index]);
+    const loudEcho = verdicts.filter((_echo, index) => loud[index]);
     const passed = loudEcho.filter((echo) => !echo).length;
     // Nearly every audible frame of the echo is silenced for the listening pipeline.
     expect(passed / loudEcho.length).toBeLessThan(0.02);
@@ -95,7 +95,7 @@ describe('EchoGuard', () => {
     const callee = mix(echoOf(agent, 300, 10), own);
     const verdicts = run(new EchoGuard(), agent, callee);
     const ownLoud = loudFrames(own, 4000);
-    const ownFrames = verdicts.filter((echo, index) => ownLoud[index]);
+    const ownFrames = verdicts.filter((_echo, index) => ownLoud[index]);
     // Most of the callee's loud frames pass (enough for the VAD to hear speech and barge in).
     expect(ownFrames.filter((echo) => !echo).length / ownFrames.length).toBeGreaterThan(0.8);
   });

@@ -58,6 +58,13 @@ export function levelDb(samples: Int16Array): number {
   return Math.max(floorDb, 10 * Math.log10(sum / samples.length / (32768 * 32768)));
 }
 
+/** Moves the weighted mean `means[index]` towards `value`; returns the new mean. */
+function ewma(means: Float64Array, index: number, value: number, weight: number): number {
+  const mean = (means[index] as number) + weight * (value - (means[index] as number));
+  means[index] = mean;
+  return mean;
+}
+
 export interface EchoGuardStats {
   /** Callee frames taken for the agent's echo (silenced for the listening pipeline). */
   framesSuppressed: number;
@@ -136,7 +143,11 @@ export class EchoGuard {
 
   /** The line has shown no echo: the callee stayed quiet while the agent played. */
   private echoFree(): boolean {
-    if (!this.noEchoSeen && this.quietFrames >= echoFreeMinFrames && this.echoingFrames * 4 < this.quietFrames)
+    if (
+      !this.noEchoSeen &&
+      this.quietFrames >= echoFreeMinFrames &&
+      this.echoingFrames * 4 < this.quietFrames
+    )
       this.noEchoSeen = true;
     return this.noEchoSeen;
   }
@@ -162,14 +173,11 @@ export class EchoGuard {
     for (let lag = 1; lag <= maxLagFrames; lag++) {
       const x = this.agentAt(lag);
       const y = calleeDb;
-      const mx = (this.meanX[lag] = (this.meanX[lag] as number) + weight * (x - (this.meanX[lag] as number)));
-      const my = (this.meanY[lag] = (this.meanY[lag] as number) + weight * (y - (this.meanY[lag] as number)));
-      const mxx = (this.meanXx[lag] =
-        (this.meanXx[lag] as number) + weight * (x * x - (this.meanXx[lag] as number)));
-      const myy = (this.meanYy[lag] =
-        (this.meanYy[lag] as number) + weight * (y * y - (this.meanYy[lag] as number)));
-      const mxy = (this.meanXy[lag] =
-        (this.meanXy[lag] as number) + weight * (x * y - (this.meanXy[lag] as number)));
+      const mx = ewma(this.meanX, lag, x, weight);
+      const my = ewma(this.meanY, lag, y, weight);
+      const mxx = ewma(this.meanXx, lag, x * x, weight);
+      const myy = ewma(this.meanYy, lag, y * y, weight);
+      const mxy = ewma(this.meanXy, lag, x * y, weight);
       const varianceX = mxx - mx * mx;
       const varianceY = myy - my * my;
       // A flat envelope (a silent callee, a tone) correlates with nothing.

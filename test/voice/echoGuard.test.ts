@@ -50,7 +50,11 @@ const echoGain = 10 ** (-10 / 20); // -10 dB
  * later at `echoGain`, with whatever the callee itself says (`speak`) mixed in.
  */
 async function echoingCallee() {
-  const pair = await conversationPair({ brain: new ScriptBrain(script(), {}, null), tts: flite, stt: sphinx });
+  const pair = await conversationPair({
+    brain: new ScriptBrain(script(), {}, null),
+    tts: flite,
+    stt: sphinx,
+  });
   const delayLine: Int16Array[] = [];
   let speech: Int16Array | null = null;
   let speechOffset = 0;
