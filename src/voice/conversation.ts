@@ -12,7 +12,7 @@ import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import { type CallActions, type ConversationResult, conversationResult } from './conversationResult.js';
-import { EchoGuard } from './echoGuard.js';
+import { EchoGuard, echoMetrics } from './echoGuard.js';
 import { IvrLoopGuard } from './ivrLoopGuard.js';
 import { PreemptiveReplies } from './preemptiveReplies.js';
 import {
@@ -265,7 +265,7 @@ export class Conversation {
       extraMetrics: {
         barge_in_decision_ms: this.bargeInDecisionsMs,
         backchannels_ignored: this.backchannels,
-        echo: this.echoGuard.stats(),
+        echo: echoMetrics(this.echoGuard.stats()),
         still_there_prompts: this.stillThereAsked,
         answering_machine: answeringMetrics(this.answering.decision),
       },

@@ -74,6 +74,15 @@ export interface EchoGuardStats {
   echoLossDb: number | null;
 }
 
+/** The call's `metrics.echo`: snake_case as every other figure of the call record. */
+export function echoMetrics(stats: EchoGuardStats) {
+  return {
+    frames_suppressed: stats.framesSuppressed,
+    delay_ms: stats.echoDelayMs,
+    loss_db: stats.echoLossDb,
+  };
+}
+
 export class EchoGuard {
   /** The agent's level per tick, a ring indexed by tick. */
   private readonly agentDb = new Float64Array(historyFrames).fill(floorDb);
