@@ -22,6 +22,8 @@ export function webCallsFromOnePage(
     calibrate?: boolean;
     replyAfterQuietMs?: number;
     callLimitMs?: number;
+    /** The agent's audio mixed back into the visitor's microphone (speakers without AEC). */
+    echo?: { delayMs: number; lossDb: number };
   },
 ): Promise<{ results: PageWebCallResult[]; browserOwnPathMs: number | null; baseLatencyMs: number | null }>;
 

@@ -22,6 +22,7 @@ async function callsInPage({
   answerWavBase64,
   replyAfterQuietMs,
   callLimitMs,
+  echo,
 }) {
   const ctx = new AudioContext();
   await ctx.resume();
@@ -135,7 +136,17 @@ async function callsInPage({
       if (call.remoteStream.getAudioTracks().length > 0) return done();
       call.remoteStream.addEventListener('addtrack', () => done(), { once: true });
     });
-    ctx.createMediaStreamSource(call.remoteStream).connect(meter, 0, 1);
+    const received = ctx.createMediaStreamSource(call.remoteStream);
+    received.connect(meter, 0, 1);
+    if (echo) {
+      // A visitor's speakers without echo cancellation: what the page hears goes back into its
+      // microphone, delayed and attenuated (the microphone is WebAudio's: no AEC applies to it).
+      const delay = ctx.createDelay(1);
+      delay.delayTime.value = echo.delayMs / 1000;
+      const loss = ctx.createGain();
+      loss.gain.value = 10 ** (-echo.lossDb / 20);
+      received.connect(delay).connect(loss).connect(microphone);
+    }
 
     // Answer once: after the greeting was audible and then quiet for replyAfterQuietMs.
     let answeredAt = null;
@@ -216,6 +227,7 @@ export async function webCallsFromOnePage(browser, options) {
       agentId,
       answerWavBase64: Buffer.from(answerWav).toString('base64'),
       replyAfterQuietMs: options.replyAfterQuietMs ?? 900,
+      echo: options.echo ?? null,
       callLimitMs: options.callLimitMs ?? 60_000,
     });
   } catch (error) {

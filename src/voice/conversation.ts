@@ -12,6 +12,7 @@ import type { AgentBrain } from './brains/types.js';
 import { CalleeUtterance } from './calleeUtterance.js';
 import { CallRecorder } from './callRecorder.js';
 import { type CallActions, type ConversationResult, conversationResult } from './conversationResult.js';
+import { EchoGuard, echoMetrics } from './echoGuard.js';
 import { IvrLoopGuard } from './ivrLoopGuard.js';
 import { PreemptiveReplies } from './preemptiveReplies.js';
 import {
@@ -108,6 +109,8 @@ export class Conversation {
   private turnsEndedByRecognizer = 0;
   /** For each barge-in: from the decision to interrupt to the end of the agent's last audible frame. */
   private readonly stopWatch = new BargeInStopWatch();
+  /** The agent's own voice coming back from the callee's side is not the callee speaking. */
+  private readonly echoGuard = new EchoGuard();
   /** For each barge-in: from the start of the callee's speech to the decision. */
   private readonly bargeInDecisionsMs: number[] = [];
   private greeted = false;
@@ -262,6 +265,7 @@ export class Conversation {
       extraMetrics: {
         barge_in_decision_ms: this.bargeInDecisionsMs,
         backchannels_ignored: this.backchannels,
+        echo: echoMetrics(this.echoGuard.stats()),
         still_there_prompts: this.stillThereAsked,
         answering_machine: answeringMetrics(this.answering.decision),
       },
@@ -286,14 +290,16 @@ export class Conversation {
     this.stopWatch.closeAfterWindow(this.lastFramePerfMs);
     const frameStartMs = this.recorder.elapsedMs;
     this.recorder.addCalleeFrame(samples);
-    // Concealed gaps reach VAD and STT as silence; the shared zero frame is never written to.
+    // Concealed gaps and the agent's own echo reach VAD and STT as silence; the shared zero frame
+    // is never written to.
+    const echo = this.echoGuard.calleeFrame(samples, kind !== 'silence');
     const frame =
-      kind !== 'silence'
+      kind !== 'silence' && !echo
         ? samples
         : samples.length === silentFrame.length
           ? silentFrame
           : new Int16Array(samples.length);
-    if (kind !== 'silence') {
+    if (kind !== 'silence' && !echo) {
       const lastLoud = lastAudibleIndex(frame);
       if (lastLoud >= 0) this.lastAudibleCalleeMs = frameStartMs + (lastLoud + 1) / 8;
     }
@@ -377,6 +383,7 @@ export class Conversation {
   }
 
   private handleAgentFrame(samples: Int16Array): void {
+    this.echoGuard.agentFrame(samples);
     this.recorder.addAgentFrame(samples);
     this.stopWatch.agentFrame(samples, performance.now());
     this.timeline.agentFrame(samples, Math.max(0, this.recorder.elapsedMs - 20));
