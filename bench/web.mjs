@@ -194,7 +194,7 @@ for (const level of levels) {
   for (const c of unconfirmed.slice(0, 5)) {
     const run = runs.find((r) => r.callId === c.id);
     console.log(
-      `  not confirmed: ${c.status}/${c.endReason}, page answered ${run?.answered}, page ended ${run?.ended}, visitor's loud frames on the recording ${c.recordingPath ? calleeLoudFrames(c.recordingPath) : 'none'}; heard ${JSON.stringify(c.transcript.map((l) => l.text))}`,
+      `  not confirmed: ${c.status}/${c.endReason}, page answered ${run?.answers} time(s), page ended ${run?.ended}, visitor's loud frames on the recording ${c.recordingPath ? calleeLoudFrames(c.recordingPath) : 'none'}; heard ${JSON.stringify(c.transcript.map((l) => l.text))}`,
     );
   }
 }

@@ -4,7 +4,8 @@ export interface PageWebCallResult {
   callId?: string;
   error?: string;
   ended?: 'hung_up' | 'ended' | 'failed' | 'limit';
-  answered?: boolean;
+  /** How many times the visitor answered (1 unless the agent asked again). */
+  answers?: number;
   connectMs?: number;
   jitterBufferMs?: number | null;
   greetingMs?: number | null;
@@ -20,6 +21,8 @@ export function webCallsFromOnePage(
     answerWav: Uint8Array;
     spreadMs?: number;
     calibrate?: boolean;
+    /** Answer each agent turn, up to this many times (default 1: the greeting only). */
+    maxAnswers?: number;
     replyAfterQuietMs?: number;
     callLimitMs?: number;
     /** The agent's audio mixed back into the visitor's microphone (speakers without AEC). */

@@ -11,9 +11,10 @@
  * Runs in the page: one AudioContext for all the page's calls (Chromium runs a real-time audio
  * thread per context: twenty pages' contexts starve each other on two cores). For each call a
  * WebAudio microphone given to the SDK's getUserMedia, an AudioWorklet measuring both directions,
- * the call through the SDK, and one answer to the greeting.
+ * the call through the SDK, and an answer to the greeting (and to later turns, up to maxAnswers).
  */
 async function callsInPage({
+  maxAnswers,
   calibrate,
   baseUrl,
   tokens,
@@ -148,21 +149,31 @@ async function callsInPage({
       received.connect(delay).connect(loss).connect(microphone);
     }
 
-    // Answer once: after the greeting was audible and then quiet for replyAfterQuietMs.
-    let answeredAt = null;
+    // Answer after the greeting (audible, then quiet for replyAfterQuietMs); again after each later
+    // agent turn, up to maxAnswers (a re-ask after an answer the agent missed gets answered).
+    const answersAt = [];
+    let answerEndsAt = 0;
+    let agentSpokeSinceAnswer = true;
     let quietTimer = null;
     onEvent = (event) => {
-      if (event.who !== 1 || answeredAt !== null) return;
+      if (event.who !== 1) return;
       clearTimeout(quietTimer);
-      if (event.loud) return;
+      if (event.loud) {
+        if (event.t > answerEndsAt) agentSpokeSinceAnswer = true;
+        return;
+      }
+      if (!agentSpokeSinceAnswer || answersAt.length >= maxAnswers) return;
       quietTimer = setTimeout(() => {
-        if (answeredAt !== null) return;
+        if (!agentSpokeSinceAnswer || answersAt.length >= maxAnswers) return;
         const source = ctx.createBufferSource();
         source.buffer = answerBuffer;
         source.connect(microphone);
         source.connect(meter, 0, 0);
-        answeredAt = ctx.currentTime + 0.05;
-        source.start(answeredAt);
+        const at = ctx.currentTime + 0.05;
+        answersAt.push(at);
+        answerEndsAt = at + answerBuffer.duration;
+        agentSpokeSinceAnswer = false;
+        source.start(at);
       }, replyAfterQuietMs);
     };
     // The downlink's jitter buffer (WebRTC stats), sampled while the call lasts.
@@ -182,14 +193,16 @@ async function callsInPage({
     meter.disconnect();
 
     const remoteOnsets = events.filter((e) => e.who === 1 && e.loud).map((e) => e.t);
-    const micQuiet = events.filter((e) => e.who === 0 && !e.loud).map((e) => e.t);
+    // Voice-to-voice of the first answer: its last quiet transition before any second answer.
+    const beforeSecond = answersAt[1] ?? Number.POSITIVE_INFINITY;
+    const micQuiet = events.filter((e) => e.who === 0 && !e.loud && e.t < beforeSecond).map((e) => e.t);
     const speechEnd = micQuiet.length > 0 ? micQuiet[micQuiet.length - 1] : null;
     const replyOnset = speechEnd === null ? undefined : remoteOnsets.find((t) => t > speechEnd);
     const greetingOnset = remoteOnsets.find((t) => t >= connectedAt);
     return {
       callId: call.callId,
       ended,
-      answered: answeredAt !== null,
+      answers: answersAt.length,
       connectMs: Math.round((connectedAt - calledAt) * 1000),
       jitterBufferMs,
       greetingMs: greetingOnset === undefined ? null : Math.round((greetingOnset - connectedAt) * 1000),
@@ -221,6 +234,7 @@ export async function webCallsFromOnePage(browser, options) {
     await page.goto(`${serviceUrl}/bench/web-call.html`);
     return await page.evaluate(callsInPage, {
       calibrate,
+      maxAnswers: options.maxAnswers ?? 1,
       baseUrl: serviceUrl,
       tokens,
       delaysMs: tokens.map((_, i) => (spreadMs * i) / tokens.length),
