@@ -94,6 +94,10 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
     // Shown beside "Answered by" in the summary.
     'answering_machine',
     'media',
+    'echo',
+    'tool_calls',
+    'transfers',
+    'analysis_timing',
   ]);
   const latency = (metrics.response_latency_ms ?? {}) as Record<string, unknown>;
   const perTurn = listOfNumbers(metrics.response_latencies_ms);
@@ -142,6 +146,18 @@ export function metricsTable(metrics: Record<string, unknown>): Html {
       'Media',
       mediaSummary(metrics.media),
       'what the agent received, then what the far end’s RTCP said it received',
+    ],
+    [
+      'Echo suppressed',
+      echoSummary(metrics.echo),
+      'the agent’s own voice coming back on the callee’s side, kept from turn-taking and the recogniser',
+    ],
+    ['Tool requests', timedList(metrics.tool_calls, 'tool', 'outcome'), ''],
+    ['Transfer attempts', timedList(metrics.transfers, 'target', 'outcome'), ''],
+    [
+      'Analysis',
+      ms(numberOrNull((metrics.analysis_timing as Record<string, unknown> | undefined)?.duration_ms)),
+      'the post-call analysis, after the call ended',
     ],
     [
       'Keys pressed (DTMF)',
@@ -203,6 +219,29 @@ export function costTable(cost: CallCost): Html {
 <tr><th scope="row" colspan="3">Total</th><td><strong>${usd(cost.total_usd)}</strong></td></tr>
 </tbody></table></div>
 <p class="muted">At this account's prices where it set them, otherwise the defaults of ${cost.prices_as_of} (Providers → Prices).</p>`;
+}
+
+/** `metrics.echo` in words: how much was suppressed, at what delay and loss. */
+function echoSummary(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '—';
+  const echo = value as Record<string, unknown>;
+  const frames = numberOrNull(echo.frames_suppressed) ?? 0;
+  if (frames === 0) return 'none';
+  const delay = numberOrNull(echo.delay_ms);
+  const loss = numberOrNull(echo.loss_db);
+  return `${frames * 20} ms${delay === null ? '' : `, ${delay} ms late`}${loss === null ? '' : `, ${Math.round(loss)} dB down`}`;
+}
+
+/** Timed attempts (`metrics.tool_calls`, `metrics.transfers`) as "name: outcome, n ms" each. */
+function timedList(value: unknown, nameKey: string, outcomeKey: string): string {
+  if (!Array.isArray(value) || value.length === 0) return '—';
+  return value
+    .map((entry) => {
+      const item = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+      const duration = numberOrNull(item.duration_ms);
+      return `${String(item[nameKey] ?? '?')}: ${String(item[outcomeKey] ?? '?')}${duration === null ? '' : `, ${Math.round(duration)} ms`}`;
+    })
+    .join('; ');
 }
 
 /** The call's RTP in a line: encryption and codec, what we received, what the far end reported. */

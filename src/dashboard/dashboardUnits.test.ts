@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { metricsTable } from './callText.js';
 import { html, unsafeRaw } from './html.js';
 import { answeredByText } from './pages/calls.js';
 import { keyFlags } from './pages/keys.js';
@@ -95,6 +96,28 @@ describe('who answered, on the call page', () => {
     };
     expect(answeredByText('machine', person)).toBe(
       'machine (the early check said human, 90 % sure, 1.2 s after the answer: a short hello, then a pause)',
+    );
+  });
+});
+
+describe('a call’s figures', () => {
+  it('shows the echo guard, tool requests, transfers and the analysis in words, not as JSON', () => {
+    const table = metricsTable({
+      echo: { frames_suppressed: 40, delay_ms: 140, loss_db: 10.4 },
+      tool_calls: [
+        { tool: 'lookup_order', outcome: 'ok', http_status: 200, started_at: 'x', duration_ms: 41.6 },
+      ],
+      transfers: [
+        { target: 'billing', via: 'refer', outcome: 'transferred', sip_status: 202, duration_ms: 900 },
+      ],
+      analysis_timing: { started_at: 'x', duration_ms: 12 },
+    }).text;
+    expect(table).not.toContain('{');
+    expect(table).toContain('800 ms, 140 ms late, 10 dB down');
+    expect(table).toContain('lookup_order: ok, 42 ms');
+    expect(table).toContain('billing: transferred, 900 ms');
+    expect(metricsTable({ echo: { frames_suppressed: 0, delay_ms: null, loss_db: null } }).text).toContain(
+      'none',
     );
   });
 });

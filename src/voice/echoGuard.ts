@@ -30,6 +30,8 @@ const floorDb = -80;
 const agentActiveDb = -50;
 /** A callee frame must be this much louder than the echo the agent's audio explains to count as speech. */
 const marginDb = 6;
+/** How far (20 ms frames) the echo may wander from its found lag and still be explained by it. */
+const lagToleranceFrames = 3;
 /** Before a lag is found: echo unless this much quieter than the agent's loudest recent frame. */
 const fallbackLossDb = 6;
 /** Weight of a new frame in the correlation (about a second and a half of memory). */
@@ -129,7 +131,10 @@ export class EchoGuard {
     let echo: boolean;
     if (this.lagFrames > 0 && this.lossDb !== null) {
       const lag = this.lagFrames;
-      const atLagDb = Math.max(this.agentAt(lag - 1), this.agentAt(lag), this.agentAt(lag + 1));
+      // ±3 frames around the lag: a loaded machine's jitter buffers move the echo by more than one.
+      let atLagDb = floorDb;
+      for (let near = Math.max(1, lag - lagToleranceFrames); near <= lag + lagToleranceFrames; near++)
+        atLagDb = Math.max(atLagDb, this.agentAt(near));
       echo = calleeDb < atLagDb + this.lossDb + marginDb;
       // The loss is measured on frames the echo explains (speech over it would inflate it).
       if (echo && this.agentAt(lag) >= agentActiveDb) this.noteLoss(calleeDb - this.agentAt(lag));

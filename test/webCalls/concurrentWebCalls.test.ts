@@ -1,18 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { webCallChromiumArgs, webCallsFromOnePage } from '../../bench/webCallPage.mjs';
-import { createAgent, parseVariableDeclaration } from '../../src/admin/agents.js';
-import { createApiKey } from '../../src/admin/apiKeys.js';
-import { createLogger } from '../../src/logger.js';
-import { concatSamples } from '../../src/voice/providers/audio/samples.js';
-import { encodeWav } from '../../src/voice/providers/audio/wav.js';
-import { FliteTextToSpeech } from '../../src/voice/providers/index.js';
 import { launchChromium } from '../dashboard/browser.js';
 import { startFullService, waitForTerminal } from '../helpers/fullService.js';
-import { request } from '../helpers/http.js';
 import { agentChannel, calleeChannel, loudFrames } from '../helpers/recordings.js';
+import {
+  appointmentAgentAccount,
+  appointmentWebCallToken,
+  fliteAnswerWav,
+} from '../helpers/webCallFixture.js';
 
 /**
  * Twenty web calls at once (issue 39: "20 concurrent web calls hold on this machine"): Debian's
@@ -31,25 +28,8 @@ let answerWav: Uint8Array;
 
 beforeAll(async () => {
   service = await startFullService({ CALLWRIGHT_WEB_CALL_CONNECT_LIMIT: '1000/60s' });
-  const account = await service.store.accounts.create({ name: 'visitors', maxLiveCalls: CALLS });
-  key = (await createApiKey(service.store, account.id, 'site')).key;
-  const script = JSON.parse(
-    readFileSync(resolve(import.meta.dirname, '../../examples/agents/appointment-confirmation.json'), 'utf8'),
-  );
-  agentId = (
-    await createAgent(service.store, account.id, {
-      name: 'Dental',
-      prompt: 'p',
-      script,
-      maxDurationS: 60,
-      variables: ['customer_name', 'appointment_day'].map(parseVariableDeclaration),
-    })
-  ).id;
-  const flite = await FliteTextToSpeech.start({ defaultVoice: 'kal', logger: createLogger('silent') });
-  const parts: Int16Array[] = [];
-  for await (const chunk of flite.synthesize('yes that works')) parts.push(chunk.samples);
-  await flite.close();
-  answerWav = encodeWav(Int16Array.from(concatSamples(parts)), 8000);
+  ({ key, agentId } = await appointmentAgentAccount(service, { name: 'visitors', maxLiveCalls: CALLS }));
+  answerWav = await fliteAnswerWav();
   browser = await launchChromium({ args: webCallChromiumArgs });
 }, 60_000);
 
@@ -60,18 +40,7 @@ afterAll(async () => {
 
 it('holds twenty web calls at once: each a whole conversation with both voices recorded', async () => {
   const tokens: string[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const made = await request(`${service.url}/v1/web-calls`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-API-Key': key },
-      body: JSON.stringify({
-        agent_id: agentId,
-        variables: { customer_name: 'Ann', appointment_day: 'Tuesday' },
-      }),
-    });
-    expect(made.status).toBe(200);
-    tokens.push((made.body as { token: string }).token);
-  }
+  for (let i = 0; i < CALLS; i++) tokens.push(await appointmentWebCallToken(service.url, key, agentId));
   const { results } = await webCallsFromOnePage(browser, {
     serviceUrl: service.url,
     tokens,
