@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
+import { redactUrl } from './tracing.js';
 
 /** Where metrics go over OTLP; null URL: off (nothing but /metrics, no SDK loaded). */
 export interface MetricsExportConfig {
@@ -83,14 +84,4 @@ export async function startMetricsExport(
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
-}
-
-/** The URL without credentials or query (a collector URL may carry a token). */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return '(invalid url)';
-  }
 }

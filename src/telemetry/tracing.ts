@@ -57,7 +57,7 @@ export async function startTracing(config: TracingConfig, logger: Logger): Promi
 }
 
 /** The URL without credentials or query (a collector URL may carry a token). */
-function redactUrl(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
